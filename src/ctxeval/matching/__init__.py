@@ -1,0 +1,32 @@
+"""Matching strategies: which retrieved units are relevant to which ground-truth units."""
+
+from ctxeval.matching.base import (
+    Matches,
+    MatchingStrategy,
+    PairwiseMatch,
+    TokenCache,
+    Unit,
+    as_strategy,
+)
+from ctxeval.matching.exact import ExactChunkMatch, ExactSentenceMatch
+from ctxeval.matching.fuzzy import FUZZY_SCORERS, FuzzyChunkMatch
+from ctxeval.matching.rouge import RougeChunkMatch, RougeSentenceMatch, rouge_l_recall_matrix
+from ctxeval.matching.specs import STRATEGIES, parse_strategy
+
+__all__ = [
+    "FUZZY_SCORERS",
+    "STRATEGIES",
+    "ExactChunkMatch",
+    "ExactSentenceMatch",
+    "FuzzyChunkMatch",
+    "Matches",
+    "MatchingStrategy",
+    "PairwiseMatch",
+    "RougeChunkMatch",
+    "RougeSentenceMatch",
+    "TokenCache",
+    "Unit",
+    "as_strategy",
+    "parse_strategy",
+    "rouge_l_recall_matrix",
+]

@@ -1,0 +1,301 @@
+"""The matching-strategy protocol and the pieces every built-in strategy shares.
+
+A strategy decides which retrieved units are relevant to which ground-truth units. It receives a
+whole record at once (``retrieved`` x ``ground_truth``) and answers with a boolean relevance
+matrix, so that the fast strategies can score every pair in one vectorised kernel call.
+
+Anything with ``unit``, ``spec``, ``units()`` and ``match()`` is a strategy; a plain function
+``f(retrieved, ground_truth) -> matrix`` becomes one through :func:`as_strategy`, and a per-pair
+predicate through :class:`PairwiseMatch`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.text.tokenize import Tokenizer
+
+__all__ = [
+    "BoolMatrix",
+    "Matches",
+    "MatchingStrategy",
+    "PairwiseMatch",
+    "TokenCache",
+    "Unit",
+    "as_strategy",
+    "check_threshold",
+]
+
+Unit = Literal["chunk", "sentence"]
+BoolMatrix = npt.NDArray[np.bool_]
+FloatMatrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Matches:
+    """What a strategy says about one record.
+
+    ``relevant[i, j]`` is True when retrieved unit *i* is relevant to ground-truth unit *j*;
+    ``scores`` holds the similarity behind that decision when the strategy has one (ROUGE-L
+    recall, fuzzy ratio in [0, 1]); ``tokenless`` lists non-empty texts that produced no tokens
+    and so could never match by overlap (reported as a warning, never silently scored 0).
+    """
+
+    relevant: BoolMatrix
+    scores: FloatMatrix | None = None
+    tokenless: tuple[str, ...] = field(default=())
+
+
+@runtime_checkable
+class MatchingStrategy(Protocol):
+    """The protocol every strategy follows (built-in or custom)."""
+
+    @property
+    def unit(self) -> Unit:
+        """``"chunk"``: texts are compared whole; ``"sentence"``: split into sentences first."""
+        ...
+
+    @property
+    def spec(self) -> str:
+        """Canonical spec string, e.g. ``"rouge-chunk(threshold=0.7)"``."""
+        ...
+
+    def units(self, texts: Sequence[str]) -> list[str]:
+        """The units that are matched and counted: the texts themselves, or their sentences."""
+        ...
+
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
+        """Relevance of every retrieved unit to every ground-truth unit, in one call."""
+        ...
+
+
+class TokenCache:
+    """Tokenises each distinct text once and encodes its tokens as a string of interned ids.
+
+    Chunks repeat across queries, so a run shares one cache: a text is tokenised (and stemmed)
+    once, and its token ids are kept as a ``str`` whose code points are the ids, which rapidfuzz
+    compares without copying. The cache is bounded: when it holds ``max_texts`` texts (or the
+    vocabulary outgrows the code-point range) it starts afresh, so memory does not grow with the
+    dataset.
+    """
+
+    # Ids are code points; reset well before the last one so that a record never runs out.
+    _VOCAB_SOFT_LIMIT = 1_000_000
+
+    def __init__(self, tokenizer: Tokenizer, *, max_texts: int = 200_000) -> None:
+        self.tokenizer = tokenizer
+        self.max_texts = max_texts
+        self._encoded: dict[str, str] = {}
+        self._vocab: dict[str, int] = {}
+
+    def encode_record(self, *groups: Sequence[str]) -> tuple[list[list[str]], tuple[str, ...]]:
+        """Encode every group of one record with one vocabulary.
+
+        Returns the encoded groups and the non-empty texts that produced no tokens. The cache is
+        only ever reset between records, so all encodings of a record share their ids.
+        """
+        if len(self._encoded) >= self.max_texts or len(self._vocab) >= self._VOCAB_SOFT_LIMIT:
+            self.clear()
+        encoded = [[self._encode(t) for t in texts] for texts in groups]
+        tokenless = tuple(
+            t
+            for texts, codes in zip(groups, encoded, strict=True)
+            for t, e in zip(texts, codes, strict=True)
+            if not e and t.strip()
+        )
+        return encoded, tokenless
+
+    def clear(self) -> None:
+        self._encoded.clear()
+        self._vocab.clear()
+
+    def _encode(self, text: str) -> str:
+        encoded = self._encoded.get(text)
+        if encoded is not None:
+            return encoded
+        vocab = self._vocab
+        ids = []
+        for token in self.tokenizer.tokenize(text):
+            token_id = vocab.get(token)
+            if token_id is None:
+                token_id = vocab[token] = len(vocab)
+            ids.append(token_id)
+        encoded = "".join(map(chr, ids))
+        self._encoded[text] = encoded
+        return encoded
+
+    def __len__(self) -> int:
+        return len(self._encoded)
+
+
+_local = threading.local()
+
+
+def default_cache(tokenizer: Tokenizer) -> TokenCache:
+    """This thread's cache for ``tokenizer``.
+
+    One per thread, because a cache may reset between two records and two threads scoring at
+    once must never see each other's resets.
+    """
+    caches: dict[Tokenizer, TokenCache] | None = getattr(_local, "caches", None)
+    if caches is None:
+        caches = _local.caches = {}
+    cache = caches.get(tokenizer)
+    if cache is None:
+        cache = caches[tokenizer] = TokenCache(tokenizer)
+    return cache
+
+
+def check_threshold(owner: str, threshold: object) -> float:
+    """Validate a similarity threshold in [0, 1] at construction time."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise InvalidArgumentTypeError(
+            f"{owner}(threshold=...) must be a number between 0 and 1, "
+            f"got {type_name(threshold)} {threshold!r}"
+        )
+    value = float(threshold)
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise InvalidArgumentError(
+            f"{owner}(threshold={threshold!r}): threshold must be between 0 and 1 "
+            f"(a ROUGE-L recall or a fuzzy ratio scaled to [0, 1]); "
+            f"for a rapidfuzz score of 85 write threshold=0.85"
+        )
+    return value
+
+
+def check_unit(owner: str, unit: object) -> Unit:
+    if unit == "chunk":
+        return "chunk"
+    if unit == "sentence":
+        return "sentence"
+    raise InvalidArgumentError(f"{owner}(unit={unit!r}): unit must be 'chunk' or 'sentence'")
+
+
+def as_matches(result: object, n: int, m: int, spec: str) -> Matches:
+    """Accept what a custom strategy returns (Matches, array, nested lists) and check its shape."""
+    if isinstance(result, Matches):
+        matches = result
+    else:
+        try:
+            relevant = np.asarray(result, dtype=bool)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentTypeError(
+                f"strategy {spec} returned {type_name(result)}, which is not a boolean matrix: "
+                "return Matches(...) or an array of shape (len(retrieved), len(ground_truth))"
+            ) from exc
+        matches = Matches(relevant=relevant)
+    if matches.relevant.shape != (n, m):
+        if n == 0 or m == 0:
+            return Matches(relevant=np.zeros((n, m), dtype=bool), tokenless=matches.tokenless)
+        raise InvalidArgumentError(
+            f"strategy {spec} returned a matrix of shape {matches.relevant.shape}, expected "
+            f"(len(retrieved), len(ground_truth)) = ({n}, {m})"
+        )
+    if matches.relevant.dtype != np.bool_:
+        matches = Matches(matches.relevant.astype(bool), matches.scores, matches.tokenless)
+    return matches
+
+
+class _CallableStrategy:
+    """A function ``f(retrieved, ground_truth) -> bool matrix`` used as a chunk strategy."""
+
+    def __init__(self, fn: Callable[[Sequence[str], Sequence[str]], Any], unit: Unit) -> None:
+        self._fn = fn
+        self._unit = unit
+
+    @property
+    def unit(self) -> Unit:
+        return self._unit
+
+    @property
+    def spec(self) -> str:
+        return f"custom({getattr(self._fn, '__qualname__', type(self._fn).__qualname__)})"
+
+    def units(self, texts: Sequence[str]) -> list[str]:
+        return list(texts)
+
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
+        result = self._fn(retrieved, ground_truth)
+        return as_matches(result, len(retrieved), len(ground_truth), self.spec)
+
+    def __repr__(self) -> str:
+        return self.spec
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _CallableStrategy) and other._fn is self._fn
+
+    def __hash__(self) -> int:
+        return hash((_CallableStrategy, id(self._fn)))
+
+
+class PairwiseMatch:
+    """Wraps a per-pair predicate ``is_relevant(retrieved, ground_truth) -> bool``.
+
+    For porting custom continuous-eval strategies. It calls the predicate for every pair, so it is
+    as slow as the predicate; prefer a vectorised ``match`` for large runs.
+    """
+
+    def __init__(self, is_relevant: Callable[[str, str], bool], *, name: str | None = None):
+        if not callable(is_relevant):
+            raise InvalidArgumentTypeError(
+                f"PairwiseMatch(is_relevant) needs a function (retrieved, ground_truth) -> bool, "
+                f"got {type_name(is_relevant)}"
+            )
+        self._fn = is_relevant
+        self._name = name or getattr(is_relevant, "__qualname__", "predicate")
+
+    @property
+    def unit(self) -> Unit:
+        return "chunk"
+
+    @property
+    def spec(self) -> str:
+        return f"pairwise({self._name})"
+
+    def units(self, texts: Sequence[str]) -> list[str]:
+        return list(texts)
+
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
+        relevant = np.array(
+            [[bool(self._fn(r, g)) for g in ground_truth] for r in retrieved], dtype=bool
+        ).reshape(len(retrieved), len(ground_truth))
+        return Matches(relevant=relevant)
+
+    def __repr__(self) -> str:
+        return f"PairwiseMatch({self._name})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PairwiseMatch) and other._fn is self._fn
+
+    def __hash__(self) -> int:
+        return hash((PairwiseMatch, id(self._fn)))
+
+
+def as_strategy(strategy: object, *, owner: str = "metric") -> MatchingStrategy:
+    """Resolve a strategy object, a spec string or a matrix-returning function."""
+    if isinstance(strategy, str):
+        from ctxeval.matching.specs import parse_strategy
+
+        return parse_strategy(strategy)
+    if isinstance(strategy, MatchingStrategy):
+        return strategy
+    if callable(strategy):
+        return _CallableStrategy(strategy, "chunk")
+    if hasattr(strategy, "is_relevant"):
+        raise InvalidArgumentTypeError(
+            f"{owner}: {type_name(strategy)} looks like a continuous-eval strategy (it has "
+            "is_relevant); use the ctxeval strategy of the same name, or wrap the predicate "
+            "with ctxeval.PairwiseMatch(obj.is_relevant)"
+        )
+    raise InvalidArgumentTypeError(
+        f"{owner} needs a matching strategy (e.g. RougeChunkMatch()), a spec string such as "
+        f"'rouge-chunk(threshold=0.7)', or a function (retrieved, ground_truth) -> matrix; "
+        f"got {type_name(strategy)}"
+    )

@@ -1,0 +1,50 @@
+"""Strategies by spec string: ``"rouge-chunk(threshold=0.7)"``, ``"exact-sentence"``, ..."""
+
+from __future__ import annotations
+
+import inspect
+
+from ctxeval.errors import CtxevalError, SpecError
+from ctxeval.matching.builtin import BuiltinStrategy
+from ctxeval.matching.exact import ExactChunkMatch, ExactSentenceMatch
+from ctxeval.matching.fuzzy import FuzzyChunkMatch
+from ctxeval.matching.rouge import RougeChunkMatch, RougeSentenceMatch
+from ctxeval.specs import parse_spec
+
+__all__ = ["STRATEGIES", "parse_strategy"]
+
+STRATEGIES: dict[str, type[BuiltinStrategy]] = {
+    cls.spec_name: cls
+    for cls in (
+        ExactChunkMatch,
+        ExactSentenceMatch,
+        RougeChunkMatch,
+        RougeSentenceMatch,
+        FuzzyChunkMatch,
+    )
+}
+
+
+def parse_strategy(spec: str) -> BuiltinStrategy:
+    """Build a strategy from its spec string; ``spec`` of the result is canonical."""
+    parsed = parse_spec(spec, what="strategy")
+    if parsed.k is not None:
+        raise SpecError(f"{spec!r}: a strategy takes no '@k'; give k to the metric or evaluator")
+    key = parsed.name.lower().replace("_", "-")
+    cls = STRATEGIES.get(key)
+    if cls is None:
+        names = ", ".join(repr(n) for n in STRATEGIES)
+        raise SpecError(f"{spec!r}: unknown strategy {parsed.name!r}; use one of {names}")
+    accepted = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+    for option in parsed.kwargs:
+        if option not in accepted:
+            raise SpecError(
+                f"{spec!r}: unknown option {option!r} for {key}; "
+                f"valid options: {', '.join(accepted)}"
+            )
+    try:
+        return cls(*parsed.args, **parsed.kwargs)
+    except CtxevalError as exc:
+        raise SpecError(f"{spec!r}: {exc}") from None
+    except TypeError as exc:
+        raise SpecError(f"{spec!r}: {exc}") from None

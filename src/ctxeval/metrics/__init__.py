@@ -1,0 +1,26 @@
+"""Metrics: pure functions over judgments, and the metric objects called as ``metric(**datum)``."""
+
+from ctxeval.metrics.conventions import CONVENTIONS, RankOptions
+from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
+from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
+from ctxeval.metrics.measures import MEASURES, Measure, parse_measure
+from ctxeval.metrics.runs import evaluate_run, rank_documents
+from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics, judge_texts
+
+__all__ = [
+    "CONVENTIONS",
+    "MEASURES",
+    "IDPrecisionRecallF1",
+    "IDRankedRetrievalMetrics",
+    "Judgments",
+    "Measure",
+    "PrecisionRecallF1",
+    "RankOptions",
+    "RankedRetrievalMetrics",
+    "evaluate_run",
+    "judge_ids",
+    "judge_matrix",
+    "judge_texts",
+    "parse_measure",
+    "rank_documents",
+]

@@ -1,0 +1,58 @@
+"""Named conventions: the option sets that reproduce each reference tool's numbers.
+
+docs/metrics.md has the full table; tests/reference/ proves every row against the tool itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ctxeval.errors import InvalidArgumentError
+from ctxeval.metrics.functional import APDenominator, Gain, Ideal, PrecisionDenominator
+from ctxeval.validation import check_choice
+
+__all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
+
+
+@dataclass(frozen=True, slots=True)
+class RankOptions:
+    """How the rank metrics are defined where tools disagree."""
+
+    ap_denominator: APDenominator = "relevant"
+    gain: Gain = "linear"
+    ideal: Ideal = "ground_truth"
+    precision_denominator: PrecisionDenominator = "k"
+
+
+CONVENTIONS: dict[str, RankOptions] = {
+    # trec_eval 9 through pytrec_eval: map, ndcg / ndcg_cut_k, P_k, recall_k, recip_rank.
+    "trec_eval": RankOptions(),
+    # ranx: map, ndcg (Jarvelin, linear gain), precision, recall, mrr, hit_rate. Its
+    # ndcg_burges is gain="exponential".
+    "ranx": RankOptions(),
+    # continuous-eval RankedRetrievalMetrics: AP over the hits retrieved, linear NDCG whose ideal
+    # is every ground-truth item.
+    "continuous_eval": RankOptions(ap_denominator="hits", precision_denominator="retrieved"),
+}
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "ap_denominator": ("relevant", "hits"),
+    "gain": ("linear", "exponential"),
+    "ideal": ("ground_truth", "retrieved"),
+    "precision_denominator": ("k", "retrieved"),
+}
+
+
+def resolve_rank_options(owner: str, convention: str | None, **overrides: Any) -> RankOptions:
+    """Start from ``convention`` (trec_eval when None) and apply explicit, non-None overrides."""
+    name = "trec_eval" if convention is None else convention.replace("-", "_").lower()
+    base = CONVENTIONS.get(name)
+    if base is None:
+        names = ", ".join(repr(c) for c in CONVENTIONS)
+        raise InvalidArgumentError(f"{owner}(convention={convention!r}): use one of {names}")
+    changes = {}
+    for option, value in overrides.items():
+        if value is not None:
+            changes[option] = check_choice(owner, option, value, _CHOICES[option])
+    return replace(base, **changes)

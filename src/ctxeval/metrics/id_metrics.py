@@ -1,0 +1,132 @@
+"""The same metrics over chunk or document ids (ID mode).
+
+Called as ``metric(retrieved_ids=[...], relevant_ids=[...])`` or with graded judgments,
+``metric(retrieved_ids=[...], qrels={"c4": 2, "c9": 1, "c2": 0})`` (grade 0: judged non-relevant).
+With ``ExactChunkMatch`` on the texts of those chunks, text mode gives the same numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.metrics import functional as F
+from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
+from ctxeval.metrics.judgments import Judgments, judge_ids
+from ctxeval.validation import EmptyGroundTruthPolicy, check_k, validate_ids, validate_qrels
+
+__all__ = ["IDPrecisionRecallF1", "IDRankedRetrievalMetrics", "judge_id_record"]
+
+
+def _check_level(owner: str, level: object) -> float:
+    if isinstance(level, bool) or not isinstance(level, int | float) or not level > 0:
+        raise InvalidArgumentError(
+            f"{owner}(relevance_level={level!r}): the grade from which an id counts as "
+            "relevant must be a number > 0 (trec_eval's default is 1)"
+        )
+    return float(level)
+
+
+def judge_id_record(
+    retrieved_ids: object,
+    relevant_ids: object = None,
+    qrels: object = None,
+    *,
+    k: int | None = None,
+    relevance_level: float = 1,
+    location: str | None = None,
+) -> Judgments:
+    """Validate and judge one ID-mode record (top ``k`` ids)."""
+    retrieved = validate_ids(retrieved_ids, "retrieved_ids", location=location)
+    if (relevant_ids is None) == (qrels is None):
+        raise InvalidRecordError(
+            "give exactly one of relevant_ids (a list of relevant ids) or qrels "
+            "({id: grade}); got " + ("both" if relevant_ids is not None else "neither"),
+            field="relevant_ids",
+            location=location,
+        )
+    judged = (
+        validate_qrels(relevant_ids, "relevant_ids", location=location)
+        if qrels is None
+        else validate_qrels(qrels, "qrels", location=location)
+    )
+    if k is not None:
+        retrieved = retrieved[:k]
+    return judge_ids(retrieved, judged, relevance_level=relevance_level)
+
+
+class _IdMetric(MetricBase):
+    def __init__(
+        self,
+        *,
+        k: int | None = None,
+        relevance_level: float = 1,
+        empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    ) -> None:
+        super().__init__(k=k, empty_ground_truth=empty_ground_truth)
+        self.relevance_level = _check_level(type(self).__name__, relevance_level)
+
+    def judge(
+        self,
+        retrieved_ids: object,
+        relevant_ids: object = None,
+        qrels: object = None,
+        *,
+        location: str | None = None,
+    ) -> Judgments:
+        return judge_id_record(
+            retrieved_ids,
+            relevant_ids,
+            qrels,
+            k=self._judge_k(),
+            relevance_level=self.relevance_level,
+            location=location,
+        )
+
+    def __call__(
+        self,
+        retrieved_ids: object = None,
+        relevant_ids: object = None,
+        qrels: object = None,
+        **_other_fields: object,
+    ) -> Scores:
+        return self.scores(self.judge(retrieved_ids, relevant_ids, qrels))
+
+    def _options(self) -> dict[str, Any]:
+        opts = super()._options()
+        if self.relevance_level != 1:
+            opts["relevance_level"] = self.relevance_level
+        return opts
+
+
+class IDPrecisionRecallF1(SetMetricsMixin, _IdMetric):
+    """Context precision, recall and F1 over ids: TP / (TP + FP), TP / (TP + FN)."""
+
+
+class IDRankedRetrievalMetrics(RankMetricsMixin, _IdMetric):
+    """AP, RR, NDCG, hit rate, P and R over ranked ids; options as RankedRetrievalMetrics."""
+
+    def __init__(
+        self,
+        *,
+        k: int | None = None,
+        convention: str | None = None,
+        ap_denominator: F.APDenominator | None = None,
+        gain: F.Gain | None = None,
+        ideal: F.Ideal | None = None,
+        precision_denominator: F.PrecisionDenominator | None = None,
+        relevance_level: float = 1,
+        empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    ) -> None:
+        super().__init__(
+            k=check_k("IDRankedRetrievalMetrics", k),
+            relevance_level=relevance_level,
+            empty_ground_truth=empty_ground_truth,
+        )
+        self._init_rank_options(
+            convention,
+            ap_denominator=ap_denominator,
+            gain=gain,
+            ideal=ideal,
+            precision_denominator=precision_denominator,
+        )

@@ -1,0 +1,149 @@
+"""Judgments: what a ranked list of retrieved units earned, from which every metric derives.
+
+One record is judged once, at the largest cut-off needed; every metric at every ``k`` is then a
+prefix computation over the same judgments (greedy credit is decided rank by rank, so it never
+changes when the list is cut shorter).
+
+Credit is one-to-one and greedy by rank: retrieved unit *i* is a *hit* when it matches a
+ground-truth unit that no earlier hit was credited with; of several such units it takes the one
+with the highest grade, then the first in ground-truth order. A duplicate of an earlier hit is
+therefore never a second hit, so no metric can exceed 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctxeval.matching.base import BoolMatrix
+
+__all__ = ["Judgments", "judge_ids", "judge_matrix"]
+
+
+@dataclass(frozen=True, slots=True)
+class Judgments:
+    """The judged ranking of one record.
+
+    - ``relevant[i]``: retrieved unit *i* matches some ground-truth unit (set precision);
+    - ``hits[i]``: unit *i* is a one-to-one credited hit (rank metrics);
+    - ``gains[i]``: the credited gain of unit *i* (its ground-truth grade; 0 when not a hit);
+    - ``first_match[j]``: the first rank (0-based) whose unit matches relevant ground-truth unit
+      *j*, or ``n`` when none does (set recall at any cut-off);
+    - ``ideal``: the gains of every relevant ground-truth unit, highest first (IDCG);
+    - ``chunk_ends``: for sentence units, the number of units in the first 1, 2, ... retrieved
+      chunks, so that a cut-off ``k`` counts chunks; ``None`` when units are chunks.
+    """
+
+    relevant: tuple[bool, ...]
+    hits: tuple[bool, ...]
+    gains: tuple[float, ...]
+    first_match: tuple[int, ...]
+    ideal: tuple[float, ...]
+    chunk_ends: tuple[int, ...] | None = None
+
+    @property
+    def n(self) -> int:
+        """Number of retrieved units judged."""
+        return len(self.hits)
+
+    @property
+    def num_relevant(self) -> int:
+        """Number of distinct relevant ground-truth units (*m* in design.md)."""
+        return len(self.first_match)
+
+    def cutoff(self, k: int | None) -> int:
+        """How many retrieved units the cut-off ``k`` keeps (``k`` counts chunks)."""
+        if k is None:
+            return self.n
+        if self.chunk_ends is None:
+            return min(k, self.n)
+        if k <= 0 or not self.chunk_ends:
+            return 0
+        return self.chunk_ends[min(k, len(self.chunk_ends)) - 1]
+
+
+def judge_matrix(
+    relevant: BoolMatrix,
+    grades: Sequence[float] | None = None,
+    *,
+    chunk_ends: Sequence[int] | None = None,
+) -> Judgments:
+    """Judge a relevance matrix (retrieved x distinct ground truth) with optional grades."""
+    n, m = relevant.shape
+    gt_grades = [1.0] * m if grades is None else [float(g) for g in grades]
+    rows: list[list[bool]] = relevant.tolist()
+    credited = [False] * m
+    hits: list[bool] = []
+    gains: list[float] = []
+    for row in rows:
+        best = -1
+        for j, matches in enumerate(row):
+            if matches and not credited[j] and (best < 0 or gt_grades[j] > gt_grades[best]):
+                best = j
+        if best >= 0:
+            credited[best] = True
+            hits.append(True)
+            gains.append(gt_grades[best])
+        else:
+            hits.append(False)
+            gains.append(0.0)
+    if n and m:
+        any_row: list[bool] = np.asarray(relevant.any(axis=1)).tolist()
+        first = np.where(relevant.any(axis=0), relevant.argmax(axis=0), n)
+        relevant_rows = tuple(any_row)
+        first_match: tuple[int, ...] = tuple(first.tolist())
+    else:
+        relevant_rows = (False,) * n
+        first_match = (n,) * m
+    return Judgments(
+        relevant=relevant_rows,
+        hits=tuple(hits),
+        gains=tuple(gains),
+        first_match=first_match,
+        ideal=tuple(sorted(gt_grades, reverse=True)),
+        chunk_ends=None if chunk_ends is None else tuple(chunk_ends),
+    )
+
+
+def judge_ids(
+    retrieved: Sequence[Hashable],
+    qrels: Mapping[Hashable, float],
+    *,
+    relevance_level: float = 1,
+) -> Judgments:
+    """Judge a ranked list of ids against graded qrels (``{id: grade}``).
+
+    An id is relevant when its grade is at least ``relevance_level`` (trec_eval's ``-l``);
+    grades below it (0 for "judged non-relevant") earn nothing. The gain of a hit is its grade.
+    """
+    relevant_ids = {doc: grade for doc, grade in qrels.items() if grade >= relevance_level}
+    position = {doc: j for j, doc in enumerate(relevant_ids)}
+    n = len(retrieved)
+    first_match = [n] * len(relevant_ids)
+    relevant: list[bool] = []
+    hits: list[bool] = []
+    gains: list[float] = []
+    for i, doc in enumerate(retrieved):
+        j = position.get(doc)
+        if j is None:
+            relevant.append(False)
+            hits.append(False)
+            gains.append(0.0)
+            continue
+        relevant.append(True)
+        if first_match[j] == n:
+            first_match[j] = i
+            hits.append(True)
+            gains.append(float(relevant_ids[doc]))
+        else:  # a repeated id: relevant, but already credited
+            hits.append(False)
+            gains.append(0.0)
+    return Judgments(
+        relevant=tuple(relevant),
+        hits=tuple(hits),
+        gains=tuple(gains),
+        first_match=tuple(first_match),
+        ideal=tuple(sorted((float(g) for g in relevant_ids.values()), reverse=True)),
+    )

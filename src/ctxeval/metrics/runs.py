@@ -1,0 +1,192 @@
+"""ID mode over whole runs: pytrec_eval-style dicts in, ``{qid: {measure: value}}`` out.
+
+Two policies that IR tools leave implicit are explicit here, with trec_eval's behaviour as the
+default and a :class:`~ctxeval.errors.ConventionWarning` when they change a result:
+
+- ``ties``: documents with equal scores are ordered by docid descending (``"trec_eval"``), or
+  kept in the order the run lists them (``"input"``);
+- ``missing_queries``: a query in the qrels but absent from the run scores 0 and is counted
+  (``"zero"``, trec_eval ``-c``), is left out (``"skip"``), or is an error.
+
+A query in the run but not in the qrels has no judgments and is left out, as trec_eval does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import warnings
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from ctxeval.errors import ConventionWarning, InvalidArgumentError, InvalidRecordError, type_name
+from ctxeval.metrics.judgments import judge_ids
+from ctxeval.metrics.measures import Measure, parse_measure
+from ctxeval.validation import (
+    EmptyGroundTruthPolicy,
+    check_choice,
+    check_policy,
+    validate_ids,
+    validate_qrels,
+)
+
+__all__ = ["evaluate_run", "rank_documents"]
+
+Ties = Literal["trec_eval", "input"]
+MissingQueries = Literal["zero", "skip", "error"]
+
+
+def _tie_key(item: tuple[Hashable, float]) -> tuple[float, str]:
+    doc = item[0]
+    return item[1], doc if isinstance(doc, str) else str(doc)
+
+
+def rank_documents(
+    scored: Mapping[Hashable, float] | Sequence[Hashable],
+    *,
+    ties: Ties = "trec_eval",
+    location: str = "run",
+) -> list[Hashable]:
+    """Order one query's documents: by score, highest first, ties broken by ``ties``.
+
+    A sequence is taken as already ranked.
+    """
+    if not isinstance(scored, Mapping):
+        return validate_ids(scored, location)
+    items = list(scored.items())
+    for doc, score in items:
+        if isinstance(doc, bool) or not isinstance(doc, str | numbers.Integral):
+            raise InvalidRecordError(
+                f"{location} has document id {doc!r} ({type_name(doc)}); ids must be strings "
+                "or integers"
+            )
+        if (
+            isinstance(score, bool)
+            or not isinstance(score, numbers.Real)
+            or not math.isfinite(score)
+        ):
+            raise InvalidRecordError(
+                f"{location}[{doc!r}] has score {score!r}; a score must be a finite number "
+                "(higher ranks first)"
+            )
+    if ties == "trec_eval":
+        items.sort(key=_tie_key, reverse=True)
+    else:
+        items.sort(key=lambda item: item[1], reverse=True)  # stable: input order within ties
+    return [doc for doc, _ in items]
+
+
+def _ties_straddle_relevance(
+    scored: Mapping[Hashable, float], ranked: list[Hashable], qrels: Mapping[Hashable, float]
+) -> bool:
+    """True when two documents of equal score differ in relevance, so tie order matters."""
+    for a, b in itertools.pairwise(ranked):
+        if scored[a] == scored[b] and (qrels.get(a, 0) > 0) != (qrels.get(b, 0) > 0):
+            return True
+    return False
+
+
+def evaluate_run(
+    run: Mapping[Hashable, Mapping[Hashable, float] | Sequence[Hashable]],
+    qrels: Mapping[Hashable, Mapping[Hashable, float] | Sequence[Hashable]],
+    measures: Iterable[str | Measure],
+    *,
+    ties: Ties = "trec_eval",
+    missing_queries: MissingQueries = "zero",
+    empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    relevance_level: float = 1,
+) -> dict[Hashable, dict[str, float]]:
+    """Score a run against qrels, per query, for each measure.
+
+    ``run``: ``{qid: {docid: score}}`` (or ``{qid: [docid, ...]}`` already ranked);
+    ``qrels``: ``{qid: {docid: grade}}`` (or ``{qid: [relevant docid, ...]}``);
+    ``measures``: specs such as ``"map"``, ``"ndcg@10"``, ``"P@5"``, ``"recall@10"``, ``"mrr"``,
+    ``"hit_rate@5"`` (trec_eval's ``P_5``, ``ndcg_cut_10`` too). The result keys each query's
+    values by the measure exactly as given.
+    """
+    check_choice("evaluate_run", "ties", ties, ("trec_eval", "input"))
+    check_choice("evaluate_run", "missing_queries", missing_queries, ("zero", "skip", "error"))
+    check_policy("evaluate_run", empty_ground_truth)
+    if isinstance(measures, str | Measure):
+        measures = [measures]
+    parsed: list[tuple[str, Measure]] = [(str(m), parse_measure(m)) for m in measures]
+    if not parsed:
+        raise InvalidArgumentError("evaluate_run(measures=...): give at least one measure")
+    for mapping, name in ((run, "run"), (qrels, "qrels")):
+        if not isinstance(mapping, Mapping):
+            raise InvalidArgumentError(
+                f"evaluate_run({name}=...) must be a dict {{query_id: ...}}, got "
+                f"{type_name(mapping)}"
+            )
+
+    results: dict[Hashable, dict[str, float]] = {}
+    missing = []
+    tied_queries = 0
+    for qid, judged_raw in qrels.items():
+        judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
+        if qid not in run:
+            missing.append(qid)
+            if missing_queries == "error":
+                raise InvalidRecordError(
+                    f"query {qid!r} is in the qrels but not in the run; pass "
+                    "missing_queries='zero' (score 0, as trec_eval -c) or 'skip'"
+                )
+            if missing_queries == "zero":
+                results[qid] = {key: 0.0 for key, _ in parsed}
+            continue
+        scored = run[qid]
+        ranked = rank_documents(scored, ties=ties, location=f"run[{qid!r}]")
+        if isinstance(scored, Mapping) and _ties_straddle_relevance(scored, ranked, judged):
+            tied_queries += 1
+        judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
+        if judgments.num_relevant == 0:
+            if empty_ground_truth == "error":
+                raise InvalidRecordError(
+                    f"query {qid!r} has no relevant document in the qrels; pass "
+                    "empty_ground_truth='zero' or 'skip'"
+                )
+            if empty_ground_truth == "skip":
+                continue
+        results[qid] = {key: measure(judgments) for key, measure in parsed}
+
+    _warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
+    return results
+
+
+def _warn_policies(
+    run: Mapping[Hashable, Any],
+    qrels: Mapping[Hashable, Any],
+    missing: list[Hashable],
+    missing_queries: str,
+    tied_queries: int,
+    ties: str,
+) -> None:
+    if missing:
+        effect = "scored 0" if missing_queries == "zero" else "left out"
+        warnings.warn(
+            ConventionWarning(
+                f"{len(missing)} query(ies) in the qrels have no results in the run and were "
+                f"{effect} (missing_queries={missing_queries!r}); first: {missing[0]!r}"
+            ),
+            stacklevel=3,
+        )
+    unjudged = sum(1 for qid in run if qid not in qrels)
+    if unjudged:
+        warnings.warn(
+            ConventionWarning(
+                f"{unjudged} query(ies) in the run have no relevance judgments in the qrels and "
+                "were left out, as trec_eval does"
+            ),
+            stacklevel=3,
+        )
+    if tied_queries:
+        order = "docid descending" if ties == "trec_eval" else "their order in the run"
+        warnings.warn(
+            ConventionWarning(
+                f"{tied_queries} query(ies) have documents with equal scores but different "
+                f"relevance; ties were ordered by {order} (ties={ties!r}), which changes "
+                "their scores"
+            ),
+            stacklevel=3,
+        )

@@ -1,0 +1,206 @@
+"""Metric objects over context texts, called as ``metric(**datum)``.
+
+``PrecisionRecallF1(RougeChunkMatch())(retrieved_context=[...], ground_truth_context=[...])``
+returns ``{"context_precision": ..., "context_recall": ..., "context_f1": ...}``. Extra fields
+in the datum (question, answer, metadata) are accepted and ignored, so a whole dataset row can
+be passed as it is.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
+from ctxeval.matching.base import MatchingStrategy, as_matches, as_strategy
+from ctxeval.matching.rouge import RougeChunkMatch
+from ctxeval.metrics import functional as F
+from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
+from ctxeval.metrics.judgments import Judgments, judge_matrix
+from ctxeval.validation import EmptyGroundTruthPolicy, GradedText, validate_texts
+
+__all__ = [
+    "JudgedRecord",
+    "PrecisionRecallF1",
+    "RankedRetrievalMetrics",
+    "judge_texts",
+    "warn_tokenless",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedRecord:
+    judgments: Judgments
+    tokenless: tuple[str, ...]
+
+
+def _ground_truth_units(
+    strategy: MatchingStrategy, items: list[str] | list[GradedText]
+) -> tuple[list[str], list[float] | None]:
+    """Distinct ground-truth units in first-seen order; a repeated unit keeps its best grade."""
+    graded = bool(items) and isinstance(items[0], GradedText)
+    best: dict[str, float] = {}
+    for item in items:
+        text, grade = (item.text, item.grade) if isinstance(item, GradedText) else (item, 1.0)
+        for unit in strategy.units([text]):
+            if grade > best.get(unit, 0.0):
+                best[unit] = grade
+    return list(best), (list(best.values()) if graded else None)
+
+
+def judge_texts(
+    strategy: MatchingStrategy,
+    retrieved_context: object,
+    ground_truth_context: object,
+    *,
+    k: int | None = None,
+    location: str | None = None,
+) -> JudgedRecord:
+    """Validate one record, split it into units, match it once and judge it (top ``k`` chunks)."""
+    retrieved = validate_texts(retrieved_context, "retrieved_context", location=location)
+    ground_truth = validate_texts(
+        ground_truth_context,
+        "ground_truth_context",
+        location=location,
+        graded=True,
+        allow_blank=False,
+    )
+    chunks = [r for r in retrieved if isinstance(r, str)]
+    if k is not None:
+        chunks = chunks[:k]
+    gt_units, grades = _ground_truth_units(strategy, ground_truth)
+    if strategy.unit == "sentence":
+        r_units: list[str] = []
+        ends: list[int] | None = []
+        for chunk in chunks:
+            r_units.extend(strategy.units([chunk]))
+            ends.append(len(r_units))  # type: ignore[union-attr]
+    else:
+        r_units, ends = chunks, None
+    matches = as_matches(
+        strategy.match(r_units, gt_units), len(r_units), len(gt_units), strategy.spec
+    )
+    return JudgedRecord(judge_matrix(matches.relevant, grades, chunk_ends=ends), matches.tokenless)
+
+
+def warn_tokenless(tokenless: Sequence[str], strategy: MatchingStrategy, stacklevel: int) -> None:
+    """One warning with the count of non-empty texts that produced no tokens."""
+    if not tokenless:
+        return
+    tokenizer = getattr(strategy, "tokenizer", None)
+    hint = (
+        "; for non-English text use tokenizer='unicode'"
+        if getattr(tokenizer, "spec", "").startswith("rouge")
+        else ""
+    )
+    sample = tokenless[0] if len(tokenless[0]) <= 60 else tokenless[0][:57] + "..."
+    warnings.warn(
+        EmptyTokensWarning(
+            f"{len(tokenless)} non-empty text(s) produced no tokens with {strategy.spec} and "
+            f"cannot match anything (first: {sample!r}){hint}"
+        ),
+        stacklevel=stacklevel + 1,
+    )
+
+
+class _TextMetric(MetricBase):
+    def __init__(
+        self,
+        matching_strategy: object = None,
+        *,
+        k: int | None = None,
+        empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    ) -> None:
+        super().__init__(k=k, empty_ground_truth=empty_ground_truth)
+        self.matching_strategy: MatchingStrategy = (
+            RougeChunkMatch()
+            if matching_strategy is None
+            else as_strategy(matching_strategy, owner=type(self).__name__)
+        )
+
+    def judge(
+        self,
+        retrieved_context: object,
+        ground_truth_context: object,
+        *,
+        location: str | None = None,
+    ) -> JudgedRecord:
+        """Match and judge one record (the step every K of an evaluation shares)."""
+        return judge_texts(
+            self.matching_strategy,
+            retrieved_context,
+            ground_truth_context,
+            k=self._judge_k(),
+            location=location,
+        )
+
+    def __call__(
+        self,
+        retrieved_context: object = None,
+        ground_truth_context: object = None,
+        **_other_fields: object,
+    ) -> Scores:
+        record = self.judge(retrieved_context, ground_truth_context)
+        warn_tokenless(record.tokenless, self.matching_strategy, stacklevel=2)
+        return self.scores(record.judgments)
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.matching_strategy,)
+
+
+class PrecisionRecallF1(SetMetricsMixin, _TextMetric):
+    """Context precision, recall and F1 of the retrieved contexts (order does not matter).
+
+    - precision: retrieved units that match some ground-truth unit / retrieved units;
+    - recall: ground-truth units matched by some retrieved unit / distinct ground-truth units;
+    - F1: their harmonic mean.
+
+    ``k`` keeps the top ``k`` retrieved contexts. Values never exceed 1: ground-truth duplicates
+    are removed and each ground-truth unit counts once however often it is matched.
+    """
+
+
+class RankedRetrievalMetrics(RankMetricsMixin, _TextMetric):
+    """Rank-aware metrics of the retrieved contexts: AP, RR, NDCG, hit rate, P and R (at ``k``).
+
+    Credit is one-to-one and greedy by rank (see :mod:`ctxeval.metrics.judgments`). Conventions
+    where tools disagree are options, preset by ``convention`` ("trec_eval" by default, "ranx",
+    "continuous_eval"); an explicit option overrides the preset:
+
+    - ``ap_denominator``: "relevant" (trec_eval, ranx) or "hits" (continuous-eval);
+    - ``gain``: "linear" (trec_eval, ranx ndcg) or "exponential" (ranx ndcg_burges);
+    - ``ideal``: "ground_truth" (trec_eval) or "retrieved" (the retrieved list re-sorted);
+    - ``precision_denominator``: "k" (trec_eval P_k) or "retrieved" (units actually retrieved).
+
+    Ground-truth items may carry grades, ``{"text": ..., "grade": 2}``, used as NDCG gains.
+    """
+
+    def __init__(
+        self,
+        matching_strategy: object = None,
+        *,
+        k: int | None = None,
+        convention: str | None = None,
+        ap_denominator: F.APDenominator | None = None,
+        gain: F.Gain | None = None,
+        ideal: F.Ideal | None = None,
+        precision_denominator: F.PrecisionDenominator | None = None,
+        empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    ) -> None:
+        super().__init__(matching_strategy, k=k, empty_ground_truth=empty_ground_truth)
+        if self.matching_strategy.unit != "chunk":
+            raise InvalidArgumentError(
+                f"RankedRetrievalMetrics({self.matching_strategy.spec}): rank metrics need "
+                "chunk-level matching, because a rank belongs to a retrieved chunk, not to a "
+                "sentence; use RougeChunkMatch/ExactChunkMatch here, or PrecisionRecallF1 for "
+                "sentence-level matching"
+            )
+        self._init_rank_options(
+            convention,
+            ap_denominator=ap_denominator,
+            gain=gain,
+            ideal=ideal,
+            precision_denominator=precision_denominator,
+        )

@@ -1,0 +1,80 @@
+"""Parsing of spec strings such as ``"rouge-chunk(threshold=0.7)"`` and ``"ndcg(gain='exp')@10"``.
+
+A spec is ``name``, optionally followed by ``(arguments)`` written as Python literals, optionally
+followed by ``@k``. Arguments are parsed with :mod:`ast` (``literal_eval`` semantics), never
+``eval``, so a spec from a config file or the command line cannot run code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ctxeval.errors import SpecError
+
+__all__ = ["ParsedSpec", "parse_spec"]
+
+_SPEC = re.compile(
+    r"""^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-.]*)\s*
+        (?:\((?P<args>.*)\))?\s*
+        (?:@\s*(?P<k>[^\s]+))?\s*$""",
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    k: int | None
+
+
+def parse_spec(spec: str, *, what: str) -> ParsedSpec:
+    """Split a spec string into name, literal arguments and cut-off ``k``.
+
+    ``what`` names the kind of spec in error messages ("strategy", "measure").
+    """
+    if not isinstance(spec, str):
+        raise SpecError(f"a {what} spec must be a string, got {type(spec).__name__}")
+    found = _SPEC.match(spec)
+    if found is None:
+        raise SpecError(
+            f"{spec!r} is not a valid {what} spec; write name, name(option=value, ...) "
+            f"or name@k, e.g. 'rouge-chunk(threshold=0.7)' or 'ndcg@10'"
+        )
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = {}
+    if found["args"] is not None and found["args"].strip():
+        try:
+            call = ast.parse(f"f({found['args']})", mode="eval").body
+        except SyntaxError:
+            raise SpecError(
+                f"{spec!r}: the arguments in parentheses are not valid; write them as "
+                f"option=value with Python literals, e.g. threshold=0.7 or gain='exponential'"
+            ) from None
+        assert isinstance(call, ast.Call)
+        try:
+            args = tuple(ast.literal_eval(a) for a in call.args)
+            for keyword in call.keywords:
+                if keyword.arg is None:
+                    raise SpecError(f"{spec!r}: '**' is not allowed in a spec")
+                kwargs[keyword.arg] = ast.literal_eval(keyword.value)
+        except ValueError:
+            raise SpecError(
+                f"{spec!r}: option values must be literals (numbers, quoted strings, True/False)"
+            ) from None
+    k: int | None = None
+    if found["k"] is not None:
+        try:
+            k = int(found["k"])
+        except ValueError:
+            raise SpecError(
+                f"{spec!r}: the cut-off after '@' must be a positive whole number, "
+                f"got {found['k']!r}"
+            ) from None
+        if k < 1:
+            raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")
+    return ParsedSpec(name=found["name"], args=args, kwargs=kwargs, k=k)
