@@ -178,8 +178,14 @@ def check_unit(owner: str, unit: object) -> Unit:
     raise InvalidArgumentError(f"{owner}(unit={unit!r}): unit must be 'chunk' or 'sentence'")
 
 
-def as_matches(result: object, n: int, m: int, spec: str) -> Matches:
-    """Accept what a custom strategy returns (Matches, array, nested lists) and check its shape."""
+def as_matches(result: object, n: int, m: int, strategy: object) -> Matches:
+    """Accept what a custom strategy returns (Matches, array, nested lists) and check its shape.
+
+    ``strategy`` is only used to name the culprit in an error message.
+    """
+    if isinstance(result, Matches) and result.relevant.shape == (n, m):
+        return result if result.relevant.dtype == np.bool_ else _as_bool(result)
+    spec = getattr(strategy, "spec", repr(strategy))
     if isinstance(result, Matches):
         matches = result
     else:
@@ -198,9 +204,11 @@ def as_matches(result: object, n: int, m: int, spec: str) -> Matches:
             f"strategy {spec} returned a matrix of shape {matches.relevant.shape}, expected "
             f"(len(retrieved), len(ground_truth)) = ({n}, {m})"
         )
-    if matches.relevant.dtype != np.bool_:
-        matches = Matches(matches.relevant.astype(bool), matches.scores, matches.tokenless)
-    return matches
+    return matches if matches.relevant.dtype == np.bool_ else _as_bool(matches)
+
+
+def _as_bool(matches: Matches) -> Matches:
+    return Matches(matches.relevant.astype(bool), matches.scores, matches.tokenless)
 
 
 class _CallableStrategy:
@@ -223,7 +231,7 @@ class _CallableStrategy:
 
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
         result = self._fn(retrieved, ground_truth)
-        return as_matches(result, len(retrieved), len(ground_truth), self.spec)
+        return as_matches(result, len(retrieved), len(ground_truth), self)
 
     def __repr__(self) -> str:
         return self.spec

@@ -115,35 +115,35 @@ def judge_ids(
 ) -> Judgments:
     """Judge a ranked list of ids against graded qrels (``{id: grade}``).
 
-    An id is relevant when its grade is at least ``relevance_level`` (trec_eval's ``-l``);
-    grades below it (0 for "judged non-relevant") earn nothing. The gain of a hit is its grade.
+    An id is relevant (a hit, for the binary measures) when its grade is at least
+    ``relevance_level`` (trec_eval's ``-l``); every positive grade is a gain for NDCG, as in
+    trec_eval, whose NDCG ignores the level. Grade 0 means "judged non-relevant".
     """
-    relevant_ids = {doc: grade for doc, grade in qrels.items() if grade >= relevance_level}
+    gain_of = {doc: float(grade) for doc, grade in qrels.items() if grade > 0}
+    relevant_ids = [doc for doc, grade in qrels.items() if grade >= relevance_level]
     position = {doc: j for j, doc in enumerate(relevant_ids)}
     n = len(retrieved)
     first_match = [n] * len(relevant_ids)
+    seen: set[Hashable] = set()
     relevant: list[bool] = []
     hits: list[bool] = []
     gains: list[float] = []
     for i, doc in enumerate(retrieved):
+        first_time = doc not in seen
+        if first_time:
+            seen.add(doc)
+        gains.append(gain_of.get(doc, 0.0) if first_time else 0.0)
         j = position.get(doc)
-        if j is None:
-            relevant.append(False)
-            hits.append(False)
-            gains.append(0.0)
-            continue
-        relevant.append(True)
-        if first_match[j] == n:
+        relevant.append(j is not None)
+        if j is not None and first_time:
             first_match[j] = i
             hits.append(True)
-            gains.append(float(relevant_ids[doc]))
-        else:  # a repeated id: relevant, but already credited
+        else:  # not relevant, or a repeated id that was already credited
             hits.append(False)
-            gains.append(0.0)
     return Judgments(
         relevant=tuple(relevant),
         hits=tuple(hits),
         gains=tuple(gains),
         first_match=tuple(first_match),
-        ideal=tuple(sorted((float(g) for g in relevant_ids.values()), reverse=True)),
+        ideal=tuple(sorted(gain_of.values(), reverse=True)),
     )

@@ -79,9 +79,7 @@ def judge_texts(
             ends.append(len(r_units))  # type: ignore[union-attr]
     else:
         r_units, ends = chunks, None
-    matches = as_matches(
-        strategy.match(r_units, gt_units), len(r_units), len(gt_units), strategy.spec
-    )
+    matches = as_matches(strategy.match(r_units, gt_units), len(r_units), len(gt_units), strategy)
     return JudgedRecord(judge_matrix(matches.relevant, grades, chunk_ends=ends), matches.tokenless)
 
 

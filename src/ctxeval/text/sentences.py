@@ -82,6 +82,20 @@ def _import_error(package: str, splitter: str) -> MissingDependencyError:
     )
 
 
+class _BuiltinSplitter:
+    """Shared by the built-ins: ``spec`` is the canonical string, and the repr."""
+
+    __slots__ = ()
+
+    @property
+    def spec(self) -> str:
+        """The string :func:`get_splitter` turns back into this splitter."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.spec
+
+
 # --------------------------------------------------------------------------------------------
 # nupunkt
 
@@ -97,8 +111,8 @@ def _nupunkt_model() -> Any:
     return load_default_model()
 
 
-@dataclass(frozen=True)
-class NupunktSplitter:
+@dataclass(frozen=True, repr=False)
+class NupunktSplitter(_BuiltinSplitter):
     """Punkt (unsupervised abbreviation and collocation model) as re-implemented by ``nupunkt``.
 
     Uses nupunkt's bundled English model (trained on legal and financial text); pure Python, no
@@ -126,7 +140,8 @@ class NupunktSplitter:
         spans = _nupunkt_model().tokenize_with_spans(text)
         return _stripped(text[start:end] for _, (start, end) in spans)
 
-    def __repr__(self) -> str:
+    @property
+    def spec(self) -> str:
         return "nupunkt"
 
 
@@ -146,8 +161,8 @@ def _sentencex_segment() -> Callable[[str, str], list[str]]:
     return segment
 
 
-@dataclass(frozen=True)
-class SentencexSplitter:
+@dataclass(frozen=True, repr=False)
+class SentencexSplitter(_BuiltinSplitter):
     """Rule-based splitting with Wikimedia's ``sentencex`` (a Rust extension; ~300 languages).
 
     ``language`` is an ISO 639 code (``"en"``, ``"de"``, ``"zh"``, ``"hi"``...) selecting the
@@ -195,7 +210,8 @@ class SentencexSplitter:
             return []
         return _stripped(_sentencex_segment()(self.language, text))
 
-    def __repr__(self) -> str:
+    @property
+    def spec(self) -> str:
         return f"sentencex(language={self.language!r})"
 
 
@@ -245,8 +261,8 @@ def _punkt_tokenizer(language: str) -> Any:
         raise _punkt_missing(language, "could not be loaded") from exc
 
 
-@dataclass(frozen=True)
-class PunktSplitter:
+@dataclass(frozen=True, repr=False)
+class PunktSplitter(_BuiltinSplitter):
     """nltk's Punkt sentence tokenizer with a pre-trained ``punkt_tab`` model.
 
     Needs the ``punkt_tab`` data installed by the user (``python -m nltk.downloader punkt_tab``);
@@ -283,7 +299,8 @@ class PunktSplitter:
         spans = _punkt_tokenizer(self.language).span_tokenize(text)
         return _stripped(text[start:end] for start, end in spans)
 
-    def __repr__(self) -> str:
+    @property
+    def spec(self) -> str:
         return f"punkt(language={self.language!r})"
 
 
@@ -291,8 +308,8 @@ class PunktSplitter:
 # newline
 
 
-@dataclass(frozen=True)
-class NewlineSplitter:
+@dataclass(frozen=True, repr=False)
+class NewlineSplitter(_BuiltinSplitter):
     """One sentence per line: for text that is already split (one sentence per line).
 
     Splits on every line break ``str.splitlines`` knows (``\\n``, ``\\r\\n``, ``\\u2028``...);
@@ -304,7 +321,8 @@ class NewlineSplitter:
     def split(self, text: str) -> list[str]:
         return _stripped(_check_text(text).splitlines())
 
-    def __repr__(self) -> str:
+    @property
+    def spec(self) -> str:
         return "newline"
 
 
