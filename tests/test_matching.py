@@ -1,0 +1,158 @@
+"""Strategies, tokenizers and the token cache, with hand-computed expectations."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from rapidfuzz import fuzz
+
+from ctxeval import (
+    ExactChunkMatch,
+    ExactSentenceMatch,
+    FuzzyChunkMatch,
+    PrecisionRecallF1,
+    RankedRetrievalMetrics,
+    RougeChunkMatch,
+    RougeSentenceMatch,
+    UnicodeTokenizer,
+)
+from ctxeval.matching.base import TokenCache, default_cache
+from ctxeval.text.tokenize import RougeTokenizer
+
+
+class TestUnicodeTokenizer:
+    @pytest.mark.parametrize(
+        ("text", "tokens"),
+        [
+            ("Москва — столица России.", ["москва", "столица", "россии"]),
+            ("Straße STRASSE", ["strasse", "strasse"]),  # case folding
+            ("ﬁne ligature", ["fine", "ligature"]),  # NFKC
+            ("巴黎是首都", ["巴", "黎", "是", "首", "都"]),
+            ("東京タワー", ["東", "京", "タ", "ワ", "ー"]),
+            ("서울은 수도", ["서울은", "수도"]),  # Hangul keeps word boundaries
+            ("e.g. 3.14 snake_case", ["e", "g", "3", "14", "snake", "case"]),
+            ("", []),
+            ("... !!!", []),
+        ],
+    )
+    def test_tokens(self, text: str, tokens: list[str]) -> None:
+        assert UnicodeTokenizer().tokenize(text) == tokens
+
+
+class TestTokenCache:
+    def test_same_text_is_tokenized_once(self) -> None:
+        calls: list[str] = []
+
+        class Counting:
+            spec = "counting"
+
+            def tokenize(self, text: str) -> list[str]:
+                calls.append(text)
+                return text.split()
+
+        cache = TokenCache(Counting())
+        cache.encode_record(["a b", "b c"], ["a b"])
+        cache.encode_record(["a b"], ["b c"])
+        assert calls == ["a b", "b c"]
+
+    def test_reset_happens_only_between_records(self) -> None:
+        cache = TokenCache(RougeTokenizer(), max_texts=2)
+        (r1, g1), _ = cache.encode_record(["alpha beta", "gamma"], ["beta gamma delta"])
+        # Over capacity now (3 texts): the next record starts a fresh vocabulary, and its own
+        # encodings must be consistent with each other.
+        (r2, g2), _ = cache.encode_record(["delta beta"], ["beta"])
+        assert len(cache) == 2
+        assert r2[0][1] == g2[0][0]  # "beta" has one id within the record
+        assert r1[0][1] == g1[0][0]
+
+    def test_threads_get_their_own_cache(self) -> None:
+        tokenizer = RougeTokenizer()
+        seen: list[TokenCache] = []
+        thread = threading.Thread(target=lambda: seen.append(default_cache(tokenizer)))
+        thread.start()
+        thread.join()
+        assert seen[0] is not default_cache(tokenizer)
+        assert default_cache(tokenizer) is default_cache(tokenizer)
+
+
+class TestExactMatch:
+    def test_matrix(self) -> None:
+        m = ExactChunkMatch().match(["a", "b", "a"], ["a", "c"]).relevant
+        assert m.tolist() == [[True, False], [False, False], [True, False]]
+
+    def test_normalisation_options(self) -> None:
+        retrieved, gt = ["Paris  is\nthe capital."], ["paris is the capital."]
+        assert not ExactChunkMatch().match(retrieved, gt).relevant.any()
+        assert not ExactChunkMatch(ignore_case=True).match(retrieved, gt).relevant.any()
+        both = ExactChunkMatch(ignore_case=True, normalize_whitespace=True)
+        assert both.match(retrieved, gt).relevant.all()
+
+    def test_exact_sentence_units(self) -> None:
+        metric = PrecisionRecallF1(ExactSentenceMatch())
+        scores = metric(
+            retrieved_context=["Paris is the capital. It is large.", "Lyon is a city."],
+            ground_truth_context=["It is large. Rome is old."],
+        )
+        # retrieved sentences: 3, one relevant; ground-truth sentences: 2, one matched
+        assert scores["context_precision"] == 1 / 3
+        assert scores["context_recall"] == 1 / 2
+
+
+class TestRougeMatch:
+    def test_threshold_is_inclusive(self) -> None:
+        # LCS("the cat sat", "the cat ran away") = 2 of 4 ground-truth tokens: recall 0.5
+        matches = RougeChunkMatch(0.5).match(["the cat sat"], ["the cat ran away"])
+        assert matches.scores is not None
+        assert matches.scores[0, 0] == 0.5
+        assert matches.relevant[0, 0]
+        assert not RougeChunkMatch(0.51).match(["the cat sat"], ["the cat ran away"]).relevant[0, 0]
+
+    def test_long_chunk_is_scored(self) -> None:
+        filler = " ".join(f"word{i}" for i in range(5000))
+        gt = "the answer is forty two"
+        chunk = f"{filler} {gt} {filler}"
+        metric = PrecisionRecallF1(RougeChunkMatch())
+        assert metric(retrieved_context=[chunk], ground_truth_context=[gt])["context_recall"] == 1
+        assert metric(retrieved_context=[chunk], ground_truth_context=[chunk]) == {
+            "context_precision": 1.0,
+            "context_recall": 1.0,
+            "context_f1": 1.0,
+        }
+
+    def test_stemming_tokenizer(self) -> None:
+        retrieved, gt = ["cats running"], ["cat runs"]
+        assert not RougeChunkMatch(1.0).match(retrieved, gt).relevant[0, 0]
+        assert RougeChunkMatch(1.0, tokenizer="rouge-stem").match(retrieved, gt).relevant[0, 0]
+
+    def test_sentence_k_counts_chunks(self) -> None:
+        metric = PrecisionRecallF1(RougeSentenceMatch(), k=1)
+        scores = metric(
+            retrieved_context=["Alpha beta gamma. Delta epsilon.", "Zeta eta theta."],
+            ground_truth_context=["Zeta eta theta."],
+        )
+        # Only the first chunk's two sentences are kept; neither matches.
+        assert scores == {"context_precision": 0.0, "context_recall": 0.0, "context_f1": 0.0}
+
+    def test_rank_metrics_reject_sentence_units(self) -> None:
+        with pytest.raises(ValueError, match="chunk-level matching"):
+            RankedRetrievalMetrics(RougeSentenceMatch())
+
+
+class TestFuzzyMatch:
+    def test_scores_are_rapidfuzz_over_100(self) -> None:
+        retrieved = ["The quick brown fox jumps over the lazy dog", "something else"]
+        gt = ["quick brown fox"]
+        matches = FuzzyChunkMatch("partial_ratio", 0.9).match(retrieved, gt)
+        assert matches.scores is not None
+        expected = [fuzz.partial_ratio(r.lower(), g.lower()) / 100 for r in retrieved for g in gt]
+        np.testing.assert_array_equal(matches.scores.ravel(), expected)
+        assert matches.relevant[:, 0].tolist() == [True, False]
+
+    def test_threshold_boundary_is_exact(self) -> None:
+        # ratio("abcdefghij", "abcdefghiX") = 90.0 exactly: 0.9 must match, 0.91 must not.
+        assert fuzz.ratio("abcdefghij", "abcdefghix") == 90.0
+        r, g = ["abcdefghij"], ["abcdefghiX"]
+        assert FuzzyChunkMatch("ratio", 0.9).match(r, g).relevant[0, 0]
+        assert not FuzzyChunkMatch("ratio", 0.91).match(r, g).relevant[0, 0]
