@@ -18,6 +18,7 @@ downloads anything. Results and the decision they support are in docs/sentence-s
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import platform
 import re
 import statistics
@@ -615,11 +616,18 @@ def throughput(split: Split, chunks: list[str], rounds: int) -> tuple[float, int
     return sentences / best, sentences
 
 
+SAMPLE = "Dr. Smith arrived. He was late."
 COLD_START = {
-    "nupunkt": "from ctxeval.text.sentences import NupunktSplitter as S; S().split('{t}')",
-    "sentencex": "from ctxeval.text.sentences import SentencexSplitter as S; S().split('{t}')",
-    "punkt": "from ctxeval.text.sentences import PunktSplitter as S; S().split('{t}')",
-    "import ctxeval.text.sentences only": "import ctxeval.text.sentences",
+    "nupunkt: import + model load + first split": (
+        f"from nupunkt.models import load_default_model; load_default_model().tokenize({SAMPLE!r})"
+    ),
+    "sentencex: import + first split": f"import sentencex; sentencex.segment('en', {SAMPLE!r})",
+    "nltk punkt: import + model load + first split": (
+        f"from nltk.tokenize.punkt import PunktTokenizer; PunktTokenizer().tokenize({SAMPLE!r})"
+    ),
+    "for reference: import ctxeval.text.sentences (and the ctxeval package)": (
+        "import ctxeval.text.sentences"
+    ),
 }
 
 
@@ -638,6 +646,13 @@ def cold_start(code: str, runs: int) -> float:
 # --------------------------------------------------------------------------------------------
 
 
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -653,6 +668,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
+    print(", ".join(f"{p} {_version(p)}" for p in ("nupunkt", "sentencex", "nltk")))
     print(f"{len(ENGLISH)} English cases, {len(OTHER)} non-English cases")
     found = splitters()
     if "nltk punkt" not in found:
@@ -684,11 +700,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(_table(header, speed_rows))
 
     cold_rows = []
-    sample = "Dr. Smith arrived. He was late."
     for label, code in COLD_START.items():
-        if label == "punkt" and "nltk punkt" not in found:
+        if label.startswith("nltk punkt") and "nltk punkt" not in found:
             continue
-        seconds = cold_start(code.format(t=sample), args.cold_runs)
+        seconds = cold_start(code, args.cold_runs)
         cold_rows.append((label, f"{seconds * 1000:,.0f} ms"))
     print(f"\nFirst call in a fresh interpreter (median of {args.cold_runs}, minus bare start-up)")
     print(_table(["what", "time"], cold_rows))

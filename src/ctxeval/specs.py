@@ -50,22 +50,19 @@ def parse_spec(spec: str, *, what: str) -> ParsedSpec:
     if found["args"] is not None and found["args"].strip():
         try:
             call = ast.parse(f"f({found['args']})", mode="eval").body
-        except SyntaxError:
+        except (SyntaxError, MemoryError, RecursionError):
             raise SpecError(
                 f"{spec!r}: the arguments in parentheses are not valid; write them as "
                 f"option=value with Python literals, e.g. threshold=0.7 or gain='exponential'"
             ) from None
         assert isinstance(call, ast.Call)
-        try:
-            args = tuple(ast.literal_eval(a) for a in call.args)
-            for keyword in call.keywords:
-                if keyword.arg is None:
-                    raise SpecError(f"{spec!r}: '**' is not allowed in a spec")
-                kwargs[keyword.arg] = ast.literal_eval(keyword.value)
-        except ValueError:
-            raise SpecError(
-                f"{spec!r}: option values must be literals (numbers, quoted strings, True/False)"
-            ) from None
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise SpecError(f"{spec!r}: '**' is not allowed in a spec")
+            if keyword.arg in kwargs:
+                raise SpecError(f"{spec!r}: option {keyword.arg!r} is given twice")
+            kwargs[keyword.arg] = _literal(spec, keyword.value)
+        args = tuple(_literal(spec, a) for a in call.args)
     k: int | None = None
     if found["k"] is not None:
         try:
@@ -78,3 +75,22 @@ def parse_spec(spec: str, *, what: str) -> ParsedSpec:
         if k < 1:
             raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")
     return ParsedSpec(name=found["name"], args=args, kwargs=kwargs, k=k)
+
+
+_LITERAL_TYPES = (str, int, float, bool, type(None))
+
+
+def _literal(spec: str, node: ast.expr) -> Any:
+    """A scalar literal (number, string, True/False/None) or a SpecError."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        value = _NOT_LITERAL
+    if not isinstance(value, _LITERAL_TYPES):
+        raise SpecError(
+            f"{spec!r}: option values must be literals (numbers, quoted strings, True/False)"
+        )
+    return value
+
+
+_NOT_LITERAL = object()

@@ -70,8 +70,8 @@ def _is_nan(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _bad_item(field: str, i: int, item: object, location: str | None, expected: str) -> None:
-    where = f"{field}[{i}]"
+def _bad_item(field: str, i: int | None, item: object, location: str | None, expected: str) -> None:
+    where = field if i is None else f"{field}[{i}]"
     if item is None:
         reason = f"{where} is None; remove it or replace it with {expected}"
     elif _is_nan(item):
@@ -125,7 +125,7 @@ def validate_texts(
         elif graded and isinstance(item, Mapping) and "text" in item:
             text = item["text"]
             if not isinstance(text, str):
-                _bad_item(f"{field}[{i}].text", i, text, location, "a string")
+                _bad_item(f"{field}[{i}].text", None, text, location, "a string")
             grade = _check_grade(field, i, item.get("grade", 1), location)
             any_grade = True
         else:
@@ -133,7 +133,7 @@ def validate_texts(
             _bad_item(field, i, item, location, expected)
         if not allow_blank and not text.strip():
             raise InvalidRecordError(
-                f"{field}[{i}] is an empty string; an empty ground-truth context can never be "
+                f"{field}[{i}] is an empty string (or only whitespace); it can never be "
                 "retrieved: remove it (a query with no ground truth at all is handled by "
                 "empty_ground_truth='zero' | 'skip' | 'error')",
                 field=field,
@@ -190,6 +190,15 @@ def check_choice(owner: str, name: str, value: object, choices: tuple[str, ...])
         return value
     options = ", ".join(repr(c) for c in choices)
     raise InvalidArgumentError(f"{owner}({name}={value!r}): use one of {options}")
+
+
+def check_relevance_level(owner: str, level: object) -> float:
+    if not _is_number(level) or not level > 0:  # type: ignore[operator]
+        raise InvalidArgumentError(
+            f"{owner}(relevance_level={level!r}): the grade from which an id counts as "
+            "relevant must be a number > 0 (trec_eval's default is 1)"
+        )
+    return float(level)  # type: ignore[arg-type]
 
 
 def check_k(owner: str, k: object) -> int | None:

@@ -11,6 +11,7 @@ predicate through :class:`PairwiseMatch`.
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -155,7 +156,7 @@ def default_cache(tokenizer: Tokenizer) -> TokenCache:
 
 def check_threshold(owner: str, threshold: object) -> float:
     """Validate a similarity threshold in [0, 1] at construction time."""
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
         raise InvalidArgumentTypeError(
             f"{owner}(threshold=...) must be a number between 0 and 1, "
             f"got {type_name(threshold)} {threshold!r}"
@@ -188,14 +189,25 @@ def as_matches(result: object, n: int, m: int, strategy: object) -> Matches:
     spec = getattr(strategy, "spec", repr(strategy))
     if isinstance(result, Matches):
         matches = result
+    elif result is None:
+        raise InvalidArgumentTypeError(
+            f"strategy {spec} returned None; return Matches(...) or a boolean matrix of shape "
+            f"(len(retrieved), len(ground_truth)) = ({n}, {m})"
+        )
     else:
         try:
-            relevant = np.asarray(result, dtype=bool)
+            raw = np.asarray(result)
+            relevant = raw.astype(bool)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentTypeError(
                 f"strategy {spec} returned {type_name(result)}, which is not a boolean matrix: "
                 "return Matches(...) or an array of shape (len(retrieved), len(ground_truth))"
             ) from exc
+        if raw.dtype.kind in "iuf" and not np.isin(raw, (0, 1)).all():
+            raise InvalidArgumentError(
+                f"strategy {spec} returned scores, not relevance decisions; compare them "
+                "with a threshold (scores >= t) and return the boolean matrix"
+            )
         matches = Matches(relevant=relevant)
     if matches.relevant.shape != (n, m):
         if n == 0 or m == 0:

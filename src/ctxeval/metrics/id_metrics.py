@@ -9,22 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.errors import InvalidRecordError
 from ctxeval.metrics import functional as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
 from ctxeval.metrics.judgments import Judgments, judge_ids
-from ctxeval.validation import EmptyGroundTruthPolicy, check_k, validate_ids, validate_qrels
+from ctxeval.validation import (
+    EmptyGroundTruthPolicy,
+    check_k,
+    check_relevance_level,
+    validate_ids,
+    validate_qrels,
+)
 
 __all__ = ["IDPrecisionRecallF1", "IDRankedRetrievalMetrics", "judge_id_record"]
-
-
-def _check_level(owner: str, level: object) -> float:
-    if isinstance(level, bool) or not isinstance(level, int | float) or not level > 0:
-        raise InvalidArgumentError(
-            f"{owner}(relevance_level={level!r}): the grade from which an id counts as "
-            "relevant must be a number > 0 (trec_eval's default is 1)"
-        )
-    return float(level)
 
 
 def judge_id_record(
@@ -64,7 +61,7 @@ class _IdMetric(MetricBase):
         empty_ground_truth: EmptyGroundTruthPolicy = "zero",
     ) -> None:
         super().__init__(k=k, empty_ground_truth=empty_ground_truth)
-        self.relevance_level = _check_level(type(self).__name__, relevance_level)
+        self.relevance_level = check_relevance_level(type(self).__name__, relevance_level)
 
     def judge(
         self,

@@ -27,6 +27,7 @@ from ctxeval.validation import (
     EmptyGroundTruthPolicy,
     check_choice,
     check_policy,
+    check_relevance_level,
     validate_ids,
     validate_qrels,
 )
@@ -80,9 +81,13 @@ def rank_documents(
 def _ties_straddle_relevance(
     scored: Mapping[Hashable, float], ranked: list[Hashable], qrels: Mapping[Hashable, float]
 ) -> bool:
-    """True when two documents of equal score differ in relevance, so tie order matters."""
+    """True when two documents of equal score differ in grade, so tie order changes a score.
+
+    Unjudged and grade-0 documents count alike (gain 0); any other difference in grade moves
+    NDCG, and, across the relevance level, the binary measures.
+    """
     for a, b in itertools.pairwise(ranked):
-        if scored[a] == scored[b] and (qrels.get(a, 0) > 0) != (qrels.get(b, 0) > 0):
+        if scored[a] == scored[b] and max(qrels.get(a, 0), 0) != max(qrels.get(b, 0), 0):
             return True
     return False
 
@@ -108,6 +113,7 @@ def evaluate_run(
     check_choice("evaluate_run", "ties", ties, ("trec_eval", "input"))
     check_choice("evaluate_run", "missing_queries", missing_queries, ("zero", "skip", "error"))
     check_policy("evaluate_run", empty_ground_truth)
+    relevance_level = check_relevance_level("evaluate_run", relevance_level)
     if isinstance(measures, str | Measure):
         measures = [measures]
     parsed: list[tuple[str, Measure]] = [(str(m), parse_measure(m)) for m in measures]
@@ -121,7 +127,8 @@ def evaluate_run(
             )
 
     results: dict[Hashable, dict[str, float]] = {}
-    missing = []
+    missing: list[Hashable] = []
+    skipped_empty: list[Hashable] = []
     tied_queries = 0
     for qid, judged_raw in qrels.items():
         judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
@@ -147,10 +154,19 @@ def evaluate_run(
                     "empty_ground_truth='zero' or 'skip'"
                 )
             if empty_ground_truth == "skip":
+                skipped_empty.append(qid)
                 continue
         results[qid] = {key: measure(judgments) for key, measure in parsed}
 
     _warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
+    if skipped_empty:
+        warnings.warn(
+            ConventionWarning(
+                f"{len(skipped_empty)} query(ies) have no relevant document in the qrels and "
+                f"were left out (empty_ground_truth='skip'); first: {skipped_empty[0]!r}"
+            ),
+            stacklevel=2,
+        )
     return results
 
 
@@ -185,7 +201,7 @@ def _warn_policies(
         warnings.warn(
             ConventionWarning(
                 f"{tied_queries} query(ies) have documents with equal scores but different "
-                f"relevance; ties were ordered by {order} (ties={ties!r}), which changes "
+                f"grades; ties were ordered by {order} (ties={ties!r}), which changes "
                 "their scores"
             ),
             stacklevel=3,

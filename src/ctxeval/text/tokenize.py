@@ -75,7 +75,7 @@ class RougeTokenizer:
 
     @property
     def spec(self) -> str:
-        return "rouge(stem=True)" if self._stem else "rouge"
+        return "rouge-stem" if self._stem else "rouge"
 
     def tokenize(self, text: str) -> list[str]:
         tokens = _ROUGE_TOKEN.findall(text.lower())
