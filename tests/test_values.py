@@ -272,7 +272,9 @@ EQUAL_METRICS = [
     pytest.param(
         [
             IDRankedRetrievalMetrics(convention="continuous_eval"),
-            IDRankedRetrievalMetrics(ap_denominator="hits", precision_denominator="retrieved"),
+            IDRankedRetrievalMetrics(
+                ap_denominator="hits", ap_credit="any", precision_denominator="retrieved"
+            ),
         ],
         id="continuous-eval-convention",
     ),

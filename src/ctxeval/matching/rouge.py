@@ -16,9 +16,12 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cdist
 
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.matching.base import Matches, Unit, check_threshold, default_cache
 from ctxeval.matching.builtin import BuiltinStrategy
+from ctxeval.matching.pyrouge import py_rouge_l_recall_matrix
 from ctxeval.text.tokenize import Tokenizer, get_tokenizer
+from ctxeval.validation import check_choice
 
 __all__ = ["RougeChunkMatch", "RougeSentenceMatch", "rouge_l_recall_matrix"]
 
@@ -41,10 +44,16 @@ def rouge_l_recall_matrix(
     return recall, tokenless
 
 
+#: ROUGE-L implementations: rouge-score's (the reference definition, on rapidfuzz) and the
+#: ``rouge`` package's summary-level ROUGE-L that continuous-eval uses (see matching/pyrouge.py).
+ROUGE_SCORERS = ("rouge-score", "py-rouge")
+
+
 class _RougeMatch(BuiltinStrategy):
     always_shown: ClassVar[tuple[str, ...]] = ("threshold",)
+    defaults: ClassVar[dict[str, Any]] = {"scorer": "rouge-score"}
     default_threshold: ClassVar[float]
-    __slots__ = ("_threshold", "_tokenizer")
+    __slots__ = ("_scorer", "_threshold", "_tokenizer")
 
     def __init__(
         self,
@@ -52,12 +61,20 @@ class _RougeMatch(BuiltinStrategy):
         *,
         tokenizer: str | Tokenizer = "rouge",
         splitter: object = "default",
+        scorer: str = "rouge-score",
     ) -> None:
         owner = type(self).__name__
         self._threshold = check_threshold(
             owner, self.default_threshold if threshold is None else threshold
         )
         self._tokenizer = get_tokenizer(tokenizer)
+        self._scorer = check_choice(owner, "scorer", scorer, ROUGE_SCORERS)
+        if self._scorer == "py-rouge" and self._tokenizer != get_tokenizer("rouge"):
+            raise InvalidArgumentError(
+                f"{owner}(scorer='py-rouge', tokenizer={tokenizer!r}): the py-rouge scorer "
+                "reproduces continuous-eval with its own whitespace tokens; drop tokenizer= or "
+                "use scorer='rouge-score'"
+            )
         super().__init__(splitter)
 
     @property
@@ -72,6 +89,7 @@ class _RougeMatch(BuiltinStrategy):
         opts: dict[str, Any] = {"threshold": self._threshold, "tokenizer": self._tokenizer}
         if self._splitter is not None:
             opts["splitter"] = self._splitter
+        opts["scorer"] = self._scorer
         return opts
 
     def _shown_options(self) -> dict[str, Any]:
@@ -81,6 +99,12 @@ class _RougeMatch(BuiltinStrategy):
         return shown
 
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
+        if self._scorer == "py-rouge":
+            # Pairs the rouge package cannot score are never relevant (as in continuous-eval),
+            # even at threshold 0, so they are marked -1 before the comparison.
+            recall = py_rouge_l_recall_matrix(retrieved, ground_truth, unscorable=-1.0)
+            relevant = recall >= self._threshold
+            return Matches(relevant=relevant, scores=np.maximum(recall, 0.0))
         recall, tokenless = rouge_l_recall_matrix(retrieved, ground_truth, self._tokenizer)
         return Matches(relevant=recall >= self._threshold, scores=recall, tokenless=tokenless)
 
@@ -90,7 +114,9 @@ class RougeChunkMatch(_RougeMatch):
 
     ``threshold`` defaults to 0.7. ``tokenizer`` is ``"rouge"`` (rouge-score's, ASCII only),
     ``"rouge-stem"`` (with Porter stemming), ``"unicode"`` (every script) or an object with a
-    ``tokenize`` method.
+    ``tokenize`` method. ``scorer="py-rouge"`` reproduces continuous-eval's RougeChunkMatch (the
+    ``rouge`` package's summary-level ROUGE-L on whitespace tokens) without its long-text
+    failures.
     """
 
     spec_name: ClassVar[str] = "rouge-chunk"

@@ -121,7 +121,9 @@ class RankMetricsMixin(MetricBase):
     def _scores(self, judgments: Judgments, k: int | None) -> Scores:
         o = self.rank_options
         return {
-            "average_precision": F.average_precision(judgments, k, denominator=o.ap_denominator),
+            "average_precision": F.average_precision(
+                judgments, k, denominator=o.ap_denominator, credit=o.ap_credit
+            ),
             "reciprocal_rank": F.reciprocal_rank(judgments, k),
             "ndcg": F.ndcg(judgments, k, gain=o.gain, ideal=o.ideal),
             "hit_rate": F.hit_rate(judgments, k),
@@ -132,7 +134,7 @@ class RankMetricsMixin(MetricBase):
     def _options(self) -> dict[str, Any]:
         opts = super()._options()
         default = RankOptions()
-        for name in ("ap_denominator", "gain", "ideal", "precision_denominator"):
+        for name in ("ap_denominator", "ap_credit", "gain", "ideal", "precision_denominator"):
             value = getattr(self.rank_options, name)
             if value != getattr(default, name):
                 opts[name] = value

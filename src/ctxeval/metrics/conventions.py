@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxeval.errors import InvalidArgumentError
-from ctxeval.metrics.functional import APDenominator, Gain, Ideal, PrecisionDenominator
+from ctxeval.metrics.functional import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
 from ctxeval.validation import check_choice
 
 __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
@@ -20,6 +20,7 @@ class RankOptions:
     """How the rank metrics are defined where tools disagree."""
 
     ap_denominator: APDenominator = "relevant"
+    ap_credit: APCredit = "one_to_one"
     gain: Gain = "linear"
     ideal: Ideal = "ground_truth"
     precision_denominator: PrecisionDenominator = "k"
@@ -31,13 +32,17 @@ CONVENTIONS: dict[str, RankOptions] = {
     # ranx: map, ndcg (Jarvelin, linear gain), precision, recall, mrr, hit_rate. Its
     # ndcg_burges is gain="exponential".
     "ranx": RankOptions(),
-    # continuous-eval RankedRetrievalMetrics: AP over the hits retrieved, linear NDCG whose ideal
-    # is every ground-truth item.
-    "continuous_eval": RankOptions(ap_denominator="hits", precision_denominator="retrieved"),
+    # continuous-eval RankedRetrievalMetrics: AP over the retrieved chunks that match any ground
+    # truth (not one-to-one), linear NDCG with one-to-one credit whose ideal is every
+    # ground-truth item.
+    "continuous_eval": RankOptions(
+        ap_denominator="hits", ap_credit="any", precision_denominator="retrieved"
+    ),
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "ap_denominator": ("relevant", "hits"),
+    "ap_credit": ("one_to_one", "any"),
     "gain": ("linear", "exponential"),
     "ideal": ("ground_truth", "retrieved"),
     "precision_denominator": ("k", "retrieved"),
@@ -55,4 +60,10 @@ def resolve_rank_options(owner: str, convention: str | None, **overrides: Any) -
     for option, value in overrides.items():
         if value is not None:
             changes[option] = check_choice(owner, option, value, _CHOICES[option])
-    return replace(base, **changes)
+    options = replace(base, **changes)
+    if options.ap_credit == "any" and options.ap_denominator != "hits":
+        raise InvalidArgumentError(
+            f"{owner}(ap_credit='any') counts every chunk that matches some ground truth, so AP "
+            "over the relevant items could exceed 1; it needs ap_denominator='hits'"
+        )
+    return options

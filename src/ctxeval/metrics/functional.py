@@ -13,6 +13,7 @@ from typing import Literal, NamedTuple
 from ctxeval.metrics.judgments import Judgments
 
 __all__ = [
+    "APCredit",
     "APDenominator",
     "Gain",
     "Ideal",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 APDenominator = Literal["relevant", "hits"]
+APCredit = Literal["one_to_one", "any"]
 Gain = Literal["linear", "exponential"]
 Ideal = Literal["ground_truth", "retrieved"]
 PrecisionDenominator = Literal["k", "retrieved"]
@@ -106,16 +108,24 @@ def reciprocal_rank(j: Judgments, k: int | None = None) -> float:
 
 
 def average_precision(
-    j: Judgments, k: int | None = None, *, denominator: APDenominator = "relevant"
+    j: Judgments,
+    k: int | None = None,
+    *,
+    denominator: APDenominator = "relevant",
+    credit: APCredit = "one_to_one",
 ) -> float:
     """Sum of precision at each hit in the top ``k``, divided by ``denominator``.
 
     ``"relevant"``: the number of relevant ground-truth units (trec_eval, ranx, pytrec_eval);
-    ``"hits"``: the number of hits retrieved (continuous-eval).
+    ``"hits"``: the number of hits retrieved (continuous-eval). ``credit="any"`` counts every
+    retrieved unit that matches some ground truth as a hit, even when an earlier one already
+    matched the same item (continuous-eval's AP); it is only defined with ``"hits"``, where the
+    result stays <= 1.
     """
     total = 0.0
     hits_so_far = 0
-    for i, hit in enumerate(j.hits[: j.cutoff(k)]):
+    marks = j.relevant if credit == "any" else j.hits
+    for i, hit in enumerate(marks[: j.cutoff(k)]):
         if hit:
             hits_so_far += 1
             total += hits_so_far / (i + 1)

@@ -109,6 +109,7 @@ class IDRankedRetrievalMetrics(RankMetricsMixin, _IdMetric):
         k: int | None = None,
         convention: str | None = None,
         ap_denominator: F.APDenominator | None = None,
+        ap_credit: F.APCredit | None = None,
         gain: F.Gain | None = None,
         ideal: F.Ideal | None = None,
         precision_denominator: F.PrecisionDenominator | None = None,
@@ -123,6 +124,7 @@ class IDRankedRetrievalMetrics(RankMetricsMixin, _IdMetric):
         self._init_rank_options(
             convention,
             ap_denominator=ap_denominator,
+            ap_credit=ap_credit,
             gain=gain,
             ideal=ideal,
             precision_denominator=precision_denominator,

@@ -33,7 +33,7 @@ class _Definition:
 MEASURES: dict[str, _Definition] = {
     "map": _Definition(
         F.average_precision,
-        {"denominator": ("relevant", "hits")},
+        {"denominator": ("relevant", "hits"), "credit": ("one_to_one", "any")},
         "average precision (mean over queries: MAP)",
     ),
     "mrr": _Definition(F.reciprocal_rank, {}, "reciprocal rank of the first hit"),
@@ -141,7 +141,9 @@ def parse_measure(spec: str | Measure) -> Measure:
             )
         options[option] = value
     # Options equal to the defaults are dropped, so equal measures have one canonical spec.
+    if options.get("credit") == "any" and options.get("denominator") != "hits":
+        raise SpecError(f"{spec!r}: credit='any' needs denominator='hits' (AP would exceed 1)")
     defaults = {"denominator": ("relevant" if name == "map" else "k"), "gain": "linear"}
-    defaults["ideal"] = "ground_truth"
+    defaults.update(ideal="ground_truth", credit="one_to_one")
     canonical = tuple(sorted((o, v) for o, v in options.items() if defaults.get(o) != v))
     return Measure(name, k, canonical)

@@ -182,6 +182,7 @@ class RankedRetrievalMetrics(RankMetricsMixin, _TextMetric):
         k: int | None = None,
         convention: str | None = None,
         ap_denominator: F.APDenominator | None = None,
+        ap_credit: F.APCredit | None = None,
         gain: F.Gain | None = None,
         ideal: F.Ideal | None = None,
         precision_denominator: F.PrecisionDenominator | None = None,
@@ -198,6 +199,7 @@ class RankedRetrievalMetrics(RankMetricsMixin, _TextMetric):
         self._init_rank_options(
             convention,
             ap_denominator=ap_denominator,
+            ap_credit=ap_credit,
             gain=gain,
             ideal=ideal,
             precision_denominator=precision_denominator,
