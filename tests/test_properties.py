@@ -4,6 +4,7 @@ equals ID mode, one matching pass serves every K, and judge_matrix equals a slow
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -214,36 +215,50 @@ def test_metrics_ignore_ground_truth_order(data: st.DataObject, retrieved: list,
     for strategy in CHUNK_STRATEGIES + SENTENCE_STRATEGIES:
         for k in CUTOFFS:
             assert set_metrics(strategy, k)(**permuted) == set_metrics(strategy, k)(**original)
-    # Rank metrics: with exact matching (each retrieved unit matches one class of equal ground
-    # truth) greedy credit never has a real choice. With overlap strategies it can, and then
-    # the first ground-truth item in order wins (docs/decisions.md), so order can matter there.
-    for strategy in CHUNK_STRATEGIES[:2]:
+    # Rank metrics too: credit depends on the ranking and the grades, never on the order the
+    # ground truth is listed in, also when one chunk matches several items (overlap strategies).
+    for strategy in CHUNK_STRATEGIES:
         for k in CUTOFFS:
             for make in rank_metric_factories(strategy):
                 assert make(k)(**permuted) == make(k)(**original)
 
 
-def test_overlapping_matches_credit_the_first_ground_truth_in_order() -> None:
-    # docs/decisions.md: among several uncredited matches, greedy credit takes the highest
-    # grade, then the first in ground-truth order. With an overlap strategy one retrieved chunk
-    # can match two ground-truth items, and then the order of the ground truth matters:
+def test_overlapping_matches_are_credited_whatever_the_ground_truth_order() -> None:
     # "a b" matches both "a b" and "a" (ROUGE-L recall 1); "a" matches only "a" (recall of
-    # "a b" by "a" is 1/2 < 0.7).
+    # "a b" by "a" is 1/2 < 0.7). A first-come rule would credit "a b" with "a" when "a" is
+    # listed first and leave "a" nothing; greedy credit with augmenting paths moves "a b" to
+    # the other item, so both orders give two hits.
     metric = RankedRetrievalMetrics(RougeChunkMatch())
     retrieved = ["a b", "a"]
-    # Order ["a b", "a"]: "a b" is credited "a b", then "a" is credited "a": two hits.
+    for gt in (["a b", "a"], ["a", "a b"]):
+        scores = metric(retrieved_context=retrieved, ground_truth_context=gt)
+        assert scores["average_precision"] == (1 / 1 + 2 / 2) / 2
+        assert scores["recall"] == 1.0
+        assert scores["ndcg"] == 1.0
+
+
+def test_first_come_credit_reproduces_continuous_eval_order_dependence() -> None:
+    # continuous-eval credits the first uncredited item in ground-truth order and never moves
+    # an earlier hit: with "a" listed first, "a b" takes "a" and the second chunk gets nothing.
+    metric = RankedRetrievalMetrics(RougeChunkMatch(), credit="first_come")
+    retrieved = ["a b", "a"]
     first = metric(retrieved_context=retrieved, ground_truth_context=["a b", "a"])
-    assert first["average_precision"] == (1 / 1 + 2 / 2) / 2
     assert first["recall"] == 1.0
-    # Order ["a", "a b"]: "a b" is credited "a", and "a" then has nothing left: one hit.
     second = metric(retrieved_context=retrieved, ground_truth_context=["a", "a b"])
-    assert second["average_precision"] == (1 / 1) / 2
-    assert second["recall"] == 0.5
-    # The set metrics do not depend on it.
-    prf = PrecisionRecallF1(RougeChunkMatch())
-    assert prf(retrieved_context=retrieved, ground_truth_context=["a b", "a"]) == prf(
-        retrieved_context=retrieved, ground_truth_context=["a", "a b"]
-    )
+    assert second["recall"] == 1 / 2
+    assert second["ndcg"] == (1 / math.log2(2)) / (1 / math.log2(2) + 1 / math.log2(3))
+    assert RankedRetrievalMetrics(convention="continuous_eval").rank_options.credit == "first_come"
+
+
+def test_graded_credit_takes_the_best_grade_available_at_each_rank() -> None:
+    # Rank 1 matches items of grade 3 and 1; rank 2 matches only the grade-3 item. Rank 1 takes
+    # grade 3 (decided without looking ahead, so every cut-off sees the same judgments), and
+    # rank 2 then has nothing left: gains (3, 0).
+    matrix = np.array([[True, True], [True, False]])
+    for order in ([0, 1], [1, 0]):
+        judgments = judge_matrix(matrix[:, order], [[3.0, 1.0][j] for j in order])
+        assert judgments.gains == (3.0, 0.0)
+        assert judgments.hits == (True, False)
 
 
 @settings(PROFILE, max_examples=100)
@@ -422,22 +437,30 @@ def test_k_sweep_id_mode_and_evaluate_run(retrieved: list, qrels: dict, level: f
 # judge_matrix and the metric functions against slow, obvious implementations
 
 
+def _assignable(
+    rows: list[tuple[int, float]], matrix: list[list[bool]], grade: list[float]
+) -> bool:
+    """Brute force: can every (row, grade) get its own column of that grade that it matches?"""
+    m = len(grade)
+    for columns in itertools.permutations(range(m), len(rows)):
+        if all(matrix[r][c] and grade[c] == g for (r, g), c in zip(rows, columns, strict=True)):
+            return True
+    return False
+
+
 def reference_judgments(matrix: list[list[bool]], m: int, grades: list[float] | None) -> dict:
+    """Credit as docs/metrics.md defines it, by brute force over assignments."""
     n = len(matrix)
     grade = [1.0] * m if grades is None else [float(g) for g in grades]
-    credited: set[int] = set()
+    credited: list[tuple[int, float]] = []
     hits, gains = [], []
     for i in range(n):
-        candidates = [j for j in range(m) if matrix[i][j] and j not in credited]
-        if candidates:
-            # highest grade, then first in ground-truth order
-            best = max(candidates, key=lambda j: (grade[j], -j))
-            credited.add(best)
-            hits.append(True)
-            gains.append(grade[best])
-        else:
-            hits.append(False)
-            gains.append(0.0)
+        options = sorted({grade[j] for j in range(m) if matrix[i][j]}, reverse=True)
+        chosen = next((g for g in options if _assignable([*credited, (i, g)], matrix, grade)), None)
+        hits.append(chosen is not None)
+        gains.append(0.0 if chosen is None else chosen)
+        if chosen is not None:
+            credited.append((i, chosen))
     return {
         "relevant": tuple(any(row) for row in matrix),
         "hits": tuple(hits),
@@ -556,6 +579,9 @@ def test_greedy_credit_is_a_maximal_matching(case: tuple) -> None:
     best = maximum_matching(matrix, m)
     hits = sum(judgments.hits)
     assert hits <= best <= 2 * hits
+    if grades is None or len(set(grades)) <= 1:
+        # Ungraded, greedy credit with augmenting paths is a maximum matching.
+        assert hits == best
     assert all(
         relevant for hit, relevant in zip(judgments.hits, judgments.relevant, strict=True) if hit
     )

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from ctxeval.errors import InvalidRecordError
 from ctxeval.metrics import functional as F
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
-from ctxeval.metrics.judgments import Judgments
+from ctxeval.metrics.judgments import Credit, Judgments
 from ctxeval.validation import EmptyGroundTruthPolicy, check_k, check_policy
 
 __all__ = ["MetricBase", "RankMetricsMixin", "Scores", "SetMetricsMixin"]
@@ -34,6 +34,10 @@ class MetricBase:
     def _judge_k(self) -> int | None:
         """How many retrieved items to judge (all of them when a metric needs the whole list)."""
         return self.k
+
+    def _credit_rule(self) -> Credit:
+        """How hits are credited (only rank metrics have a choice)."""
+        return "matching"
 
     def scores(
         self, judgments: Judgments, k: int | None = None, *, location: str | None = None
@@ -114,6 +118,9 @@ class RankMetricsMixin(MetricBase):
     def _init_rank_options(self, convention: str | None, **overrides: Any) -> None:
         self.rank_options = resolve_rank_options(type(self).__name__, convention, **overrides)
 
+    def _credit_rule(self) -> Credit:
+        return self.rank_options.credit
+
     def _judge_k(self) -> int | None:
         # The "retrieved" ideal re-sorts the whole retrieved list, so judge all of it.
         return None if self.rank_options.ideal == "retrieved" else self.k
@@ -134,7 +141,14 @@ class RankMetricsMixin(MetricBase):
     def _options(self) -> dict[str, Any]:
         opts = super()._options()
         default = RankOptions()
-        for name in ("ap_denominator", "ap_credit", "gain", "ideal", "precision_denominator"):
+        for name in (
+            "credit",
+            "ap_denominator",
+            "ap_credit",
+            "gain",
+            "ideal",
+            "precision_denominator",
+        ):
             value = getattr(self.rank_options, name)
             if value != getattr(default, name):
                 opts[name] = value

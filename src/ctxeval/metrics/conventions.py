@@ -10,6 +10,7 @@ from typing import Any
 
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.metrics.functional import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
+from ctxeval.metrics.judgments import Credit
 from ctxeval.validation import check_choice
 
 __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
@@ -19,6 +20,7 @@ __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
 class RankOptions:
     """How the rank metrics are defined where tools disagree."""
 
+    credit: Credit = "matching"
     ap_denominator: APDenominator = "relevant"
     ap_credit: APCredit = "one_to_one"
     gain: Gain = "linear"
@@ -33,14 +35,18 @@ CONVENTIONS: dict[str, RankOptions] = {
     # ndcg_burges is gain="exponential".
     "ranx": RankOptions(),
     # continuous-eval RankedRetrievalMetrics: AP over the retrieved chunks that match any ground
-    # truth (not one-to-one), linear NDCG with one-to-one credit whose ideal is every
+    # truth (not one-to-one), linear NDCG with first-come one-to-one credit whose ideal is every
     # ground-truth item.
     "continuous_eval": RankOptions(
-        ap_denominator="hits", ap_credit="any", precision_denominator="retrieved"
+        credit="first_come",
+        ap_denominator="hits",
+        ap_credit="any",
+        precision_denominator="retrieved",
     ),
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
+    "credit": ("matching", "first_come"),
     "ap_denominator": ("relevant", "hits"),
     "ap_credit": ("one_to_one", "any"),
     "gain": ("linear", "exponential"),

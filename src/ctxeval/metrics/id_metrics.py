@@ -7,6 +7,7 @@ With ``ExactChunkMatch`` on the texts of those chunks, text mode gives the same 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ctxeval.errors import InvalidRecordError
@@ -129,3 +130,5 @@ class IDRankedRetrievalMetrics(RankMetricsMixin, _IdMetric):
             ideal=ideal,
             precision_denominator=precision_denominator,
         )
+        # An id matches one qrels entry, so there is no credit rule to choose.
+        self.rank_options = replace(self.rank_options, credit="matching")

@@ -4,22 +4,33 @@ One record is judged once, at the largest cut-off needed; every metric at every 
 prefix computation over the same judgments (greedy credit is decided rank by rank, so it never
 changes when the list is cut shorter).
 
-Credit is one-to-one and greedy by rank: retrieved unit *i* is a *hit* when it matches a
-ground-truth unit that no earlier hit was credited with; of several such units it takes the one
-with the highest grade, then the first in ground-truth order. A duplicate of an earlier hit is
-therefore never a second hit, so no metric can exceed 1.
+Credit is one-to-one and greedy by rank. Going down the ranking, retrieved unit *i* is a *hit*
+with gain *g* for the highest grade *g* such that unit *i* and every earlier hit can still be
+credited with distinct ground-truth units, each earlier hit with a unit of the grade it was
+given. Earlier hits may swap which unit of their grade they hold (an augmenting path), so the
+result depends on the ranking and the grades only, never on the order the ground truth is
+listed in; a duplicate of an earlier hit is never a second hit, so no metric can exceed 1.
+When every retrieved unit matches at most one ground-truth unit (ID mode, exact matching) this is
+simply "a hit when it matches a ground-truth unit no earlier hit was credited with".
+
+``credit="first_come"`` is the rule continuous-eval uses instead: a unit takes the best-graded
+uncredited ground-truth unit it matches, the first listed among equals, and never moves an
+earlier hit; it can depend on the order of the ground truth when one unit matches several.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from ctxeval.matching.base import BoolMatrix
 
-__all__ = ["Judgments", "judge_ids", "judge_matrix"]
+__all__ = ["Credit", "Judgments", "judge_ids", "judge_matrix"]
+
+Credit = Literal["matching", "first_come"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,26 +80,16 @@ def judge_matrix(
     grades: Sequence[float] | None = None,
     *,
     chunk_ends: Sequence[int] | None = None,
+    credit: Credit = "matching",
 ) -> Judgments:
     """Judge a relevance matrix (retrieved x distinct ground truth) with optional grades."""
     n, m = relevant.shape
     gt_grades = [1.0] * m if grades is None else [float(g) for g in grades]
-    rows: list[list[bool]] = relevant.tolist()
-    credited = [False] * m
-    hits: list[bool] = []
-    gains: list[float] = []
-    for row in rows:
-        best = -1
-        for j, matches in enumerate(row):
-            if matches and not credited[j] and (best < 0 or gt_grades[j] > gt_grades[best]):
-                best = j
-        if best >= 0:
-            credited[best] = True
-            hits.append(True)
-            gains.append(gt_grades[best])
-        else:
-            hits.append(False)
-            gains.append(0.0)
+    matches = [np.flatnonzero(row).tolist() for row in relevant]
+    if credit == "first_come":
+        hits, gains = _credit_first_come(matches, gt_grades)
+    else:
+        hits, gains = _credit(matches, gt_grades)
     if n and m:
         any_row: list[bool] = np.asarray(relevant.any(axis=1)).tolist()
         first = np.where(relevant.any(axis=0), relevant.argmax(axis=0), n)
@@ -105,6 +106,76 @@ def judge_matrix(
         ideal=tuple(sorted(gt_grades, reverse=True)),
         chunk_ends=None if chunk_ends is None else tuple(chunk_ends),
     )
+
+
+def _credit(matches: list[list[int]], grades: list[float]) -> tuple[list[bool], list[float]]:
+    """Greedy-by-rank credit (see the module docstring) over ``matches[i]``: the ground-truth
+    columns row *i* matches. Returns hits and gains per row."""
+    owner: dict[int, int] = {}  # column -> the hit row credited with it
+    held: dict[int, int] = {}  # hit row -> its column
+    grade_of_row: dict[int, float] = {}
+    hits: list[bool] = []
+    gains: list[float] = []
+    for i, columns in enumerate(matches):
+        credited = False
+        for grade in sorted({grades[c] for c in columns}, reverse=True):
+            if _augment(i, grade, matches, grades, grade_of_row, owner, held):
+                grade_of_row[i] = grade
+                credited = True
+                break
+        hits.append(credited)
+        gains.append(grade_of_row[i] if credited else 0.0)
+    return hits, gains
+
+
+def _credit_first_come(
+    matches: list[list[int]], grades: list[float]
+) -> tuple[list[bool], list[float]]:
+    credited: set[int] = set()
+    hits: list[bool] = []
+    gains: list[float] = []
+    for columns in matches:
+        best = -1
+        for column in columns:
+            if column not in credited and (best < 0 or grades[column] > grades[best]):
+                best = column
+        hits.append(best >= 0)
+        gains.append(grades[best] if best >= 0 else 0.0)
+        if best >= 0:
+            credited.add(best)
+    return hits, gains
+
+
+def _augment(
+    start: int,
+    grade: float,
+    matches: list[list[int]],
+    grades: list[float],
+    grade_of_row: dict[int, float],
+    owner: dict[int, int],
+    held: dict[int, int],
+) -> bool:
+    """Find an alternating path from ``start`` (restricted to columns of ``grade``) to a free
+    column, moving earlier hits only among columns of their own grade; apply it if found."""
+    reached_from: dict[int, int] = {}  # column -> the row whose search reached it
+    queue = [start]
+    for row in queue:
+        wanted = grade if row == start else grade_of_row[row]
+        for column in matches[row]:
+            if column in reached_from or grades[column] != wanted:
+                continue
+            reached_from[column] = row
+            if column not in owner:
+                while True:  # flip the path back to start
+                    row_on_path = reached_from[column]
+                    previous = held.get(row_on_path)
+                    owner[column] = row_on_path
+                    held[row_on_path] = column
+                    if row_on_path == start:
+                        return True
+                    column = previous  # type: ignore[assignment]
+            queue.append(owner[column])
+    return False
 
 
 def judge_ids(

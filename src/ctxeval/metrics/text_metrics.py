@@ -18,7 +18,7 @@ from ctxeval.matching.base import MatchingStrategy, as_matches, as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics import functional as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.metrics.judgments import Judgments, judge_matrix
+from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
 from ctxeval.validation import EmptyGroundTruthPolicy, GradedText, validate_texts
 
 __all__ = [
@@ -57,6 +57,7 @@ def judge_texts(
     *,
     k: int | None = None,
     location: str | None = None,
+    credit: Credit = "matching",
 ) -> JudgedRecord:
     """Validate one record, split it into units, match it once and judge it (top ``k`` chunks)."""
     retrieved = validate_texts(retrieved_context, "retrieved_context", location=location)
@@ -80,7 +81,8 @@ def judge_texts(
     else:
         r_units, ends = chunks, None
     matches = as_matches(strategy.match(r_units, gt_units), len(r_units), len(gt_units), strategy)
-    return JudgedRecord(judge_matrix(matches.relevant, grades, chunk_ends=ends), matches.tokenless)
+    judgments = judge_matrix(matches.relevant, grades, chunk_ends=ends, credit=credit)
+    return JudgedRecord(judgments, matches.tokenless)
 
 
 def warn_tokenless(tokenless: Sequence[str], strategy: MatchingStrategy, stacklevel: int) -> None:
@@ -132,6 +134,7 @@ class _TextMetric(MetricBase):
             ground_truth_context,
             k=self._judge_k(),
             location=location,
+            credit=self._credit_rule(),
         )
 
     def __call__(
@@ -183,6 +186,7 @@ class RankedRetrievalMetrics(RankMetricsMixin, _TextMetric):
         convention: str | None = None,
         ap_denominator: F.APDenominator | None = None,
         ap_credit: F.APCredit | None = None,
+        credit: Credit | None = None,
         gain: F.Gain | None = None,
         ideal: F.Ideal | None = None,
         precision_denominator: F.PrecisionDenominator | None = None,
@@ -200,6 +204,7 @@ class RankedRetrievalMetrics(RankMetricsMixin, _TextMetric):
             convention,
             ap_denominator=ap_denominator,
             ap_credit=ap_credit,
+            credit=credit,
             gain=gain,
             ideal=ideal,
             precision_denominator=precision_denominator,
