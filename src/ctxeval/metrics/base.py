@@ -44,8 +44,10 @@ class MetricBase:
     ) -> Scores:
         """The metric's values from judgments, at ``k`` (default: the metric's own ``k``).
 
-        A record with no relevant ground truth follows ``empty_ground_truth``: every value 0.0
-        ("zero"), every value None ("skip": aggregates leave it out and count it), or an error.
+        A record with no relevant ground truth follows ``empty_ground_truth``: scored as it is
+        ("zero": every value is 0, except that in ID mode NDCG still counts grades below
+        ``relevance_level``, as trec_eval does), every value None ("skip": aggregates leave it
+        out and count it), or an error.
         """
         k = self.k if k is None else k
         if judgments.num_relevant == 0:
@@ -56,8 +58,8 @@ class MetricBase:
                     field="ground_truth",
                     location=location,
                 )
-            value = 0.0 if self.empty_ground_truth == "zero" else None
-            return dict.fromkeys(self.keys, value)
+            if self.empty_ground_truth == "skip":
+                return dict.fromkeys(self.keys, None)
         return self._scores(judgments, k)
 
     def _scores(self, judgments: Judgments, k: int | None) -> Scores:
