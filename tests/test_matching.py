@@ -57,15 +57,20 @@ class TestTokenCache:
         cache.encode_record(["a b"], ["b c"])
         assert calls == ["a b", "b c"]
 
-    def test_reset_happens_only_between_records(self) -> None:
-        cache = TokenCache(RougeTokenizer(), max_texts=2)
-        (r1, g1), _ = cache.encode_record(["alpha beta", "gamma"], ["beta gamma delta"])
-        # Over capacity now (3 texts): the next record starts a fresh vocabulary, and its own
-        # encodings must be consistent with each other.
-        (r2, g2), _ = cache.encode_record(["delta beta"], ["beta"])
-        assert len(cache) == 2
-        assert r2[0][1] == g2[0][0]  # "beta" has one id within the record
-        assert r1[0][1] == g1[0][0]
+    def test_cache_is_bounded_by_tokens(self) -> None:
+        cache = TokenCache(RougeTokenizer(), max_tokens=4)
+        cache.encode_record(["alpha beta", "gamma"], ["beta gamma"])
+        # 2 + 1 tokens fit; the third text's 2 would make 5 > 4: a fresh start holding only it.
+        assert len(cache) == 1
+        (r, g), _ = cache.encode_record(["delta beta"], ["beta"])
+        assert r[0][1] == g[0][0]  # equal tokens give equal keys
+        assert len(cache) <= 3
+
+    def test_rouge_match_keys_are_the_tokens(self) -> None:
+        tokenizer = RougeTokenizer()
+        text = "Héllo, İstanbul! K-café 3.14 ÆON"
+        keys = tokenizer.match_keys(text)
+        assert [k.decode() for k in keys] == tokenizer.tokenize(text)  # type: ignore[union-attr]
 
     def test_threads_get_their_own_cache(self) -> None:
         tokenizer = RougeTokenizer()

@@ -254,13 +254,13 @@ def test_long_chunk_against_short_ground_truth(offset: int, cut: int) -> None:
     assert recall.tolist() == [[reference_recall(text, g, False) for g in ground_truth]]
 
 
-def test_vocabulary_beyond_the_surrogate_code_points() -> None:
-    # Token ids are stored as code points; more than 55,296 distinct tokens in one record
-    # pushes ids through U+D800..U+DFFF (surrogates). Scores must not change.
+def test_a_record_with_a_large_vocabulary() -> None:
+    # 60,000 distinct tokens in one record (an earlier design stored token ids as code points,
+    # which this crossed the surrogate range with). Scores must not change.
     tokenizer = RougeTokenizer()
-    default_cache(tokenizer).clear()  # then "t{i}" below gets id i: ids are first-seen order
+    default_cache(tokenizer).clear()
     text = " ".join(f"t{i}" for i in range(60_000))
-    window = [f"t{i}" for i in range(55_000, 58_000)]  # ids 55,000..57,999 cover the surrogates
+    window = [f"t{i}" for i in range(55_000, 58_000)]
     short = ["t57000 t1 t59990 t59999", "t55500 t56000 x y"]
     ground_truth = [" ".join(window), " ".join(reversed(window)), *short]
     recall, _ = rouge_l_recall_matrix([text], ground_truth, tokenizer)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -78,33 +78,29 @@ class MatchingStrategy(Protocol):
 
 
 class TokenCache:
-    """Tokenises each distinct text once and encodes its tokens as a string of interned ids.
+    """Tokenises each distinct text once and keeps its match keys.
 
-    Chunks repeat across queries, so a run shares one cache: a text is tokenised (and stemmed)
-    once, and its token ids are kept as a ``str`` whose code points are the ids, which rapidfuzz
-    compares without copying. The cache is bounded: when it holds ``max_texts`` texts (or the
-    vocabulary outgrows the code-point range) it starts afresh, so memory does not grow with the
-    dataset.
+    Chunks repeat across queries, so a run shares one cache. A text's *match keys* are its
+    tokens in a form rapidfuzz hashes in C (``tokenizer.match_keys`` when the tokenizer has it,
+    else ``tokenize``); two texts' keys are equal exactly where their tokens are. The cache is
+    bounded by the number of tokens it holds and starts afresh when full, so memory does not grow
+    with the dataset.
     """
 
-    # Ids are code points; reset well before the last one so that a record never runs out.
-    _VOCAB_SOFT_LIMIT = 1_000_000
-
-    def __init__(self, tokenizer: Tokenizer, *, max_texts: int = 200_000) -> None:
+    def __init__(self, tokenizer: Tokenizer, *, max_tokens: int = 1_000_000) -> None:
         self.tokenizer = tokenizer
-        self.max_texts = max_texts
-        self._encoded: dict[str, str] = {}
-        self._vocab: dict[str, int] = {}
+        self.max_tokens = max_tokens
+        self._keys: dict[str, list[Hashable]] = {}
+        self._tokens = 0
+        self._split: Callable[[str], Sequence[Hashable]] = getattr(
+            tokenizer, "match_keys", tokenizer.tokenize
+        )
 
-    def encode_record(self, *groups: Sequence[str]) -> tuple[list[list[str]], tuple[str, ...]]:
-        """Encode every group of one record with one vocabulary.
-
-        Returns the encoded groups and the non-empty texts that produced no tokens. The cache is
-        only ever reset between records, so all encodings of a record share their ids.
-        """
-        if len(self._encoded) >= self.max_texts or len(self._vocab) >= self._VOCAB_SOFT_LIMIT:
-            self.clear()
-        encoded = [[self._encode(t) for t in texts] for texts in groups]
+    def encode_record(
+        self, *groups: Sequence[str]
+    ) -> tuple[list[list[list[Hashable]]], tuple[str, ...]]:
+        """Match keys of every text of one record, and the non-empty texts with no tokens."""
+        encoded = [[self.keys(t) for t in texts] for texts in groups]
         tokenless = tuple(
             t
             for texts, codes in zip(groups, encoded, strict=True)
@@ -113,27 +109,22 @@ class TokenCache:
         )
         return encoded, tokenless
 
-    def clear(self) -> None:
-        self._encoded.clear()
-        self._vocab.clear()
+    def keys(self, text: str) -> list[Hashable]:
+        keys = self._keys.get(text)
+        if keys is None:
+            keys = list(self._split(text))
+            if self._tokens + len(keys) > self.max_tokens:
+                self.clear()
+            self._keys[text] = keys
+            self._tokens += len(keys)
+        return keys
 
-    def _encode(self, text: str) -> str:
-        encoded = self._encoded.get(text)
-        if encoded is not None:
-            return encoded
-        vocab = self._vocab
-        ids = []
-        for token in self.tokenizer.tokenize(text):
-            token_id = vocab.get(token)
-            if token_id is None:
-                token_id = vocab[token] = len(vocab)
-            ids.append(token_id)
-        encoded = "".join(map(chr, ids))
-        self._encoded[text] = encoded
-        return encoded
+    def clear(self) -> None:
+        self._keys.clear()
+        self._tokens = 0
 
     def __len__(self) -> int:
-        return len(self._encoded)
+        return len(self._keys)
 
 
 _local = threading.local()

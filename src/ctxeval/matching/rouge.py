@@ -3,8 +3,9 @@
 ROUGE-L recall of a ground-truth unit *g* by a retrieved unit *r* is
 ``LCS(tokens(r), tokens(g)) / len(tokens(g))`` — rouge-score's
 ``RougeScorer(["rougeL"]).score(target=g, prediction=r).recall``, and 0 when either side has no
-tokens, as there. Tokens are interned to integer ids and the LCS lengths of every pair come from
-rapidfuzz's bit-parallel ``LCSseq`` in C++, which makes 5,000-word chunks as routine as short ones.
+tokens, as there. Each text is tokenised once per run (cached), and the LCS lengths of every pair
+come from rapidfuzz's bit-parallel ``LCSseq`` in C++, which makes 5,000-word chunks as routine as
+short ones.
 """
 
 from __future__ import annotations
