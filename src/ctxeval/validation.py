@@ -159,6 +159,13 @@ def validate_qrels(
     value: object, field: str, *, location: str | None = None
 ) -> dict[Hashable, float]:
     """Check relevance judgments: a list of relevant ids (grade 1) or a ``{id: grade}`` map."""
+    if (
+        type(value) is dict
+        and set(map(type, value)) <= {str}
+        and set(map(type, value.values())) <= {int, float}
+        and all(map(math.isfinite, value.values()))
+    ):
+        return {doc: float(grade) for doc, grade in value.items()}  # the common case, fast
     if isinstance(value, Mapping):
         qrels: dict[Hashable, float] = {}
         for i, (doc, grade) in enumerate(value.items()):

@@ -87,13 +87,15 @@ class TokenCache:
     with the dataset.
     """
 
-    def __init__(self, tokenizer: Tokenizer, *, max_tokens: int = 1_000_000) -> None:
+    def __init__(self, tokenizer: Tokenizer, *, max_tokens: int = 200_000) -> None:
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
         self._keys: dict[str, list[Hashable]] = {}
         self._tokens = 0
-        self._split: Callable[[str], Sequence[Hashable]] = getattr(
-            tokenizer, "match_keys", tokenizer.tokenize
+        self._split: Callable[[str], list[Hashable]] = getattr(
+            tokenizer,
+            "match_keys",
+            tokenizer.tokenize,  # type: ignore[arg-type]
         )
 
     def encode_record(
@@ -110,13 +112,16 @@ class TokenCache:
         return encoded, tokenless
 
     def keys(self, text: str) -> list[Hashable]:
-        keys = self._keys.get(text)
-        if keys is None:
-            keys = list(self._split(text))
-            if self._tokens + len(keys) > self.max_tokens:
-                self.clear()
-            self._keys[text] = keys
-            self._tokens += len(keys)
+        cached = self._keys.get(text)
+        if cached is not None:
+            return cached
+        keys = (
+            list(self._split(text)) if not hasattr(self._split, "__self__") else self._split(text)
+        )
+        if self._tokens + len(keys) > self.max_tokens:
+            self.clear()
+        self._keys[text] = keys
+        self._tokens += len(keys)
         return keys
 
     def clear(self) -> None:

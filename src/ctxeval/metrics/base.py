@@ -99,8 +99,9 @@ class SetMetricsMixin(MetricBase):
     keys: ClassVar[tuple[str, ...]] = ("context_precision", "context_recall", "context_f1")
 
     def _scores(self, judgments: Judgments, k: int | None) -> Scores:
-        p = F.context_precision(judgments, k)
-        r = F.context_recall(judgments, k)
+        c = F.set_counts(judgments, k)
+        p = c.relevant_retrieved / c.retrieved if c.retrieved else 0.0
+        r = c.matched_ground_truth / c.ground_truth if c.ground_truth else 0.0
         return {"context_precision": p, "context_recall": r, "context_f1": F.f1_score(p, r)}
 
 

@@ -20,6 +20,7 @@ earlier hit; it can depend on the order of the ground truth when one unit matche
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -85,7 +86,7 @@ def judge_matrix(
     """Judge a relevance matrix (retrieved x distinct ground truth) with optional grades."""
     n, m = relevant.shape
     gt_grades = [1.0] * m if grades is None else [float(g) for g in grades]
-    matches = [np.flatnonzero(row).tolist() for row in relevant]
+    matches = [[j for j, hit in enumerate(row) if hit] for row in relevant.tolist()]
     if credit == "first_come":
         hits, gains = _credit_first_come(matches, gt_grades)
     else:
@@ -195,22 +196,25 @@ def judge_ids(
     position = {doc: j for j, doc in enumerate(relevant_ids)}
     n = len(retrieved)
     first_match = [n] * len(relevant_ids)
-    seen: set[Hashable] = set()
-    relevant: list[bool] = []
-    hits: list[bool] = []
-    gains: list[float] = []
-    for i, doc in enumerate(retrieved):
-        first_time = doc not in seen
-        if first_time:
+    relevant = [doc in position for doc in retrieved]
+    if len(set(retrieved)) == n:
+        # No repeated id (the usual case): every relevant id is a first-time hit.
+        hits = relevant
+        gains = [gain_of.get(doc, 0.0) for doc in retrieved]
+        for i in itertools.compress(range(n), relevant):
+            first_match[position[retrieved[i]]] = i
+    else:
+        seen: set[Hashable] = set()
+        hits = []
+        gains = []
+        for i, doc in enumerate(retrieved):
+            first_time = doc not in seen
             seen.add(doc)
-        gains.append(gain_of.get(doc, 0.0) if first_time else 0.0)
-        j = position.get(doc)
-        relevant.append(j is not None)
-        if j is not None and first_time:
-            first_match[j] = i
-            hits.append(True)
-        else:  # not relevant, or a repeated id that was already credited
-            hits.append(False)
+            gains.append(gain_of.get(doc, 0.0) if first_time else 0.0)
+            hit = first_time and relevant[i]
+            hits.append(hit)
+            if hit:
+                first_match[position[doc]] = i
     return Judgments(
         relevant=tuple(relevant),
         hits=tuple(hits),

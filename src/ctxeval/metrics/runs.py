@@ -16,12 +16,15 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import operator
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
+
+import numpy as np
 
 from ctxeval.errors import ConventionWarning, InvalidArgumentError, InvalidRecordError, type_name
-from ctxeval.metrics.judgments import judge_ids
+from ctxeval.metrics.judgments import Judgments, judge_ids
 from ctxeval.metrics.measures import Measure, parse_measure
 from ctxeval.validation import (
     EmptyGroundTruthPolicy,
@@ -56,6 +59,20 @@ def rank_documents(
     if not isinstance(scored, Mapping):
         return validate_ids(scored, location)
     items = list(scored.items())
+    all_str = set(map(type, scored)) <= {str}
+    # Fast path: str ids and float scores (what run files give) need no per-item ABC checks.
+    if not (all_str and set(map(type, scored.values())) <= {float}):
+        _check_scored(items, location)
+    if not all(map(math.isfinite, scored.values())):
+        _check_scored(items, location)
+    if ties == "trec_eval":
+        items.sort(key=operator.itemgetter(1, 0) if all_str else _tie_key, reverse=True)
+    else:
+        items.sort(key=operator.itemgetter(1), reverse=True)  # stable: input order within ties
+    return [doc for doc, _ in items]
+
+
+def _check_scored(items: list[tuple[Hashable, Any]], location: str) -> None:
     for doc, score in items:
         if isinstance(doc, bool) or not isinstance(doc, str | numbers.Integral):
             raise InvalidRecordError(
@@ -71,11 +88,53 @@ def rank_documents(
                 f"{location}[{doc!r}] has score {score!r}; a score must be a finite number "
                 "(higher ranks first)"
             )
-    if ties == "trec_eval":
-        items.sort(key=_tie_key, reverse=True)
-    else:
-        items.sort(key=lambda item: item[1], reverse=True)  # stable: input order within ties
-    return [doc for doc, _ in items]
+
+
+def _judge_by_rank_count(
+    scored: Mapping[Any, float], qrels: Mapping[Hashable, float], relevance_level: float
+) -> Judgments | None:
+    """Judge a scored query without sorting it, when no tie can change a result.
+
+    Only documents with a positive grade earn anything. When each of them has a score no other
+    document shares, its rank is the number of documents scoring higher, whatever the tie
+    policy, and ties elsewhere are among documents that earn nothing. Returns None otherwise
+    (the caller sorts). Exactly the judgments of the full sort, in a fraction of the time.
+    """
+    graded = [(doc, grade) for doc, grade in qrels.items() if grade > 0 and doc in scored]
+    n = len(scored)
+    scores = np.fromiter(scored.values(), dtype=np.float64, count=n)
+    ordered = np.sort(scores)
+    targets = np.array([scored[doc] for doc, _ in graded], dtype=np.float64)
+    above = np.searchsorted(ordered, targets, side="right")
+    if graded and (above - np.searchsorted(ordered, targets, side="left") > 1).any():
+        return None
+    relevant_ids = [doc for doc, grade in qrels.items() if grade >= relevance_level]
+    position = {doc: j for j, doc in enumerate(relevant_ids)}
+    first_match = [n] * len(relevant_ids)
+    hits = [False] * n
+    gains = [0.0] * n
+    for (doc, grade), rank in zip(graded, (n - above).tolist(), strict=True):
+        gains[rank] = float(grade)
+        j = position.get(doc)
+        if j is not None:
+            hits[rank] = True
+            first_match[j] = rank
+    return Judgments(
+        relevant=tuple(hits),
+        hits=tuple(hits),
+        gains=tuple(gains),
+        first_match=tuple(first_match),
+        ideal=tuple(sorted((float(g) for g in qrels.values() if g > 0), reverse=True)),
+    )
+
+
+def _fast_path_ok(scored: object) -> TypeGuard[dict[str, float]]:
+    return (
+        type(scored) is dict
+        and set(map(type, scored)) <= {str}
+        and set(map(type, scored.values())) <= {float}
+        and all(map(math.isfinite, scored.values()))
+    )
 
 
 def _ties_straddle_relevance(
@@ -143,10 +202,20 @@ def evaluate_run(
                 results[qid] = {key: 0.0 for key, _ in parsed}
             continue
         scored = run[qid]
-        ranked = rank_documents(scored, ties=ties, location=f"run[{qid!r}]")
-        if isinstance(scored, Mapping) and _ties_straddle_relevance(scored, ranked, judged):
-            tied_queries += 1
-        judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
+        fast = (
+            _judge_by_rank_count(scored, judged, relevance_level) if _fast_path_ok(scored) else None
+        )
+        if fast is not None:
+            judgments = fast
+        else:
+            ranked = rank_documents(scored, ties=ties, location=f"run[{qid!r}]")
+            if (
+                isinstance(scored, Mapping)
+                and len(set(scored.values())) < len(scored)
+                and _ties_straddle_relevance(scored, ranked, judged)
+            ):
+                tied_queries += 1
+            judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
         if judgments.num_relevant == 0:
             if empty_ground_truth == "error":
                 raise InvalidRecordError(

@@ -44,6 +44,7 @@ _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
 _ROUGE_VALID = re.compile(r"^[a-z0-9]+$")
 # Byte table: a-z and 0-9 stay, every other byte (and "?" from non-ASCII) becomes a space.
 _ROUGE_BYTES = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
+_ROUGE_BYTES_LOWER = bytes(c + 32 if 65 <= c <= 90 else b for c, b in enumerate(_ROUGE_BYTES))
 
 
 @lru_cache(maxsize=1)
@@ -94,6 +95,9 @@ class RougeTokenizer:
         ``bytes.translate`` and ``split`` give rouge-score's tokens, about 2.5x faster."""
         if self._stem:
             return self.tokenize(text)
+        if text.isascii():  # O(1) in CPython; lowercasing is then part of the byte table
+            return text.encode().translate(_ROUGE_BYTES_LOWER).split()
+        # lower() first: a few non-ASCII letters lowercase to ASCII ones ("K" Kelvin -> "k").
         return text.lower().encode("ascii", "replace").translate(_ROUGE_BYTES).split()
 
     def __repr__(self) -> str:
