@@ -23,6 +23,8 @@ from ctxeval.errors import (
     MissingDependencyError,
     SpecError,
 )
+from ctxeval.evaluator import RetrievalEvaluator, evaluate
+from ctxeval.io import FieldMap, Record, RecordError, read_records
 from ctxeval.matching import (
     ExactChunkMatch,
     ExactSentenceMatch,
@@ -45,6 +47,7 @@ from ctxeval.metrics import (
     evaluate_run,
     parse_measure,
 )
+from ctxeval.results import EvaluationResult
 from ctxeval.text import RougeTokenizer, UnicodeTokenizer, get_splitter, get_tokenizer
 
 __version__ = "0.1.0"
@@ -55,8 +58,10 @@ __all__ = [
     "CtxevalError",
     "CtxevalWarning",
     "EmptyTokensWarning",
+    "EvaluationResult",
     "ExactChunkMatch",
     "ExactSentenceMatch",
+    "FieldMap",
     "FuzzyChunkMatch",
     "IDPrecisionRecallF1",
     "IDRankedRetrievalMetrics",
@@ -71,15 +76,20 @@ __all__ = [
     "PairwiseMatch",
     "PrecisionRecallF1",
     "RankedRetrievalMetrics",
+    "Record",
+    "RecordError",
+    "RetrievalEvaluator",
     "RougeChunkMatch",
     "RougeSentenceMatch",
     "RougeTokenizer",
     "SpecError",
     "UnicodeTokenizer",
     "__version__",
+    "evaluate",
     "evaluate_run",
     "get_splitter",
     "get_tokenizer",
     "parse_measure",
     "parse_strategy",
+    "read_records",
 ]

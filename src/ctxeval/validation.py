@@ -48,6 +48,13 @@ def _sequence(value: object, field: str, location: str | None, what: str) -> lis
             field=field,
             location=location,
         )
+    if _is_nan(value):
+        raise InvalidRecordError(
+            f"{field} is NaN (a missing value, often an empty CSV or DataFrame cell); pass a "
+            f"list of {what}",
+            field=field,
+            location=location,
+        )
     if isinstance(value, Mapping) or not isinstance(value, Iterable):
         raise InvalidRecordError(
             f"{field} must be a list of {what}, got {type_name(value)}",

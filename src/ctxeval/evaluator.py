@@ -1,0 +1,227 @@
+"""RetrievalEvaluator: metrics over a whole dataset, at one or many cut-offs.
+
+Records stream from the reader in batches; each batch is scored (in this process or in worker
+processes, results kept in input order) and folded into running sums, so memory depends on the
+batch size and the per-query rows kept, not on the size of the input.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import islice
+from typing import Any, Literal
+
+from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError, InvalidRecordError
+from ctxeval.io.records import Mode, Record, RecordError
+from ctxeval.matching.rouge import RougeChunkMatch
+from ctxeval.metrics.base import MetricBase
+from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
+from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
+from ctxeval.progress import Progress
+from ctxeval.results import Aggregator, EvaluationResult
+from ctxeval.scoring import RowResult, ScoringPlan, score_batch
+from ctxeval.validation import check_choice, check_k
+
+__all__ = ["RetrievalEvaluator", "evaluate"]
+
+OnError = Literal["raise", "skip"]
+Batch = list[Record | RecordError]
+
+
+def default_metrics(mode: Mode) -> tuple[MetricBase, ...]:
+    if mode == "id":
+        return (IDPrecisionRecallF1(), IDRankedRetrievalMetrics())
+    strategy = RougeChunkMatch()
+    return (PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy))
+
+
+def _normalise_ks(k: int | Sequence[int] | None) -> tuple[int | None, ...]:
+    if k is None:
+        return (None,)
+    if isinstance(k, int):
+        return (check_k("RetrievalEvaluator.run", k),)
+    ks = [check_k("RetrievalEvaluator.run", value) for value in k]
+    if not ks:
+        raise InvalidArgumentError("RetrievalEvaluator.run(k=[]): give at least one cut-off")
+    return tuple(sorted(set(ks)))  # type: ignore[type-var]
+
+
+def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch]:
+    while batch := list(islice(items, size)):
+        yield batch
+
+
+def _pool_context() -> Any:
+    # fork where the platform has it (Linux): workers start at once, with the parent's imports,
+    # and scripts or notebooks need no `if __name__ == "__main__":` guard, nor must a custom
+    # strategy defined in __main__ be importable. Elsewhere spawn, which needs that guard.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _score_in_order(
+    plan: ScoringPlan, batches: Iterator[Batch], workers: int
+) -> Iterator[list[RowResult | RecordError]]:
+    """Score batches, in worker processes when it pays, yielding results in input order."""
+    first = next(batches, None)
+    if first is None:
+        return
+    second = next(batches, None)
+    if workers <= 1 or second is None:
+        # One batch or one worker: starting processes would cost more than it saves.
+        yield score_batch(plan, first)
+        if second is not None:
+            yield score_batch(plan, second)
+            for batch in batches:
+                yield score_batch(plan, batch)
+        return
+    pending: deque[Future[list[RowResult | RecordError]]] = deque()
+    window = 2 * workers  # bounded read-ahead keeps memory flat
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+        try:
+            for batch in (first, second):
+                pending.append(pool.submit(score_batch, plan, batch))
+            for batch in batches:
+                if len(pending) >= window:
+                    yield pending.popleft().result()
+                pending.append(pool.submit(score_batch, plan, batch))
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+class RetrievalEvaluator:
+    """Evaluate a dataset of retrieval results with ctxeval metrics.
+
+    ``dataset``: a path (JSONL, JSON, CSV, Parquet, or a glob of them), a pandas DataFrame, or an
+    iterable of dicts (a list can be run many times; a generator once). ``metrics`` default to
+    ``PrecisionRecallF1`` and ``RankedRetrievalMetrics`` with ``RougeChunkMatch()`` for contexts,
+    or their ID-mode versions for chunk ids. ``fields`` maps the dataset's field names when
+    auto-detection is not enough (``{"retrieved": ..., "ground_truth": ..., "id": ...}``).
+
+    ``on_error="raise"`` stops at the first bad record with a message naming its file and line,
+    field and fix; ``"skip"`` completes the run and lists the bad records in
+    ``result.skipped``. ``workers`` processes score batches of ``batch_size`` records (default:
+    every core; 1 scores in this process); results keep the input order. ``progress`` shows a
+    progress line on stderr (default: when stderr is a terminal) or calls a function with the
+    number of records done.
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        metrics: Iterable[MetricBase] | MetricBase | None = None,
+        *,
+        fields: Any = None,
+        format: str | None = None,
+        on_error: OnError = "raise",
+        workers: int | None = None,
+        batch_size: int = 256,
+        progress: bool | Callable[[int], None] | None = None,
+    ) -> None:
+        self.dataset = dataset
+        if isinstance(metrics, MetricBase):
+            metrics = [metrics]
+        self.metrics: tuple[MetricBase, ...] | None = None if metrics is None else tuple(metrics)
+        if self.metrics is not None:
+            ScoringPlan(self.metrics, (None,))  # validate now, not at run time
+        self.fields = fields
+        self.format = format
+        self.on_error: OnError = check_choice(
+            "RetrievalEvaluator", "on_error", on_error, ("raise", "skip")
+        )
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
+            raise InvalidArgumentError(
+                f"RetrievalEvaluator(workers={workers!r}): give a whole number >= 1 "
+                "(1 scores in this process), or None for every core"
+            )
+        if workers is not None and workers < 1:
+            raise InvalidArgumentError(
+                f"RetrievalEvaluator(workers={workers}): give a whole number >= 1, or None"
+            )
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidArgumentError(
+                f"RetrievalEvaluator(batch_size={batch_size!r}): give a whole number >= 1"
+            )
+        self.batch_size = batch_size
+        self.progress = progress
+
+    def _records(self) -> Iterator[Record | RecordError]:
+        from ctxeval.io.readers import read_records
+
+        return read_records(self.dataset, fields=self.fields, format=self.format)
+
+    def run(self, k: int | Sequence[int] | None = None) -> EvaluationResult:
+        """Score every record at each cut-off in ``k`` (one int, a list, or None: all)."""
+        ks = _normalise_ks(k)
+        records = self._records()
+        first = next(records, None)
+        if first is None:
+            metrics = self.metrics or default_metrics("text")
+            return Aggregator(ScoringPlan(metrics, ks), self._source_name()).result()
+        mode: Mode = first.mode if isinstance(first, Record) else "text"
+        if isinstance(first, RecordError) and self.metrics is None:
+            mode = self._guess_mode(first)
+        plan = ScoringPlan(self.metrics or default_metrics(mode), ks)
+        aggregator = Aggregator(plan, self._source_name())
+        progress = Progress.from_option(self.progress, stream=sys.stderr)
+        stream = _prepend(first, records)
+        try:
+            for results in _score_in_order(plan, _batches(stream, self.batch_size), self.workers):
+                for item in results:
+                    if isinstance(item, RecordError) and self.on_error == "raise":
+                        raise InvalidRecordError(
+                            f"{item}. Fix the record, or pass on_error='skip' to skip bad "
+                            "records and count them in the results"
+                        )
+                    aggregator.add(item)
+                progress.update(len(results))
+        finally:
+            progress.close()
+        result = aggregator.result()
+        if result.summary["tokenless_texts"]:
+            warnings.warn(
+                EmptyTokensWarning(
+                    f"{result.summary['tokenless_texts']} non-empty text(s) in "
+                    f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
+                    "tokens and could not match anything; for text that is not English use "
+                    "RougeChunkMatch(tokenizer='unicode')"
+                ),
+                stacklevel=2,
+            )
+        return result
+
+    def _guess_mode(self, error: RecordError) -> Mode:
+        return "id" if error.field and "ids" in error.field else "text"
+
+    def _source_name(self) -> str:
+        if isinstance(self.dataset, str | os.PathLike):
+            return os.fspath(self.dataset)
+        return type(self.dataset).__name__
+
+
+def _prepend(
+    first: Record | RecordError, rest: Iterator[Record | RecordError]
+) -> Iterator[Record | RecordError]:
+    yield first
+    yield from rest
+
+
+def evaluate(
+    dataset: Any,
+    metrics: Iterable[MetricBase] | MetricBase | None = None,
+    *,
+    k: int | Sequence[int] | None = None,
+    **options: Any,
+) -> EvaluationResult:
+    """Shortcut for ``RetrievalEvaluator(dataset, metrics, **options).run(k)``."""
+    return RetrievalEvaluator(dataset, metrics, **options).run(k)

@@ -1,0 +1,201 @@
+"""Scoring one record with several metrics at several cut-offs, matching it only once.
+
+This is the unit of work the evaluator ships to worker processes: a :class:`ScoringPlan` (the
+metrics and cut-offs, picklable) applied to a batch of :class:`~ctxeval.io.records.Record`. Every
+metric that shares a strategy shares one matching pass, judged at the largest cut-off; every
+cut-off is then a prefix of the same judgments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.io.records import Record, RecordError
+from ctxeval.metrics.base import MetricBase, SetMetricsMixin
+from ctxeval.metrics.functional import SetCounts, set_counts
+from ctxeval.metrics.id_metrics import _IdMetric
+from ctxeval.metrics.judgments import Judgments, judge_ids
+from ctxeval.metrics.text_metrics import _TextMetric, judge_texts
+from ctxeval.validation import GradedText
+
+__all__ = ["RowResult", "ScoringPlan", "column_name", "score_batch"]
+
+Ks = tuple[int | None, ...]
+
+
+def column_name(key: str, k: int | None) -> str:
+    """``"ndcg@5"``, or plain ``"ndcg"`` for the whole retrieved list."""
+    return key if k is None else f"{key}@{k}"
+
+
+@dataclass(frozen=True)
+class ScoringPlan:
+    """Which metrics, at which cut-offs. ``ks`` holds ``None`` for "the whole list"."""
+
+    metrics: tuple[MetricBase, ...]
+    ks: Ks
+
+    def __post_init__(self) -> None:
+        if not self.metrics:
+            raise InvalidArgumentError("RetrievalEvaluator(metrics=...): give at least one metric")
+        seen: dict[str, MetricBase] = {}
+        for metric in self.metrics:
+            if not isinstance(metric, MetricBase):
+                raise InvalidArgumentTypeError(
+                    f"RetrievalEvaluator(metrics=...): {metric!r} is not a ctxeval metric; use "
+                    "PrecisionRecallF1, RankedRetrievalMetrics or their ID-mode versions"
+                )
+            for key in metric.keys:
+                if key in seen and seen[key] != metric:
+                    raise InvalidArgumentError(
+                        f"RetrievalEvaluator(metrics=...): {metric!r} and {seen[key]!r} both "
+                        f"produce {key!r}; evaluate them in separate runs (or compare runs)"
+                    )
+                seen[key] = metric
+
+    def metric_ks(self, metric: MetricBase) -> Ks:
+        """The cut-offs a metric is evaluated at: the run's, or the metric's own ``k``."""
+        if self.ks == (None,) and metric.k is not None:
+            return (metric.k,)
+        return self.ks
+
+    def columns(self) -> list[str]:
+        return [
+            column_name(key, k)
+            for metric in self.metrics
+            for k in self.metric_ks(metric)
+            for key in metric.keys
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class RowResult:
+    """The scores of one record, plus what aggregation needs."""
+
+    index: int
+    id: str
+    metadata: dict[str, Any]
+    values: dict[str, float | None]
+    # (metric position, k) -> counts behind the set metrics, for micro averages
+    counts: dict[tuple[int, int | None], SetCounts]
+    num_relevant: int
+    num_retrieved: int
+    empty_ground_truth: bool
+    tokenless: int = 0
+    skipped_values: bool = field(default=False)
+
+
+def _depth(plan: ScoringPlan, metric: MetricBase) -> int | None:
+    """How many retrieved items to judge so that every cut-off is a prefix."""
+    ks = plan.metric_ks(metric)
+    options = getattr(metric, "rank_options", None)
+    if None in ks or (options is not None and options.ideal == "retrieved"):
+        return None  # the whole list: no cut-off, or an ideal built from all of it
+    return max(k for k in ks if k is not None)
+
+
+def _judge(
+    plan: ScoringPlan, record: Record, metric: MetricBase, cache: dict[Hashable, Any]
+) -> tuple[Judgments, int]:
+    depth = _depth(plan, metric)
+    if isinstance(metric, _TextMetric):
+        if record.mode != "text":
+            raise InvalidArgumentError(
+                f"{metric!r} scores contexts, but the dataset has chunk ids; use "
+                "IDPrecisionRecallF1 / IDRankedRetrievalMetrics for ID-mode data"
+            )
+        credit = metric._credit_rule()
+        key: Hashable = ("text", metric.matching_strategy, credit, depth)
+        if key not in cache:
+            judged = judge_texts(
+                metric.matching_strategy,
+                record.retrieved,
+                record.ground_truth,
+                k=depth,
+                location=record.location,
+                credit=credit,
+            )
+            cache[key] = (judged.judgments, len(judged.tokenless))
+        return cache[key]  # type: ignore[no-any-return]
+    if isinstance(metric, _IdMetric):
+        if record.mode != "id":
+            raise InvalidArgumentError(
+                f"{metric!r} scores chunk ids, but the dataset has contexts; use "
+                "PrecisionRecallF1 / RankedRetrievalMetrics for text data"
+            )
+        key = ("id", metric.relevance_level, depth)
+        if key not in cache:
+            retrieved = record.retrieved if depth is None else record.retrieved[:depth]
+            qrels = record.ground_truth
+            assert isinstance(qrels, dict)
+            cache[key] = (judge_ids(retrieved, qrels, relevance_level=metric.relevance_level), 0)
+        return cache[key]  # type: ignore[no-any-return]
+    raise InvalidArgumentTypeError(f"{metric!r} is not a metric the evaluator can run")
+
+
+def _num_relevant(record: Record) -> int:
+    truth = record.ground_truth
+    if isinstance(truth, dict):
+        return sum(1 for grade in truth.values() if grade > 0)
+    return len({t.text if isinstance(t, GradedText) else t for t in truth})
+
+
+def score_record(plan: ScoringPlan, record: Record) -> RowResult:
+    values: dict[str, float | None] = {}
+    counts: dict[tuple[int, int | None], SetCounts] = {}
+    cache: dict[Hashable, Any] = {}
+    tokenless = 0
+    relevant = None
+    for position, metric in enumerate(plan.metrics):
+        judgments, lost = _judge(plan, record, metric, cache)
+        tokenless = max(tokenless, lost)
+        relevant = judgments.num_relevant if relevant is None else relevant
+        for k in plan.metric_ks(metric):
+            scores = metric.scores(judgments, k, location=record.location)
+            for key, value in scores.items():
+                values[column_name(key, k)] = value
+            if isinstance(metric, SetMetricsMixin) and None not in scores.values():
+                counts[(position, k)] = set_counts(judgments, k)
+    return RowResult(
+        index=record.index,
+        id=record.id,
+        metadata=record.metadata,
+        values=values,
+        counts=counts,
+        num_relevant=_num_relevant(record),
+        num_retrieved=len(record.retrieved),
+        empty_ground_truth=relevant == 0,
+        tokenless=tokenless,
+        skipped_values=any(v is None for v in values.values()),
+    )
+
+
+def score_batch(
+    plan: ScoringPlan, batch: Sequence[Record | RecordError]
+) -> list[RowResult | RecordError]:
+    """Score a batch in order; a record that fails while scoring becomes a RecordError."""
+    out: list[RowResult | RecordError] = []
+    for item in batch:
+        if isinstance(item, RecordError):
+            out.append(item)
+            continue
+        try:
+            out.append(score_record(plan, item))
+        except InvalidArgumentError:
+            raise  # a configuration mistake, not a bad record: stop the run
+        except CtxevalError as exc:
+            message = str(exc)
+            prefix = f"{item.location}: "
+            out.append(
+                RecordError(
+                    index=item.index,
+                    id=item.id,
+                    location=item.location,
+                    field=getattr(exc, "field", None),
+                    message=message[len(prefix) :] if message.startswith(prefix) else message,
+                )
+            )
+    return out
