@@ -317,3 +317,29 @@ def test_exact_text_mode_equals_id_mode_over_a_dataset() -> None:
         SEED_003, [IDPrecisionRecallF1(), IDRankedRetrievalMetrics()], workers=1
     ).run(k=[1, 2, 3])
     assert by_text.aggregate == by_id.aggregate
+
+
+def test_streamed_output_equals_saved_result(tmp_path: Path) -> None:
+    records = synthetic_records(50)
+    kept = RetrievalEvaluator(records, METRICS, workers=1).run(k=[1, 5])
+    streamed = RetrievalEvaluator(records, METRICS, workers=1, keep_per_query=False).run(
+        k=[1, 5], output=tmp_path / "out.jsonl"
+    )
+    assert streamed.per_query == []  # nothing kept in memory
+    assert streamed.aggregate == kept.aggregate
+    loaded = EvaluationResult.load(tmp_path / "out.jsonl")
+    assert loaded.per_query == kept.per_query
+    assert loaded.aggregate == kept.aggregate
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_a_failed_streamed_run_leaves_no_output(tmp_path: Path) -> None:
+    records = [*synthetic_records(5), {"id": "bad", "retrieved_context": None}]
+    with pytest.raises(InvalidRecordError):
+        RetrievalEvaluator(records, METRICS, workers=1).run(output=tmp_path / "out.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_streamed_output_must_be_jsonl(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"\.jsonl"):
+        RetrievalEvaluator(SEED_003, [IDPrecisionRecallF1()]).run(output=tmp_path / "x.csv")

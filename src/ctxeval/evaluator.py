@@ -24,7 +24,7 @@ from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
-from ctxeval.results import Aggregator, EvaluationResult
+from ctxeval.results import Aggregator, EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 from ctxeval.validation import check_choice, check_k
 
@@ -112,7 +112,8 @@ class RetrievalEvaluator:
     ``result.skipped``. ``workers`` processes score batches of ``batch_size`` records (default:
     every core; 1 scores in this process); results keep the input order. ``progress`` shows a
     progress line on stderr (default: when stderr is a terminal) or calls a function with the
-    number of records done.
+    number of records done. ``keep_per_query=False`` keeps only the aggregates in memory (use
+    ``run(output=...)`` to have the per-query rows on disk).
     """
 
     def __init__(
@@ -126,6 +127,7 @@ class RetrievalEvaluator:
         workers: int | None = None,
         batch_size: int = 256,
         progress: bool | Callable[[int], None] | None = None,
+        keep_per_query: bool = True,
     ) -> None:
         self.dataset = dataset
         if isinstance(metrics, MetricBase):
@@ -154,15 +156,49 @@ class RetrievalEvaluator:
             )
         self.batch_size = batch_size
         self.progress = progress
+        self.keep_per_query = bool(keep_per_query)
 
     def _records(self) -> Iterator[Record | RecordError]:
         from ctxeval.io.readers import read_records
 
         return read_records(self.dataset, fields=self.fields, format=self.format)
 
-    def run(self, k: int | Sequence[int] | None = None) -> EvaluationResult:
-        """Score every record at each cut-off in ``k`` (one int, a list, or None: all)."""
+    def run(
+        self,
+        k: int | Sequence[int] | None = None,
+        *,
+        output: str | os.PathLike[str] | None = None,
+    ) -> EvaluationResult:
+        """Score every record at each cut-off in ``k`` (one int, a list, or None: all).
+
+        ``output`` (a ``.jsonl`` path) streams per-query rows to disk during the run and writes
+        the complete result file atomically at the end; with ``keep_per_query=False`` the rows
+        are then not kept in memory either, so memory stays flat for any dataset size.
+        """
         ks = _normalise_ks(k)
+        writer = None if output is None else JsonlResultWriter(output)
+        try:
+            result = self._run(ks, writer)
+            if writer is not None:
+                writer.finish(result)
+        finally:
+            if writer is not None:
+                writer.close()
+        if result.summary["tokenless_texts"]:
+            warnings.warn(
+                EmptyTokensWarning(
+                    f"{result.summary['tokenless_texts']} non-empty text(s) in "
+                    f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
+                    "tokens and could not match anything; for text that is not English use "
+                    "RougeChunkMatch(tokenizer='unicode')"
+                ),
+                stacklevel=2,
+            )
+        return result
+
+    def _run(
+        self, ks: tuple[int | None, ...], writer: JsonlResultWriter | None
+    ) -> EvaluationResult:
         records = self._records()
         first = next(records, None)
         if first is None:
@@ -172,7 +208,12 @@ class RetrievalEvaluator:
         if isinstance(first, RecordError) and self.metrics is None:
             mode = self._guess_mode(first)
         plan = ScoringPlan(self.metrics or default_metrics(mode), ks)
-        aggregator = Aggregator(plan, self._source_name())
+        aggregator = Aggregator(
+            plan,
+            self._source_name(),
+            keep_rows=self.keep_per_query,
+            row_sink=None if writer is None else writer.write,
+        )
         progress = Progress.from_option(self.progress, stream=sys.stderr)
         stream = _prepend(first, records)
         try:
@@ -187,18 +228,7 @@ class RetrievalEvaluator:
                 progress.update(len(results))
         finally:
             progress.close()
-        result = aggregator.result()
-        if result.summary["tokenless_texts"]:
-            warnings.warn(
-                EmptyTokensWarning(
-                    f"{result.summary['tokenless_texts']} non-empty text(s) in "
-                    f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
-                    "tokens and could not match anything; for text that is not English use "
-                    "RougeChunkMatch(tokenizer='unicode')"
-                ),
-                stacklevel=2,
-            )
-        return result
+        return aggregator.result()
 
     def _guess_mode(self, error: RecordError) -> Mode:
         return "id" if error.field and "ids" in error.field else "text"

@@ -15,7 +15,7 @@ import csv
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from ctxeval.io.records import RecordError
 from ctxeval.metrics.functional import f1_score
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
 
-__all__ = ["Aggregator", "EvaluationResult"]
+__all__ = ["Aggregator", "EvaluationResult", "JsonlResultWriter"]
 
 _FORMAT_VERSION = 1
 
@@ -185,6 +185,50 @@ class EvaluationResult:
         )
 
 
+class JsonlResultWriter:
+    """Streams per-query rows of a run to disk and writes the result file atomically at the end.
+
+    Rows go to a temporary file as they arrive, so memory stays flat however many records a run
+    has; :meth:`finish` writes the header line (aggregate, summary, skipped) followed by the rows
+    to the target, which appears complete or not at all.
+    """
+
+    def __init__(self, target: str | os.PathLike[str]) -> None:
+        self.target = Path(target)
+        if self.target.suffix.lower() != ".jsonl":
+            raise InvalidArgumentError(
+                f"run(output={os.fspath(target)!r}): per-query rows are streamed to .jsonl "
+                "files; save other formats with result.save(path) after the run"
+            )
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        # Closed by finish()/close(); a context manager cannot span the run.
+        self._rows = tempfile.TemporaryFile(  # noqa: SIM115
+            "w+", encoding="utf-8", dir=self.target.parent
+        )
+        self.count = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._rows.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        self.count += 1
+
+    def finish(self, result: EvaluationResult) -> None:
+        header = {
+            "ctxeval_result": _FORMAT_VERSION,
+            "aggregate": result.aggregate,
+            "summary": result.summary,
+            "skipped": result.skipped,
+        }
+        self._rows.seek(0)
+        with _atomic(self.target) as out:
+            out.write(json.dumps(header, ensure_ascii=False) + "\n")
+            while chunk := self._rows.read(1 << 20):
+                out.write(chunk)
+        self.close()
+
+    def close(self) -> None:
+        self._rows.close()
+
+
 def _header(data: Any, source: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or "aggregate" not in data or "summary" not in data:
         raise InvalidArgumentError(f"{source} is not a ctxeval result file (no aggregate/summary)")
@@ -246,10 +290,18 @@ def _atomic(target: Path, *, binary: bool = False) -> Iterator[Any]:
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order."""
 
-    def __init__(self, plan: ScoringPlan, source: str, *, keep_rows: bool = True) -> None:
+    def __init__(
+        self,
+        plan: ScoringPlan,
+        source: str,
+        *,
+        keep_rows: bool = True,
+        row_sink: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.plan = plan
         self.source = source
         self.keep_rows = keep_rows
+        self.row_sink = row_sink
         self.columns = plan.columns()
         self.rows: list[dict[str, Any]] = []
         self.skipped: list[dict[str, Any]] = []
@@ -300,13 +352,16 @@ class Aggregator:
             sums = self._micro.setdefault(key, [0, 0, 0, 0])
             for i, value in enumerate(counts):
                 sums[i] += value
-        if self.keep_rows:
+        if self.keep_rows or self.row_sink is not None:
             row: dict[str, Any] = {"id": item.id}
             for name, value in item.metadata.items():
                 clash = name in item.values or name == "id"
                 row[f"metadata.{name}" if clash else name] = value
             row.update(item.values)
-            self.rows.append(row)
+            if self.keep_rows:
+                self.rows.append(row)
+            if self.row_sink is not None:
+                self.row_sink(row)
 
     def aggregate(self) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
