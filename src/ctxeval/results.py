@@ -10,17 +10,17 @@ in memory to compute them:
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxeval.errors import InvalidArgumentError, MissingDependencyError
+from ctxeval.io.atomic import atomic_write as _atomic
 from ctxeval.io.records import RecordError
 from ctxeval.metrics.functional import f1_score
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
@@ -265,26 +265,6 @@ def _from_csv(value: str) -> Any:
 
 def _parquet_cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
-
-
-@contextlib.contextmanager
-def _atomic(target: Path, *, binary: bool = False) -> Iterator[Any]:
-    """Write to a temporary file beside ``target`` and rename it into place on success."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        out: Any = (
-            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
-        )
-        with out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 class Aggregator:

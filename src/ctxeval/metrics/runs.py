@@ -47,7 +47,7 @@ def _tie_key(item: tuple[Hashable, float]) -> tuple[float, str]:
 
 
 def rank_documents(
-    scored: Mapping[Hashable, float] | Sequence[Hashable],
+    scored: Mapping[Any, float] | Sequence[Hashable],
     *,
     ties: Ties = "trec_eval",
     location: str = "run",
@@ -152,8 +152,8 @@ def _ties_straddle_relevance(
 
 
 def evaluate_run(
-    run: Mapping[Hashable, Mapping[Hashable, float] | Sequence[Hashable]],
-    qrels: Mapping[Hashable, Mapping[Hashable, float] | Sequence[Hashable]],
+    run: Mapping[Any, Mapping[Any, float] | Sequence[Hashable]],
+    qrels: Mapping[Any, Mapping[Any, float] | Sequence[Hashable]],
     measures: Iterable[str | Measure],
     *,
     ties: Ties = "trec_eval",

@@ -1,0 +1,242 @@
+"""The command line through its real entry point (a subprocess), exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from ctxeval import IDRankedRetrievalMetrics, PrecisionRecallF1, RetrievalEvaluator, RougeChunkMatch
+from ctxeval.results import EvaluationResult
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDS = ROOT / "fixtures" / "records.jsonl"
+
+
+def ctxeval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONWARNINGS": "default"}
+    return subprocess.run(
+        [sys.executable, "-m", "ctxeval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
+def test_help_lists_commands_and_examples() -> None:
+    top = ctxeval("--help")
+    assert top.returncode == 0
+    for command in ("evaluate", "convert"):
+        assert command in top.stdout
+    evaluate = ctxeval("evaluate", "--help")
+    assert evaluate.returncode == 0
+    assert "Examples:" in evaluate.stdout
+    assert "--fail-under" in evaluate.stdout
+
+
+def test_evaluate_json_equals_the_library() -> None:
+    done = ctxeval(
+        "evaluate", RECORDS, "--tokenizer", "unicode", "-k", "1", "-k", "3", "--format", "json"
+    )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    strategy = RougeChunkMatch(tokenizer="unicode")
+    from ctxeval import RankedRetrievalMetrics
+
+    expected = RetrievalEvaluator(
+        RECORDS, [PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy)], workers=1
+    ).run(k=[1, 3])
+    assert printed["aggregate"] == expected.aggregate
+    assert printed["summary"]["queries"] == 8
+
+
+@pytest.mark.parametrize(
+    ("fmt", "fragment"),
+    [("table", "context_recall@3"), ("markdown", "| context_recall@3 |"), ("csv", "metric,value")],
+)
+def test_formats(fmt: str, fragment: str) -> None:
+    done = ctxeval("evaluate", RECORDS, "--tokenizer", "unicode", "-k", "3", "--format", fmt)
+    assert done.returncode == 0, done.stderr
+    assert fragment in done.stdout
+
+
+def test_fail_under_gate_exit_codes() -> None:
+    passed = ctxeval(
+        "evaluate",
+        RECORDS,
+        "--tokenizer",
+        "unicode",
+        "-k",
+        "3",
+        "--fail-under",
+        "context_recall@3=0.8",
+    )
+    assert passed.returncode == 0
+    assert "gate passed: context_recall@3 = 0.8750 >= 0.8" in passed.stderr
+    failed = ctxeval(
+        "evaluate",
+        RECORDS,
+        "--tokenizer",
+        "unicode",
+        "-k",
+        "3",
+        "--fail-under",
+        "context_recall@3=0.9",
+    )
+    assert failed.returncode == 1
+    assert "gate failed: context_recall@3 = 0.8750 < 0.9" in failed.stderr
+    assert "context_recall@3" in failed.stdout  # results are still printed
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["evaluate", "missing.jsonl"], ["missing.jsonl", "no such file"]),
+        (
+            ["evaluate", RECORDS, "--match", "rouge-chunk(treshold=1)"],
+            ["unknown option 'treshold'"],
+        ),
+        (["evaluate", RECORDS, "--fail-under", "recall"], ["write METRIC=VALUE"]),
+        (["evaluate", RECORDS, "--fail-under", "nope=1"], ["no such result", "available:"]),
+        (["evaluate", RECORDS, "--match", "exact-chunk", "--threshold", "0.5"], ["no threshold"]),
+        (["evaluate"], ["give a dataset PATH"]),
+        (["evaluate", "--run", "x.trec"], ["--run and --qrels go together"]),
+        (["evaluate", RECORDS, "-k", "0"], ["Invalid value for '-k'"]),
+    ],
+)
+def test_user_mistakes_exit_2_without_traceback(
+    args: list[str | Path], fragments: list[str]
+) -> None:
+    done = ctxeval(*args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    for fragment in fragments:
+        assert fragment in done.stderr
+
+
+def test_bad_record_names_its_line_and_skip_counts_it(tmp_path: Path) -> None:
+    lines = RECORDS.read_text(encoding="utf-8").splitlines()
+    lines.insert(
+        2, '{"id": "bad", "retrieved_context": "one string", "ground_truth_context": ["x"]}'
+    )
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stopped = ctxeval("evaluate", path, "--tokenizer", "unicode")
+    assert stopped.returncode == 2
+    assert f"{path}:3" in stopped.stderr
+    assert "--on-error" in stopped.stderr or "on_error='skip'" in stopped.stderr
+    skipped = ctxeval(
+        "evaluate", path, "--tokenizer", "unicode", "--on-error", "skip", "--format", "json"
+    )
+    assert skipped.returncode == 0, skipped.stderr
+    assert json.loads(skipped.stdout)["summary"]["skipped_records"] == 1
+    assert f"skipped {path}:3" in skipped.stderr
+
+
+def test_output_file_round_trips(tmp_path: Path) -> None:
+    target = tmp_path / "res.jsonl"
+    done = ctxeval("evaluate", RECORDS, "--tokenizer", "unicode", "-k", "5", "-o", target)
+    assert done.returncode == 0, done.stderr
+    loaded = EvaluationResult.load(target)
+    assert loaded.summary["queries"] == 8
+    assert len(loaded.per_query) == 8
+
+
+def test_config_file_sets_defaults(tmp_path: Path) -> None:
+    config = tmp_path / "ctxeval.toml"
+    config.write_text('tokenizer = "unicode"\nk = [3]\nformat = "json"\n', encoding="utf-8")
+    done = ctxeval("evaluate", RECORDS, "--config", config)
+    assert done.returncode == 0, done.stderr
+    assert "context_recall@3" in json.loads(done.stdout)["aggregate"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('tokeniser = "unicode"\n', encoding="utf-8")
+    wrong = ctxeval("evaluate", RECORDS, "--config", bad)
+    assert wrong.returncode == 2
+    assert "unknown setting 'tokeniser'" in wrong.stderr
+
+
+def _trec_files(tmp_path: Path) -> tuple[Path, Path, dict, dict]:
+    run = {"q1": {"d1": 2.5, "d2": 1.5, "d5": 0.5}, "q2": {"d3": 1.0, "d4": 0.5}}
+    qrels = {"q1": {"d2": 1, "d9": 2}, "q2": {"d3": 1, "d4": 2}}
+    run_path, qrels_path = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run_path.write_text(
+        "".join(
+            f"{q} Q0 {d} {i + 1} {s} tag\n"
+            for q, docs in run.items()
+            for i, (d, s) in enumerate(docs.items())
+        ),
+        encoding="utf-8",
+    )
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
+        encoding="utf-8",
+    )
+    return run_path, qrels_path, run, qrels
+
+
+def test_trec_files_agree_with_pytrec_eval(tmp_path: Path) -> None:
+    run_path, qrels_path, run, qrels = _trec_files(tmp_path)
+    done = ctxeval(
+        "evaluate",
+        "--run",
+        run_path,
+        "--qrels",
+        qrels_path,
+        "-m",
+        "map",
+        "-m",
+        "ndcg_cut_10",
+        "--format",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)["aggregate"]
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut_10"}).evaluate(run)
+    for measure in ("map", "ndcg_cut_10"):
+        assert got[measure] == sum(q[measure] for q in per_query.values()) / 2
+
+
+def test_trec_line_errors(tmp_path: Path) -> None:
+    _, qrels_path, _, _ = _trec_files(tmp_path)
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 high t\n", encoding="utf-8")
+    done = ctxeval("evaluate", "--run", bad, "--qrels", qrels_path)
+    assert done.returncode == 2
+    assert f"{bad}:2: the score (5th column) must be a number, found 'high'" in done.stderr
+
+
+def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
+    run_path, qrels_path, run, qrels = _trec_files(tmp_path)
+    records = tmp_path / "records.jsonl"
+    done = ctxeval("convert", run_path, records, "--qrels", qrels_path)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    assert rows[0] == {"id": "q1", "retrieved_ids": ["d1", "d2", "d5"], "qrels": {"d2": 1, "d9": 2}}
+    # The records evaluate to the same numbers as the run.
+    by_records = RetrievalEvaluator(records, [IDRankedRetrievalMetrics()], workers=1).run()
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+    assert by_records.aggregate["average_precision"] == pytest.approx(
+        sum(q["map"] for q in per_query.values()) / 2, rel=1e-15
+    )
+    back, back_qrels = tmp_path / "back.trec", tmp_path / "back.qrels"
+    done = ctxeval("convert", records, back, "--qrels-out", back_qrels)
+    assert done.returncode == 0, done.stderr
+    assert back.read_text().splitlines()[0] == "q1 Q0 d1 1 3.0 ctxeval"
+    assert back_qrels.read_text().splitlines() == qrels_path.read_text().splitlines()
+
+
+def test_convert_between_formats(tmp_path: Path) -> None:
+    csv_path = tmp_path / "records.csv"
+    done = ctxeval("convert", RECORDS, csv_path)
+    assert done.returncode == 0, done.stderr
+    again = ctxeval("evaluate", csv_path, "--tokenizer", "unicode", "--format", "json")
+    original = ctxeval("evaluate", RECORDS, "--tokenizer", "unicode", "--format", "json")
+    assert json.loads(again.stdout)["aggregate"] == json.loads(original.stdout)["aggregate"]
