@@ -12,6 +12,7 @@
 {'context_precision': 0.5, 'context_recall': 1.0, 'context_f1': 0.6666666666666666}
 """
 
+from ctxeval.comparison import ComparisonReport, PairedComparison, compare
 from ctxeval.errors import (
     ConventionWarning,
     CtxevalError,
@@ -54,6 +55,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONVENTIONS",
+    "ComparisonReport",
     "ConventionWarning",
     "CtxevalError",
     "CtxevalWarning",
@@ -73,6 +75,7 @@ __all__ = [
     "MatchingStrategy",
     "Measure",
     "MissingDependencyError",
+    "PairedComparison",
     "PairwiseMatch",
     "PrecisionRecallF1",
     "RankedRetrievalMetrics",
@@ -85,6 +88,7 @@ __all__ = [
     "SpecError",
     "UnicodeTokenizer",
     "__version__",
+    "compare",
     "evaluate",
     "evaluate_run",
     "get_splitter",

@@ -163,7 +163,11 @@ class EvaluationResult:
                 )
             header = _header(json.loads(sidecar.read_text(encoding="utf-8")), sidecar)
             with source.open(encoding="utf-8", newline="") as handle:
-                rows = [{k: _from_csv(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+                # ids stay strings ("007", "1e3"); other cells were written as JSON scalars.
+                rows = [
+                    {k: (v if k == "id" else _from_csv(v)) for k, v in row.items()}
+                    for row in csv.DictReader(handle)
+                ]
         elif suffix == ".parquet":
             import pyarrow.parquet as pq
 
