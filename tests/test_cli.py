@@ -240,3 +240,87 @@ def test_convert_between_formats(tmp_path: Path) -> None:
     again = ctxeval("evaluate", csv_path, "--tokenizer", "unicode", "--format", "json")
     original = ctxeval("evaluate", RECORDS, "--tokenizer", "unicode", "--format", "json")
     assert json.loads(again.stdout)["aggregate"] == json.loads(original.stdout)["aggregate"]
+
+
+RUNS = ROOT / "fixtures" / "runs"
+
+
+def test_compare_identical_runs_has_no_difference(tmp_path: Path) -> None:
+    run = RUNS / "paragraph.jsonl"
+    done = ctxeval("compare", run, run, "-k", "5", "--format", "json", "--n-resamples", "200")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["runs"] == ["paragraph", "paragraph-2"]
+    for item in report["comparisons"]:
+        assert item["p_value"] == 1.0
+        assert item["wins"] == item["losses"] == 0
+
+
+def test_compare_writes_the_html_report(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    done = ctxeval(
+        "compare",
+        RUNS / "fixed-100.jsonl",
+        RUNS / "sentence-3.jsonl",
+        "-k",
+        "1",
+        "-k",
+        "10",
+        "--n-resamples",
+        "500",
+        "--report",
+        target,
+    )
+    assert done.returncode == 0, done.stderr
+    page = target.read_text(encoding="utf-8")
+    assert "fixed-100" in page
+    assert "sentence-3" in page
+    assert page.count("data:image/png;base64,") == 3
+    assert "sentence-3 vs fixed-100" in done.stdout
+
+
+def test_compare_saved_results_equals_compare_of_datasets(tmp_path: Path) -> None:
+    saved = []
+    for name in ("fixed-100", "paragraph"):
+        target = tmp_path / f"{name}.jsonl"
+        done = ctxeval("evaluate", RUNS / f"{name}.jsonl", "-k", "10", "-o", target)
+        assert done.returncode == 0, done.stderr
+        saved.append(target)
+    from_results = ctxeval("compare", *saved, "--format", "json", "--n-resamples", "300")
+    from_data = ctxeval(
+        "compare",
+        RUNS / "fixed-100.jsonl",
+        RUNS / "paragraph.jsonl",
+        "-k",
+        "10",
+        "--format",
+        "json",
+        "--n-resamples",
+        "300",
+    )
+    assert from_results.returncode == from_data.returncode == 0
+    assert (
+        json.loads(from_results.stdout)["comparisons"]
+        == json.loads(from_data.stdout)["comparisons"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["compare", RUNS / "paragraph.jsonl"], "at least two runs"),
+        (
+            ["compare", RUNS / "paragraph.jsonl", RUNS / "fixed-100.jsonl", "--baseline", "x"],
+            "baseline",
+        ),
+        (
+            ["compare", RUNS / "paragraph.jsonl", RUNS / "fixed-100.jsonl", "--metric", "nope"],
+            "nope",
+        ),
+    ],
+)
+def test_compare_mistakes(args: list[str | Path], fragment: str) -> None:
+    done = ctxeval(*args)
+    assert done.returncode == 2
+    assert fragment in done.stderr
+    assert "Traceback" not in done.stderr
