@@ -271,6 +271,17 @@ def _parquet_cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
 
 
+# Every finite double is an integer multiple of 2**-1074.
+_EXACT_SHIFT = 1074
+
+
+def _exact(value: float) -> int:
+    """``value`` as an exact integer in units of 2**-1074 (the denominator of
+    ``as_integer_ratio`` is a power of two)."""
+    numerator, denominator = value.as_integer_ratio()
+    return numerator << (_EXACT_SHIFT + 1 - denominator.bit_length())
+
+
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order."""
 
@@ -289,7 +300,9 @@ class Aggregator:
         self.columns = plan.columns()
         self.rows: list[dict[str, Any]] = []
         self.skipped: list[dict[str, Any]] = []
-        self._sums = dict.fromkeys(self.columns, 0.0)
+        # Exact sums (see _exact): the mean does not depend on the order of the records, so a
+        # run split into any partitions, merged in any order, gives the same aggregate.
+        self._sums = dict.fromkeys(self.columns, 0)
         self._counts = dict.fromkeys(self.columns, 0)
         self._micro: dict[tuple[int, int | None], list[int]] = {}
         self._queries = 0
@@ -330,7 +343,7 @@ class Aggregator:
             self._k_used[k] += item.num_retrieved if k is None else min(k, item.num_retrieved)
         for column, value in item.values.items():
             if value is not None:
-                self._sums[column] += value
+                self._sums[column] += _exact(value)
                 self._counts[column] += 1
         for key, counts in item.counts.items():
             sums = self._micro.setdefault(key, [0, 0, 0, 0])
@@ -351,7 +364,8 @@ class Aggregator:
         out: dict[str, float | None] = {}
         for column in self.columns:
             count = self._counts[column]
-            out[column] = self._sums[column] / count if count else None
+            # int / int is correctly rounded: the exact mean, rounded once.
+            out[column] = self._sums[column] / (count << _EXACT_SHIFT) if count else None
         for (position, k), (tp_r, retrieved, tp_g, truth) in sorted(
             self._micro.items(), key=lambda item: (item[0][0], item[0][1] or 0)
         ):

@@ -391,12 +391,20 @@ class _Reader:
         # per id instead of a location string keeps memory low on millions of records.
         self.seen: dict[str, int] = {}
         self.contexts: dict[ResolvedFields, dict[str, str]] = {}
+        # Reading one block of a partitioned run (ctxeval.distributed): the fields were resolved
+        # for the whole file, ids are claimed (not checked: the blocks' claims are compared
+        # across the dataset), and the duplicates found that way are given by position.
+        self.forced: ResolvedFields | None = None
+        self.claims: list[tuple[int, str, bool]] | None = None
+        self.known_duplicates: Mapping[int, str] = {}
 
     def records(self) -> Iterator[Record | RecordError]:
         for segment in self.segments:
             yield from _READERS[segment.format](self, segment)
 
     def resolve(self, columns: Iterable[str], source: str) -> ResolvedFields:
+        if self.forced is not None:
+            return self.forced
         resolved = resolve_fields(list(columns), self.fields, source=source)
         if self.fields.mode is None:
             # Every later file of a glob must be in the same mode as the first.
@@ -445,7 +453,7 @@ class _Reader:
         location = segment.locate(pos)
         if isinstance(value, _Problem):
             if value.id is not None:
-                self.seen.setdefault(value.id, self._key(segment, pos))
+                self._claim(value.id, segment, pos, record=False)
             return RecordError(index, value.id, location, value.field, value.message)
         if not isinstance(value, Mapping):
             return RecordError(index, None, location, None, _not_an_object(segment, value))
@@ -482,24 +490,23 @@ class _Reader:
             model = _MODELS[resolved.mode].model_validate(data, context=names)
         except ValidationError as exc:
             if raw_id is not None:
-                self.seen.setdefault(raw_id, self._key(segment, pos))
+                self._claim(raw_id, segment, pos, record=False)
             problems = _problems(exc, names)
             message = "; ".join(m for _, m in problems)
             return RecordError(index, raw_id, location, problems[0][0], message)
 
-        key = self._key(segment, pos)
         if model.id is None:
             record_id = f"#{index}"
         else:
             record_id = model.id
-            first = self.seen.setdefault(record_id, key)
-            if first != key:
+            first_seen = self._claim(record_id, segment, pos, record=True)
+            if first_seen is not None:
                 return RecordError(
                     index,
                     record_id,
                     location,
                     resolved.id,
-                    f"duplicate id {record_id!r}, first seen at {self._where(first)}; ids must "
+                    f"duplicate id {record_id!r}, first seen at {first_seen}; ids must "
                     "be unique within a dataset: rename or remove one of the records",
                 )
         used = resolved.used
@@ -513,6 +520,16 @@ class _Reader:
             ground_truth=cast("dict[Hashable, float]", model.ground_truth),
             metadata=metadata,
         )
+
+    def _claim(self, record_id: str, segment: _Segment, pos: int, *, record: bool) -> str | None:
+        """Register ``record_id`` as seen at ``pos``; for a record, return where it was first
+        seen when that is elsewhere (a duplicate)."""
+        if self.claims is not None:
+            self.claims.append((pos, record_id, record))
+            return self.known_duplicates.get(pos) if record else None
+        key = self._key(segment, pos)
+        first = self.seen.setdefault(record_id, key)
+        return self._where(first) if record and first != key else None
 
     def _key(self, segment: _Segment, pos: int) -> int:
         return pos * len(self.segments) + segment.number
