@@ -114,6 +114,12 @@ class RetrievalEvaluator:
     progress line on stderr (default: when stderr is a terminal) or calls a function with the
     number of records done. ``keep_per_query=False`` keeps only the aggregates in memory (use
     ``run(output=...)`` to have the per-query rows on disk).
+
+    ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.distributed`): a
+    ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
+    partitions of about ``partition_bytes`` (JSONL) or ``partition_records`` records, and
+    ``run(output="dir/")`` writes the per-query rows as Parquet parts there. The results equal a
+    local run's.
     """
 
     def __init__(
@@ -128,6 +134,9 @@ class RetrievalEvaluator:
         batch_size: int = 256,
         progress: bool | Callable[[int], None] | None = None,
         keep_per_query: bool = True,
+        scheduler: Any = None,
+        partition_bytes: int = 64 << 20,
+        partition_records: int = 20_000,
     ) -> None:
         self.dataset = dataset
         if isinstance(metrics, MetricBase):
@@ -157,6 +166,17 @@ class RetrievalEvaluator:
         self.batch_size = batch_size
         self.progress = progress
         self.keep_per_query = bool(keep_per_query)
+        self.scheduler = scheduler
+        for name, value in (
+            ("partition_bytes", partition_bytes),
+            ("partition_records", partition_records),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidArgumentError(
+                    f"RetrievalEvaluator({name}={value!r}): give a whole number >= 1"
+                )
+        self.partition_bytes = partition_bytes
+        self.partition_records = partition_records
 
     def _records(self) -> Iterator[Record | RecordError]:
         from ctxeval.io.readers import read_records
@@ -176,6 +196,8 @@ class RetrievalEvaluator:
         are then not kept in memory either, so memory stays flat for any dataset size.
         """
         ks = _normalise_ks(k)
+        if self.scheduler is not None:
+            return self._run_distributed(ks, output)
         writer = None if output is None else JsonlResultWriter(output)
         try:
             result = self._run(ks, writer)
@@ -184,16 +206,7 @@ class RetrievalEvaluator:
         finally:
             if writer is not None:
                 writer.close()
-        if result.summary["tokenless_texts"]:
-            warnings.warn(
-                EmptyTokensWarning(
-                    f"{result.summary['tokenless_texts']} non-empty text(s) in "
-                    f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
-                    "tokens and could not match anything; for text that is not English use "
-                    "RougeChunkMatch(tokenizer='unicode')"
-                ),
-                stacklevel=2,
-            )
+        _warn_tokenless(result)
         return result
 
     def _run(
@@ -230,6 +243,32 @@ class RetrievalEvaluator:
             progress.close()
         return aggregator.result()
 
+    def _run_distributed(
+        self, ks: tuple[int | None, ...], output: str | os.PathLike[str] | None
+    ) -> EvaluationResult:
+        from ctxeval.distributed import evaluate_distributed
+
+        metrics = self.metrics
+        if metrics is None:
+            first = next(self._records(), None)
+            mode: Mode = first.mode if isinstance(first, Record) else "text"
+            metrics = default_metrics(mode)
+        result = evaluate_distributed(
+            self.dataset,
+            ScoringPlan(metrics, ks),
+            scheduler=self.scheduler,
+            fields=self.fields,
+            format=self.format,
+            on_error=self.on_error,
+            output=output,
+            source=self._source_name(),
+            batch_size=self.batch_size,
+            block_bytes=self.partition_bytes,
+            block_records=self.partition_records,
+        )
+        _warn_tokenless(result)
+        return result
+
     def _guess_mode(self, error: RecordError) -> Mode:
         return "id" if error.field and "ids" in error.field else "text"
 
@@ -237,6 +276,19 @@ class RetrievalEvaluator:
         if isinstance(self.dataset, str | os.PathLike):
             return os.fspath(self.dataset)
         return type(self.dataset).__name__
+
+
+def _warn_tokenless(result: EvaluationResult) -> None:
+    if result.summary["tokenless_texts"]:
+        warnings.warn(
+            EmptyTokensWarning(
+                f"{result.summary['tokenless_texts']} non-empty text(s) in "
+                f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
+                "tokens and could not match anything; for text that is not English use "
+                "RougeChunkMatch(tokenizer='unicode')"
+            ),
+            stacklevel=3,
+        )
 
 
 def _prepend(

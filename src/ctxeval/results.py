@@ -25,7 +25,7 @@ from ctxeval.io.records import RecordError
 from ctxeval.metrics.functional import f1_score
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
 
-__all__ = ["Aggregator", "EvaluationResult", "JsonlResultWriter"]
+__all__ = ["Aggregator", "AggregatorState", "EvaluationResult", "JsonlResultWriter"]
 
 _FORMAT_VERSION = 1
 
@@ -147,7 +147,14 @@ class EvaluationResult:
         """Read a result written by :meth:`save`."""
         source = Path(path)
         suffix = source.suffix.lower()
-        if suffix == ".jsonl":
+        if source.is_dir():  # a distributed run: _result.json and Parquet parts
+            from ctxeval.distributed import iter_parts
+
+            header = _header(
+                json.loads((source / "_result.json").read_text(encoding="utf-8")), source
+            )
+            rows = list(iter_parts(source))
+        elif suffix == ".jsonl":
             with source.open(encoding="utf-8") as lines:
                 header = _header(json.loads(next(lines, "{}")), source)
                 rows = [json.loads(line) for line in lines if line.strip()]
@@ -282,6 +289,13 @@ def _exact(value: float) -> int:
     return numerator << (_EXACT_SHIFT + 1 - denominator.bit_length())
 
 
+@dataclass(frozen=True)
+class AggregatorState:
+    """A picklable snapshot of an :class:`Aggregator`'s sums (what a worker sends back)."""
+
+    values: dict[str, Any]
+
+
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order."""
 
@@ -319,6 +333,48 @@ class Aggregator:
         for metric in self.plan.metrics:
             ks.update(dict.fromkeys(self.plan.metric_ks(metric)))
         return list(ks)
+
+    _STATE = (
+        "_sums",
+        "_counts",
+        "_micro",
+        "_queries",
+        "_empty",
+        "_excluded",
+        "_relevant",
+        "_retrieved",
+        "_k_used",
+        "_tokenless",
+        "_tokenless_records",
+        "skipped",
+    )
+
+    def state(self) -> AggregatorState:
+        """The running sums, to merge into another aggregator (a partition's share of a run)."""
+        return AggregatorState({name: getattr(self, name) for name in self._STATE})
+
+    def merge(self, state: AggregatorState) -> None:
+        """Add another aggregator's sums (all exact, so the order of merging never matters)."""
+        other = state.values
+        for name in ("_sums", "_counts", "_k_used"):
+            mine = getattr(self, name)
+            for key, value in other[name].items():
+                mine[key] = mine.get(key, 0) + value
+        for key, counts in other["_micro"].items():
+            sums = self._micro.setdefault(key, [0, 0, 0, 0])
+            for i, value in enumerate(counts):
+                sums[i] += value
+        for name in (
+            "_queries",
+            "_empty",
+            "_excluded",
+            "_relevant",
+            "_retrieved",
+            "_tokenless",
+            "_tokenless_records",
+        ):
+            setattr(self, name, getattr(self, name) + other[name])
+        self.skipped.extend(other["skipped"])
 
     def add(self, item: RowResult | RecordError) -> None:
         if isinstance(item, RecordError):

@@ -48,7 +48,7 @@ from ctxeval.io.fields import (
 from ctxeval.io.records import Record, RecordError
 from ctxeval.validation import GradedText, validate_ids, validate_qrels, validate_texts
 
-__all__ = ["SUPPORTED_FORMATS", "read_records"]
+__all__ = ["SUPPORTED_FORMATS", "Block", "file_fields", "read_block", "read_records"]
 
 SUPPORTED_FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
 _EXTENSIONS = {
@@ -397,6 +397,7 @@ class _Reader:
         self.forced: ResolvedFields | None = None
         self.claims: list[tuple[int, str, bool]] | None = None
         self.known_duplicates: Mapping[int, str] = {}
+        self.resolutions = 0
 
     def records(self) -> Iterator[Record | RecordError]:
         for segment in self.segments:
@@ -405,6 +406,7 @@ class _Reader:
     def resolve(self, columns: Iterable[str], source: str) -> ResolvedFields:
         if self.forced is not None:
             return self.forced
+        self.resolutions += 1
         resolved = resolve_fields(list(columns), self.fields, source=source)
         if self.fields.mode is None:
             # Every later file of a glob must be in the same mode as the first.
@@ -617,8 +619,8 @@ def _read_jsonl(reader: _Reader, segment: _Segment) -> Iterator[Record | RecordE
         yield from reader.rows(segment, _jsonl_items(segment.target))
 
 
-def _jsonl_items(lines: Iterable[str | bytes]) -> Iterator[_Item]:
-    for number, line in enumerate(lines, 1):
+def _jsonl_items(lines: Iterable[str | bytes], first: int = 1) -> Iterator[_Item]:
+    for number, line in enumerate(lines, first):
         line = line.rstrip()  # so that an error at the end of the line is on this line
         if not line:
             continue
@@ -845,3 +847,124 @@ _READERS: dict[str, Callable[[_Reader, _Segment], Iterator[Record | RecordError]
     "frame": _read_frame,
     "iterable": _read_iterable,
 }
+
+
+# --- blocks: parts of a dataset read by separate tasks (ctxeval.distributed) -------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """A part of a dataset that one task reads: a byte range of a JSONL file (the lines that
+    *start* in ``[start, end)``), row groups ``[start, end)`` of a Parquet file, a whole CSV or
+    JSON file, or a slice of an in-memory dataset (``target``: the records or the DataFrame
+    rows). ``number`` is the file's place in the dataset; ``first_pos`` the position (line, row,
+    record) the block's first record has in its file."""
+
+    name: str
+    format: str
+    number: int
+    target: Any
+    start: int = 0
+    end: int = 0
+    first_pos: int = 1
+
+
+def _open_binary(path: str) -> Any:
+    if "://" in path:
+        try:
+            import fsspec
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"{path}: reading remote files needs fsspec (pip install fsspec and the "
+                "filesystem's package, e.g. s3fs)"
+            ) from exc
+        return fsspec.open(path, "rb").open()
+    return open(path, "rb")
+
+
+def _owned_lines(handle: Any, start: int, end: int) -> Iterator[bytes]:
+    """The lines of a binary file that start in ``[start, end)``."""
+    if start > 0:
+        handle.seek(start - 1)
+        handle.readline()  # the end of the line that started before this block
+    offset = handle.tell()
+    while offset < end:
+        line = handle.readline()
+        if not line:
+            return
+        yield line
+        offset += len(line)
+
+
+def _block_reader(block: Block, resolved: ResolvedFields | None, fields: FieldsInput) -> _Reader:
+    segment = _Segment(block.name, block.format, block.target, block.number)
+    reader = _Reader(as_field_map(fields), [segment])
+    reader.forced = resolved
+    return reader
+
+
+def _block_items(reader: _Reader, block: Block) -> Iterator[Record | RecordError]:
+    segment = reader.segments[0]
+    if block.format == "jsonl":
+        with _open_binary(block.target) as handle:
+            lines = _owned_lines(handle, block.start, block.end)
+            yield from reader.rows(segment, _jsonl_items(lines, block.first_pos))
+    elif block.format == "parquet":
+        pq = _import_parquet()
+        import pyarrow as pa
+
+        with _open_binary(block.target) as handle, pq.ParquetFile(handle) as file:
+            number = block.first_pos - 1
+            resolved = reader.resolve(file.schema_arrow.names, block.name)
+            truth = file.schema_arrow.field(resolved.ground_truth).type
+            pairs, struct = pa.types.is_map(truth), pa.types.is_struct(truth)  # as _read_parquet
+            table = file.read_row_groups(list(range(block.start, block.end)))
+            for row in table.to_pylist():
+                number += 1
+                value = row[resolved.ground_truth]
+                if pairs and isinstance(value, list):
+                    row[resolved.ground_truth] = dict(value)
+                elif struct and isinstance(value, dict):
+                    row[resolved.ground_truth] = {k: v for k, v in value.items() if v is not None}
+                yield reader.build(segment, (number, row), resolved)
+    elif block.format == "iterable":
+        yield from reader.rows(segment, enumerate(block.target, block.first_pos))
+    else:  # whole files and DataFrame slices read as the local reader reads them
+        yield from _READERS[block.format](reader, segment)
+
+
+def file_fields(block: Block, fields: FieldsInput) -> ResolvedFields | None:
+    """The fields the local reader resolves for this file (from its first records)."""
+    reader = _block_reader(block, None, fields)
+    resolved: ResolvedFields | None = None
+    original = reader.resolve
+
+    def remember(columns: Iterable[str], source: str) -> ResolvedFields:
+        nonlocal resolved
+        resolved = original(columns, source)
+        return resolved
+
+    reader.resolve = remember  # type: ignore[method-assign]
+    for _ in _block_items(reader, block):
+        if resolved is not None:
+            break
+    return resolved
+
+
+def read_block(
+    block: Block,
+    resolved: ResolvedFields | None,
+    *,
+    fields: FieldsInput = None,
+    first_index: int = 0,
+    claims: list[tuple[int, str, bool]] | None = None,
+    known_duplicates: Mapping[int, str] | None = None,
+) -> Iterator[Record | RecordError]:
+    """Read one block as :func:`read_records` reads the whole dataset, with the fields resolved
+    for its file, indices from ``first_index``, ids claimed into ``claims`` instead of checked,
+    and the duplicates found across the dataset given as ``{position: first location}``."""
+    reader = _block_reader(block, resolved, fields)
+    reader.index = first_index
+    reader.claims = [] if claims is None else claims
+    reader.known_duplicates = known_duplicates or {}
+    return _block_items(reader, block)
