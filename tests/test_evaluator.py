@@ -343,3 +343,14 @@ def test_a_failed_streamed_run_leaves_no_output(tmp_path: Path) -> None:
 def test_streamed_output_must_be_jsonl(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentError, match=r"\.jsonl"):
         RetrievalEvaluator(SEED_003, [IDPrecisionRecallF1()]).run(output=tmp_path / "x.csv")
+
+
+def test_saved_files_have_ordinary_permissions(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    result = RetrievalEvaluator(SEED_003, [IDPrecisionRecallF1()], workers=1).run()
+    path = result.save(tmp_path / "r.jsonl")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
