@@ -65,7 +65,7 @@ def main() -> None:
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",
                 host="127.0.0.1",
             )
             client = Client(cluster)

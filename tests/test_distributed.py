@@ -35,7 +35,7 @@ def client() -> Iterator[Any]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
         host="127.0.0.1",
     )
     client = distributed.Client(cluster)
@@ -175,7 +175,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path: Path) ->
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
         host="127.0.0.1",
     )
     client = distributed.Client(cluster)
@@ -211,3 +211,45 @@ def test_scheduler_local_starts_and_stops_its_own_cluster() -> None:
     remote = RetrievalEvaluator(records, metrics, scheduler="local", partition_records=10).run()
     assert remote.aggregate == RetrievalEvaluator(records, metrics, workers=1).run().aggregate
     assert remote.aggregate["reciprocal_rank"] == 1 / 2
+
+
+def test_fsspec_urls_are_read_where_they_live(client: Any, tmp_path: Path) -> None:
+    pattern = _split_run(tmp_path)
+    local = _local(pattern, METRICS, [5])
+    remote = RetrievalEvaluator(
+        "file://" + pattern, METRICS, scheduler=client, partition_bytes=60_000
+    ).run(k=[5])
+    assert remote.aggregate == local.aggregate
+    assert remote.summary["queries"] == local.summary["queries"]
+
+
+def test_cli_scheduler_option(tmp_path: Path) -> None:
+    import subprocess
+
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctxeval",
+            "evaluate",
+            str(RUNS / "paragraph.jsonl"),
+            "-k",
+            "5",
+            "--scheduler",
+            "local",
+            "-o",
+            str(out),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    local = _local(RUNS / "paragraph.jsonl", METRICS, [5])
+    assert printed["aggregate"] == json.loads(json.dumps(local.aggregate))
+    assert EvaluationResult.load(out).per_query == local.per_query

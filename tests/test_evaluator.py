@@ -354,3 +354,28 @@ def test_saved_files_have_ordinary_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_from_trec_files_equals_pytrec_eval(tmp_path: Path) -> None:
+    import pytrec_eval
+
+    run = {"q1": {"d1": 2.5, "d2": 1.5, "d3": 1.5}, "q2": {"d4": 1.0}}
+    qrels = {"q1": {"d2": 1, "d3": 2}, "q2": {"d9": 1}, "q3": {"d1": 1}}
+    run_path, qrels_path = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run_path.write_text(
+        "".join(f"{q} Q0 {d} 0 {s} t\n" for q, docs in run.items() for d, s in docs.items())
+    )
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    )
+    result = RetrievalEvaluator.from_trec(
+        run_path, qrels_path, [IDRankedRetrievalMetrics()], workers=1
+    ).run()
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg"}).evaluate(run)
+    # pytrec_eval leaves q3 (judged, not retrieved) out; ctxeval scores it 0 (trec_eval -c).
+    assert result.summary["queries"] == 3
+    assert result.summary["source"] == str(run_path)
+    assert result.aggregate["average_precision"] == pytest.approx(
+        (expected["q1"]["map"] + expected["q2"]["map"] + 0.0) / 3, rel=1e-15
+    )
+    assert [row["id"] for row in result.per_query] == ["q1", "q2", "q3"]

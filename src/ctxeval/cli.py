@@ -148,6 +148,11 @@ def _dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             help="Stop at the first bad record, or skip bad records and count them.",
         ),
         click.option("--workers", type=click.IntRange(min=1), help="Processes (default: all)."),
+        click.option(
+            "--scheduler",
+            help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'. "
+            "Needs ctxeval[dask]; with -o, per-query rows go to that directory as Parquet.",
+        ),
         click.option("--retrieved-field", help="Field with the retrieved contexts or ids."),
         click.option("--ground-truth-field", help="Field with the ground truth (or qrels)."),
         click.option("--id-field", help="Field with the record id."),
@@ -249,7 +254,14 @@ def _run_dataset(path: str, options: dict[str, Any]) -> Any:
         on_error=options["on_error"],
         workers=options["workers"],
         progress=options["progress"],
+        scheduler=options.get("scheduler"),
     )
+    if options.get("scheduler") and options.get("output"):
+        # Distributed: the rows are written by the workers, straight into the output directory.
+        directory, options["output"] = options["output"], None
+        result = evaluator.run(k=list(options["ks"]) or None, output=directory)
+        click.echo(f"ctxeval: saved {directory} (Parquet parts and _result.json)", err=True)
+        return result
     return evaluator.run(k=list(options["ks"]) or None)
 
 

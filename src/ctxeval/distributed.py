@@ -282,7 +282,7 @@ def _client(scheduler: Any) -> tuple[Any, Any]:
         return scheduler, None
     if scheduler == "local":
         cluster = distributed.LocalCluster(
-            processes=True, threads_per_worker=1, dashboard_address=None
+            processes=True, threads_per_worker=1, dashboard_address=":0"
         )
         client = distributed.Client(cluster)
         return client, cluster

@@ -139,6 +139,7 @@ class RetrievalEvaluator:
         partition_records: int = 20_000,
     ) -> None:
         self.dataset = dataset
+        self.source: str | None = None
         if isinstance(metrics, MetricBase):
             metrics = [metrics]
         self.metrics: tuple[MetricBase, ...] | None = None if metrics is None else tuple(metrics)
@@ -177,6 +178,37 @@ class RetrievalEvaluator:
                 )
         self.partition_bytes = partition_bytes
         self.partition_records = partition_records
+
+    @classmethod
+    def from_trec(
+        cls,
+        run: str | os.PathLike[str],
+        qrels: str | os.PathLike[str],
+        metrics: Iterable[MetricBase] | MetricBase | None = None,
+        **options: Any,
+    ) -> RetrievalEvaluator:
+        """ID-mode evaluation of a TREC run file against a TREC qrels file.
+
+        Documents are ranked by score (ties: docid descending, as trec_eval); a query judged in
+        the qrels but absent from the run gets an empty ranking and scores 0 (trec_eval ``-c``);
+        a query of the run without judgments is left out, as trec_eval does.
+        """
+        from ctxeval.io.trec import read_trec_qrels, read_trec_run
+        from ctxeval.metrics.runs import rank_documents
+
+        ranked = read_trec_run(run)
+        judged = read_trec_qrels(qrels)
+        records = [
+            {
+                "id": qid,
+                "retrieved_ids": rank_documents(ranked.get(qid, {}), location=f"{run}: {qid}"),
+                "qrels": grades,
+            }
+            for qid, grades in judged.items()
+        ]
+        evaluator = cls(records, metrics, **options)
+        evaluator.source = os.fspath(run)
+        return evaluator
 
     def _records(self) -> Iterator[Record | RecordError]:
         from ctxeval.io.readers import read_records
@@ -273,6 +305,8 @@ class RetrievalEvaluator:
         return "id" if error.field and "ids" in error.field else "text"
 
     def _source_name(self) -> str:
+        if self.source is not None:
+            return self.source
         if isinstance(self.dataset, str | os.PathLike):
             return os.fspath(self.dataset)
         return type(self.dataset).__name__
