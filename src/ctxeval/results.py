@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -406,11 +407,15 @@ class Aggregator:
             for i, value in enumerate(counts):
                 sums[i] += value
         if self.keep_rows or self.row_sink is not None:
+            # Interned names: a million rows share one string per column (JSON parsing and
+            # unpickling make a fresh copy of every key of every record otherwise).
             row: dict[str, Any] = {"id": item.id}
+            values = item.values
             for name, value in item.metadata.items():
-                clash = name in item.values or name == "id"
-                row[f"metadata.{name}" if clash else name] = value
-            row.update(item.values)
+                clash = name in values or name == "id"
+                row[sys.intern(f"metadata.{name}" if clash else name)] = value
+            for column in self.columns:
+                row[column] = values[column]
             if self.keep_rows:
                 self.rows.append(row)
             if self.row_sink is not None:

@@ -8,6 +8,8 @@ cut-off is then a prefix of the same judgments.
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,9 +28,14 @@ __all__ = ["RowResult", "ScoringPlan", "column_name", "score_batch"]
 Ks = tuple[int | None, ...]
 
 
+@functools.lru_cache(maxsize=4096)
 def column_name(key: str, k: int | None) -> str:
-    """``"ndcg@5"``, or plain ``"ndcg"`` for the whole retrieved list."""
-    return key if k is None else f"{key}@{k}"
+    """``"ndcg@5"``, or plain ``"ndcg"`` for the whole retrieved list.
+
+    Cached, so that a million per-query rows share one string per column instead of a copy each
+    (interned: equal names from a worker process and this one are one object after unpickling).
+    """
+    return sys.intern(key if k is None else f"{key}@{k}")
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,7 @@ def _judge(
                 k=depth,
                 location=record.location,
                 credit=credit,
+                validated=True,  # the reader validated the record with the same checks
             )
             cache[key] = (judged.judgments, len(judged.tokenless))
         return cache[key]  # type: ignore[no-any-return]

@@ -38,7 +38,7 @@ class BuiltinStrategy:
     always_shown: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict[str, Any]] = {}
 
-    __slots__ = ("_splitter",)
+    __slots__ = ("_hash", "_splitter")
 
     def __init__(self, splitter: object = None) -> None:
         self._splitter: SentenceSplitter | None = (
@@ -80,12 +80,19 @@ class BuiltinStrategy:
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
         return isinstance(other, BuiltinStrategy) and (
             type(other) is type(self) and other.options() == self.options()
         )
 
     def __hash__(self) -> int:
-        return hash((type(self), tuple(self.options().items())))
+        # Strategies key the per-record judgment cache: hash the (immutable) options once.
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash: int = hash((type(self), tuple(self.options().items())))
+            return self._hash
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.options()))

@@ -87,7 +87,8 @@ def judge_matrix(
     n, m = relevant.shape
     gt_grades = [1.0] * m if grades is None else [float(g) for g in grades]
     matches = [[j for j, hit in enumerate(row) if hit] for row in relevant.tolist()]
-    if credit == "first_come":
+    if credit == "first_come" or all(len(columns) <= 1 for columns in matches):
+        # With at most one match per row there is no choice to make: both rules agree.
         hits, gains = _credit_first_come(matches, gt_grades)
     else:
         hits, gains = _credit(matches, gt_grades)

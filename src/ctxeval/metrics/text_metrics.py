@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
 from ctxeval.matching.base import MatchingStrategy, as_matches, as_strategy
@@ -58,16 +58,26 @@ def judge_texts(
     k: int | None = None,
     location: str | None = None,
     credit: Credit = "matching",
+    validated: bool = False,
 ) -> JudgedRecord:
-    """Validate one record, split it into units, match it once and judge it (top ``k`` chunks)."""
-    retrieved = validate_texts(retrieved_context, "retrieved_context", location=location)
-    ground_truth = validate_texts(
-        ground_truth_context,
-        "ground_truth_context",
-        location=location,
-        graded=True,
-        allow_blank=False,
-    )
+    """Validate one record, split it into units, match it once and judge it (top ``k`` chunks).
+
+    ``validated=True`` skips the checks for a record the dataset reader has already validated.
+    """
+    retrieved: list[str] | list[GradedText]
+    ground_truth: list[str] | list[GradedText]
+    if validated:
+        retrieved = cast("list[str]", retrieved_context)
+        ground_truth = cast("list[str] | list[GradedText]", ground_truth_context)
+    else:
+        retrieved = validate_texts(retrieved_context, "retrieved_context", location=location)
+        ground_truth = validate_texts(
+            ground_truth_context,
+            "ground_truth_context",
+            location=location,
+            graded=True,
+            allow_blank=False,
+        )
     chunks = [r for r in retrieved if isinstance(r, str)]
     if k is not None:
         chunks = chunks[:k]
