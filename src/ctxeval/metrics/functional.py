@@ -7,6 +7,7 @@ in docs/metrics.md; the options that switch between conventions are named there 
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Literal, NamedTuple
 
@@ -125,19 +126,19 @@ def average_precision(
     total = 0.0
     hits_so_far = 0
     marks = j.relevant if credit == "any" else j.hits
-    for i, hit in enumerate(marks[: j.cutoff(k)]):
-        if hit:
-            hits_so_far += 1
-            total += hits_so_far / (i + 1)
+    # Only the hit ranks contribute; compress walks to them in C (lists are mostly misses).
+    for i in itertools.compress(range(j.cutoff(k)), marks):
+        hits_so_far += 1
+        total += hits_so_far / (i + 1)
     count = j.num_relevant if denominator == "relevant" else hits_so_far
     return total / count if count else 0.0
 
 
 def _dcg(gains: tuple[float, ...] | list[float], exponential: bool) -> float:
     total = 0.0
-    for i, g in enumerate(gains):
-        if g:
-            total += (2.0**g - 1.0 if exponential else g) / math.log2(i + 2)
+    for i in itertools.compress(range(len(gains)), gains):
+        g = gains[i]
+        total += (2.0**g - 1.0 if exponential else g) / math.log2(i + 2)
     return total
 
 

@@ -103,6 +103,8 @@ def _judge_by_rank_count(
     graded = [(doc, grade) for doc, grade in qrels.items() if grade > 0 and doc in scored]
     n = len(scored)
     scores = np.fromiter(scored.values(), dtype=np.float64, count=n)
+    if not np.isfinite(scores).all():
+        return None  # the sorting path reports the bad score with its document
     ordered = np.sort(scores)
     targets = np.array([scored[doc] for doc, _ in graded], dtype=np.float64)
     above = np.searchsorted(ordered, targets, side="right")
@@ -129,11 +131,11 @@ def _judge_by_rank_count(
 
 
 def _fast_path_ok(scored: object) -> TypeGuard[dict[str, float]]:
+    # Finiteness is checked by the caller on the numpy array it builds anyway.
     return (
         type(scored) is dict
         and set(map(type, scored)) <= {str}
         and set(map(type, scored.values())) <= {float}
-        and all(map(math.isfinite, scored.values()))
     )
 
 
