@@ -1,0 +1,444 @@
+"""Text mode: ctxeval against continuous-eval, a plain rouge-score loop and the bare kernel.
+
+Run from the repository root:
+
+    .venv/bin/python benchmarks/text_vs_peers.py                 # ~1 minute
+    .venv/bin/python benchmarks/text_vs_peers.py --profile       # + where ctxeval's time goes
+
+Every number is measured in the same run, on the same records (benchmarks/_data.py: 10 chunks
+of ~120 words of CPython documentation prose, 1-3 ground-truth sentences, copied, paraphrased or
+absent), single process unless a row says otherwise:
+
+- ctxeval: ``RetrievalEvaluator(records, [PrecisionRecallF1(RougeChunkMatch()),
+  RankedRetrievalMetrics(RougeChunkMatch())], workers=1).run(k=None)``, end to end: reading and
+  validating the dicts, tokenising, matching, both metrics, aggregation. Best of ``--repeats``;
+  the token cache is emptied before each repeat (the chunks are distinct anyway).
+- continuous-eval 0.3.14: ``PrecisionRecallF1(RougeChunkMatch())`` and
+  ``RankedRetrievalMetrics(RougeChunkMatch())`` on every record of a subset, through
+  ``.compute`` (no telemetry), best of ``--repeats`` passes.
+- rouge-score loop, the reference definition: ``RougeScorer(["rougeL"]).score(target=g,
+  prediction=r).rougeL.recall >= 0.7`` for every (chunk, ground truth) pair, then precision,
+  recall and F1 from those decisions; best of ``--repeats`` passes.
+- bare kernel: ``rapidfuzz.process.cdist(chunks, truths, scorer=LCSseq.similarity)`` per record
+  on token lists tokenised and interned to ints beforehand (nothing else): the practical limit.
+
+Checks, asserted: ctxeval with ``RougeChunkMatch(scorer="py-rouge")`` and
+``convention="continuous_eval"`` gives continuous-eval's numbers on its subset; ctxeval's
+default scorer makes exactly the rouge-score loop's decisions (every pair) and its precision and
+recall follow from them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import math
+import os
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+os.environ["CONTINUOUS_EVAL_DO_NOT_TRACK"] = "true"  # continuous-eval's telemetry: never
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np
+from rapidfuzz.distance import LCSseq
+from rapidfuzz.process import cdist
+
+from _data import print_machine, text_records
+from ctxeval import (
+    PrecisionRecallF1,
+    RankedRetrievalMetrics,
+    RetrievalEvaluator,
+    RougeChunkMatch,
+    get_tokenizer,
+)
+from ctxeval.matching.base import default_cache
+
+THRESHOLD = 0.7
+CE_KEYS = (
+    "context_precision",
+    "context_recall",
+    "context_f1",
+    "average_precision",
+    "reciprocal_rank",
+    "ndcg",
+)
+
+
+def ctxeval_metrics(compatible: bool = False) -> list[Any]:
+    if compatible:
+        strategy = RougeChunkMatch(scorer="py-rouge")
+        return [
+            PrecisionRecallF1(strategy),
+            RankedRetrievalMetrics(strategy, convention="continuous_eval"),
+        ]
+    strategy = RougeChunkMatch()
+    return [PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy)]
+
+
+def run_ctxeval(records: list[dict[str, Any]], workers: int = 1, compatible: bool = False) -> Any:
+    default_cache(get_tokenizer("rouge")).clear()
+    evaluator = RetrievalEvaluator(
+        records, ctxeval_metrics(compatible), workers=workers, progress=False
+    )
+    return evaluator.run(k=None)
+
+
+def best_of(repeats: int, fn: Callable[[], Any]) -> tuple[float, Any]:
+    best, out = math.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def continuous_eval_module() -> Any:
+    import nltk
+
+    download = nltk.download
+    nltk.download = lambda *args, **kwargs: False  # it downloads at import; never here
+    try:
+        import continuous_eval.metrics.retrieval as ce
+    finally:
+        nltk.download = download
+    return ce
+
+
+def run_continuous_eval(ce: Any, records: list[dict[str, Any]]) -> list[dict[str, float]]:
+    prf = ce.PrecisionRecallF1(ce.RougeChunkMatch())
+    ranked = ce.RankedRetrievalMetrics(ce.RougeChunkMatch())
+    out = []
+    for r in records:
+        row = prf.compute(
+            retrieved_context=r["retrieved_context"],
+            ground_truth_context=r["ground_truth_context"],
+        )
+        row.update(
+            ranked.compute(
+                retrieved_context=r["retrieved_context"],
+                ground_truth_context=r["ground_truth_context"],
+            )
+        )
+        out.append(row)
+    return out
+
+
+def run_rouge_score(records: list[dict[str, Any]]) -> list[tuple[list[list[bool]], float, float]]:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    scorer = RougeScorer(["rougeL"])
+    out = []
+    for r in records:
+        truths = list(dict.fromkeys(r["ground_truth_context"]))
+        decisions = [
+            [scorer.score(target=g, prediction=c)["rougeL"].recall >= THRESHOLD for g in truths]
+            for c in r["retrieved_context"]
+        ]
+        precision = sum(any(row) for row in decisions) / len(decisions)
+        recall = sum(any(col) for col in zip(*decisions, strict=True)) / len(truths)
+        out.append((decisions, precision, recall))
+    return out
+
+
+def pretokenise(records: list[dict[str, Any]]) -> list[tuple[list[list[int]], list[list[int]]]]:
+    from rouge_score.tokenize import tokenize
+
+    vocab: dict[str, int] = {}
+
+    def codes(text: str) -> list[int]:
+        return [vocab.setdefault(t, len(vocab)) for t in tokenize(text, None)]
+
+    return [
+        ([codes(c) for c in r["retrieved_context"]], [codes(g) for g in r["ground_truth_context"]])
+        for r in records
+    ]
+
+
+def run_kernel(prepared: list[tuple[list[list[int]], list[list[int]]]]) -> None:
+    for chunks, truths in prepared:
+        cdist(chunks, truths, scorer=LCSseq.similarity, processor=None, dtype=np.int64)
+
+
+def check_continuous_eval(ours: list[dict[str, Any]], theirs: list[dict[str, float]]) -> str:
+    last_bit = 0
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        for key in CE_KEYS:
+            if a[key] == b[key]:
+                continue
+            # continuous-eval discounts NDCG with 1 / math.log(i + 2, 2), ctxeval (as trec_eval)
+            # with g / math.log2(i + 2): the two can differ in the last bit, nothing more.
+            assert key == "ndcg", (i, key, a, b)
+            assert math.isclose(a[key], b[key], rel_tol=1e-12), (i, key, a, b)
+            last_bit += 1
+    values = len(ours) * len(CE_KEYS)
+    if last_bit:
+        return (
+            f"identical: {values - last_bit}/{values} values bit for bit, {last_bit} NDCG "
+            "values within 1e-12 (log base; see tests/test_reference_continuous_eval_rouge.py)"
+        )
+    return f"identical: {values}/{values} values bit for bit ({len(ours)} records x {CE_KEYS})"
+
+
+def check_rouge_score(
+    records: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    reference: list[tuple[list[list[bool]], float, float]],
+) -> str:
+    strategy = RougeChunkMatch()
+    pairs = 0
+    for record, row, (decisions, precision, recall) in zip(records, rows, reference, strict=True):
+        truths = list(dict.fromkeys(record["ground_truth_context"]))
+        ours = strategy.match(record["retrieved_context"], truths).relevant.tolist()
+        assert ours == decisions, (record["id"], ours, decisions)
+        assert row["context_precision"] == precision, (record["id"], row, precision)
+        assert row["context_recall"] == recall, (record["id"], row, recall)
+        pairs += sum(map(len, decisions))
+    return (
+        f"identical: all {pairs} pair decisions, and context precision/recall of "
+        f"{len(records)} records"
+    )
+
+
+def profile_ctxeval(records: list[dict[str, Any]], top: int) -> None:
+    """cProfile the ctxeval run and show where the time goes, by stage and by function."""
+    profiler = cProfile.Profile()
+    default_cache(get_tokenizer("rouge")).clear()
+    evaluator = RetrievalEvaluator(records, ctxeval_metrics(), workers=1, progress=False)
+    pauses: list[float] = []
+    started = [0.0]
+
+    def gc_timer(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append(time.perf_counter() - started[0])
+
+    gc.callbacks.append(gc_timer)
+    profiler.enable()
+    evaluator.run(k=None)
+    profiler.disable()
+    gc.callbacks.remove(gc_timer)
+    stats = pstats.Stats(profiler)
+    raw: dict[tuple[str, int, str], Any] = stats.stats  # type: ignore[attr-defined]
+    total = max(ct for (_, _, _, ct, _) in raw.values())
+
+    def matches(key: tuple[str, int, str], path_end: str, name: str) -> bool:
+        return key[0].replace(os.sep, "/").endswith(path_end) and key[2] == name
+
+    def cumulative(path_end: str, name: str, caller: tuple[str, str] | None = None) -> float:
+        """Cumulative time of a function; with ``caller``, only of its calls from there."""
+        total = 0.0
+        for key, (_, _, _, ct, callers) in raw.items():
+            if not matches(key, path_end, name):
+                continue
+            if caller is None:
+                total += ct
+            else:
+                total += sum(c[3] for k, c in callers.items() if matches(k, *caller))
+        return total
+
+    stages = [
+        ("whole run (RetrievalEvaluator.run)", cumulative("ctxeval/evaluator.py", "run")),
+        ("read + validate dicts (io/readers.py)", cumulative("ctxeval/evaluator.py", "_prepend")),
+        (
+            "validate_texts, all calls (reader and judge_texts)",
+            cumulative("ctxeval/validation.py", "validate_texts"),
+        ),
+        ("score_record (all scoring)", cumulative("ctxeval/scoring.py", "score_record")),
+        (
+            "  judge_texts (match + judge, once per record)",
+            cumulative("ctxeval/metrics/text_metrics.py", "judge_texts"),
+        ),
+        (
+            "    validate_texts (again: the reader has validated these lists already)",
+            cumulative(
+                "ctxeval/validation.py",
+                "validate_texts",
+                caller=("ctxeval/metrics/text_metrics.py", "judge_texts"),
+            ),
+        ),
+        (
+            "    tokenise (TokenCache.encode_record)",
+            cumulative("ctxeval/matching/base.py", "encode_record"),
+        ),
+        (
+            "      of which bytes.split",
+            sum(v[2] for (f, _, n), v in raw.items() if n == "<method 'split' of 'bytes' objects>"),
+        ),
+        (
+            "      cache resets (dict.clear)",
+            sum(v[2] for (f, _, n), v in raw.items() if n == "<method 'clear' of 'dict' objects>"),
+        ),
+        ("    rapidfuzz cdist (the LCS kernel)", cumulative("rapidfuzz/process_cpp.py", "cdist")),
+        (
+            "    judge_matrix (credit, first match)",
+            cumulative("ctxeval/metrics/judgments.py", "judge_matrix"),
+        ),
+        ("  metric.scores (all metric values)", cumulative("ctxeval/metrics/base.py", "scores")),
+        (
+            "  set_counts (micro-average counts)",
+            cumulative("ctxeval/metrics/functional.py", "set_counts"),
+        ),
+        ("aggregate (Aggregator.add)", cumulative("ctxeval/results.py", "add")),
+        (
+            f"cyclic GC pauses ({len(pauses)}; counted inside whichever function allocated)",
+            sum(pauses),
+        ),
+    ]
+    print(f"\n### Where ctxeval's time goes (cProfile, {len(records)} records, workers=1)\n")
+    print("cProfile inflates Python-level costs; shares are of the profiled run.\n")
+    print("| stage | seconds | share |")
+    print("|---|---:|---:|")
+    for label, seconds in stages:
+        print(f"| {label} | {seconds:.3f} | {seconds / total:.0%} |")
+    print(f"\nTop {top} functions by own time:\n")
+    print("| function | calls | own s | cumulative s |")
+    print("|---|---:|---:|---:|")
+    rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    for (f, line, name), (_, calls, own, cum, _) in rows:
+        where = f.split("site-packages/")[-1].split("src/")[-1] if f != "~" else ""
+        label = f"{where}:{line}({name})" if where else name
+        print(f"| `{label}` | {calls} | {own:.3f} | {cum:.3f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=10_000, help="records ctxeval scores")
+    parser.add_argument(
+        "--ce-records", type=int, default=100, help="continuous-eval subset (first N)"
+    )
+    parser.add_argument(
+        "--rouge-records", type=int, default=400, help="rouge-score loop subset (first N)"
+    )
+    parser.add_argument(
+        "--compat-records",
+        type=int,
+        default=2_000,
+        help="records for ctxeval's continuous-eval-compatible (py-rouge) row",
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", action="store_true", help="also cProfile ctxeval")
+    parser.add_argument("--profile-records", type=int, default=5_000)
+    args = parser.parse_args()
+    n = args.records
+    assert n >= max(args.ce_records, args.rouge_records, args.compat_records)
+
+    print_machine()
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    records = text_records(n, seed=args.seed)
+    chunks = sum(len(r["retrieved_context"]) for r in records)
+    words = sum(len(c.split()) for r in records for c in r["retrieved_context"])
+    truths = sum(len(r["ground_truth_context"]) for r in records)
+    print(
+        f"data: {n} records (seed {args.seed}), {chunks / n:.1f} chunks of {words / chunks:.0f} "
+        f"words on average, {truths / n:.2f} ground-truth sentences per record"
+    )
+
+    # ctxeval, single process and two processes
+    t_ctx, result = best_of(args.repeats, lambda: run_ctxeval(records, workers=1))
+    # Two processes need both cores free: on a shared machine, more tries find a quiet moment.
+    t_ctx2, result2 = best_of(max(args.repeats, 5), lambda: run_ctxeval(records, workers=2))
+    assert result2.per_query == result.per_query, "workers=2 must equal workers=1 row for row"
+    compat = records[: args.compat_records]
+    t_compat, _ = best_of(args.repeats, lambda: run_ctxeval(compat, compatible=True))
+
+    # continuous-eval, on a subset (it is slow)
+    ce = continuous_eval_module()
+    subset_ce = records[: args.ce_records]
+    t_ce, ce_rows = best_of(args.repeats, lambda: run_continuous_eval(ce, subset_ce))
+    # ctxeval on exactly those records too (fixed costs weigh more on a small input)
+    t_ctx_ce, _ = best_of(args.repeats, lambda: run_ctxeval(subset_ce))
+    ours_ce = run_ctxeval(subset_ce, compatible=True).per_query
+    ce_check = check_continuous_eval(ours_ce, ce_rows)
+
+    # rouge-score loop, on a subset
+    subset_rs = records[: args.rouge_records]
+    t_rs, rs_rows = best_of(args.repeats, lambda: run_rouge_score(subset_rs))
+    t_ctx_rs, _ = best_of(args.repeats, lambda: run_ctxeval(subset_rs))
+    rs_check = check_rouge_score(subset_rs, result.per_query[: args.rouge_records], rs_rows)
+
+    # bare kernel on pre-tokenised, interned input
+    prepared = pretokenise(records)
+    t_kernel, _ = best_of(args.repeats, lambda: run_kernel(prepared))
+
+    print(f"load average after: {os.getloadavg()[0]:.2f}\n")
+
+    rows = [
+        ("ctxeval, workers=1", n, t_ctx),
+        ("ctxeval, workers=2", n, t_ctx2),
+        ("ctxeval, scorer='py-rouge', convention='continuous_eval'", len(compat), t_compat),
+        ("continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics", len(subset_ce), t_ce),
+        ("rouge-score loop (RougeScorer(['rougeL']), every pair)", len(subset_rs), t_rs),
+        ("bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints", n, t_kernel),
+    ]
+    qps = {label: count / seconds for label, count, seconds in rows}
+    print("### Throughput (single process unless noted)\n")
+    print("| implementation | records | seconds | queries/s | ms/query |")
+    print("|---|---:|---:|---:|---:|")
+    for label, count, seconds in rows:
+        print(
+            f"| {label} | {count} | {seconds:.3f} | {count / seconds:,.0f} | "
+            f"{1000 * seconds / count:.3f} |"
+        )
+    ctx = qps["ctxeval, workers=1"]
+    ce_qps = qps["continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics"]
+    rs_qps = qps["rouge-score loop (RougeScorer(['rougeL']), every pair)"]
+    kernel = qps["bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints"]
+    compat_qps = qps["ctxeval, scorer='py-rouge', convention='continuous_eval'"]
+
+    def verdict(value: float, target: float) -> str:
+        return "met" if value >= target else "NOT met"
+
+    print("\n### Ratios (same run)\n")
+    print("| ratio | value | target | |")
+    print("|---|---:|---:|---|")
+    print(
+        f"| ctxeval / continuous-eval (queries/s) | {ctx / ce_qps:,.0f}x | >= 300x | "
+        f"{verdict(ctx / ce_qps, 300)} |"
+    )
+    print(
+        f"| ctxeval / rouge-score loop (queries/s) | {ctx / rs_qps:,.0f}x | >= 100x | "
+        f"{verdict(ctx / rs_qps, 100)} |"
+    )
+    same_ce = len(subset_ce) / t_ctx_ce / ce_qps
+    same_rs = len(subset_rs) / t_ctx_rs / rs_qps
+    print(
+        f"| same, ctxeval timed on continuous-eval's {len(subset_ce)} records only | "
+        f"{same_ce:,.0f}x | >= 300x | {verdict(same_ce, 300)} |"
+    )
+    print(
+        f"| same, ctxeval timed on the rouge-score loop's {len(subset_rs)} records only | "
+        f"{same_rs:,.0f}x | >= 100x | {verdict(same_rs, 100)} |"
+    )
+    print(f"| ctxeval time / bare kernel time | {kernel / ctx:.1f}x | report | |")
+    print(f"| ctxeval workers=2 / workers=1 | {qps['ctxeval, workers=2'] / ctx:.2f}x | report | |")
+    print(
+        f"| ctxeval (py-rouge, continuous-eval numbers) / continuous-eval | "
+        f"{compat_qps / ce_qps:,.0f}x | report | |"
+    )
+    print("\n### Checks\n")
+    print(
+        f"- ctxeval(scorer='py-rouge', convention='continuous_eval') vs continuous-eval on "
+        f"{len(subset_ce)} records: {ce_check}"
+    )
+    print(f"- ctxeval default scorer vs rouge-score loop on {len(subset_rs)} records: {rs_check}")
+    print("- workers=2 per-query rows == workers=1 per-query rows: identical")
+
+    if args.profile:
+        # Profile with only the input in memory, as in the timed runs: the results and token
+        # lists built since would make every garbage collection pass longer.
+        subset = records[: args.profile_records]
+        del records, result, result2, prepared, ce_rows, rs_rows, ours_ce
+        gc.collect()
+        profile_ctxeval(subset, top=15)
+
+
+if __name__ == "__main__":
+    main()
