@@ -793,30 +793,38 @@ def _read_parquet(reader: _Reader, segment: _Segment) -> Iterator[Record | Recor
     if _is_empty_file(segment):
         return
     pq = _import_parquet()
-    import pyarrow as pa
 
     try:
         file = pq.ParquetFile(segment.target)
     except Exception as exc:  # pyarrow raises its own ArrowInvalid, OSError, ...
         raise InvalidArgumentError(f"{segment.name}: cannot be read as Parquet ({exc})") from None
     with file:
-        schema = file.schema_arrow
-        resolved = reader.resolve(schema.names, segment.name)
-        truth = schema.field(resolved.ground_truth).type
-        # A {id: grade} map column reads as a list of (id, grade) pairs; a struct column (what
-        # pandas writes for a column of dicts) has every id of the file as a field, null where a
-        # row's dict did not have it.
-        pairs, struct = pa.types.is_map(truth), pa.types.is_struct(truth)
-        number = 0
-        for batch in file.iter_batches(batch_size=_PARQUET_BATCH):
-            for row in batch.to_pylist():
-                number += 1
-                value = row[resolved.ground_truth]
-                if pairs and isinstance(value, list):
-                    row[resolved.ground_truth] = dict(value)
-                elif struct and isinstance(value, dict):
-                    row[resolved.ground_truth] = {k: v for k, v in value.items() if v is not None}
-                yield reader.build(segment, (number, row), resolved)
+        batches = file.iter_batches(batch_size=_PARQUET_BATCH)
+        yield from _parquet_records(reader, segment, file.schema_arrow, batches, 1)
+
+
+def _parquet_records(
+    reader: _Reader, segment: _Segment, schema: Any, batches: Iterable[Any], first: int
+) -> Iterator[Record | RecordError]:
+    """Records of Parquet record batches; the first has row number ``first``."""
+    import pyarrow as pa
+
+    resolved = reader.resolve(schema.names, segment.name)
+    truth = schema.field(resolved.ground_truth).type
+    # A {id: grade} map column reads as a list of (id, grade) pairs; a struct column (what
+    # pandas writes for a column of dicts) has every id of the file as a field, null where a
+    # row's dict did not have it.
+    pairs, struct = pa.types.is_map(truth), pa.types.is_struct(truth)
+    number = first - 1
+    for batch in batches:
+        for row in batch.to_pylist():
+            number += 1
+            value = row[resolved.ground_truth]
+            if pairs and isinstance(value, list):
+                row[resolved.ground_truth] = dict(value)
+            elif struct and isinstance(value, dict):
+                row[resolved.ground_truth] = {k: v for k, v in value.items() if v is not None}
+            yield reader.build(segment, (number, row), resolved)
 
 
 def _read_frame(reader: _Reader, segment: _Segment) -> Iterator[Record | RecordError]:
@@ -911,22 +919,12 @@ def _block_items(reader: _Reader, block: Block) -> Iterator[Record | RecordError
             yield from reader.rows(segment, _jsonl_items(lines, block.first_pos))
     elif block.format == "parquet":
         pq = _import_parquet()
-        import pyarrow as pa
-
         with _open_binary(block.target) as handle, pq.ParquetFile(handle) as file:
-            number = block.first_pos - 1
-            resolved = reader.resolve(file.schema_arrow.names, block.name)
-            truth = file.schema_arrow.field(resolved.ground_truth).type
-            pairs, struct = pa.types.is_map(truth), pa.types.is_struct(truth)  # as _read_parquet
-            table = file.read_row_groups(list(range(block.start, block.end)))
-            for row in table.to_pylist():
-                number += 1
-                value = row[resolved.ground_truth]
-                if pairs and isinstance(value, list):
-                    row[resolved.ground_truth] = dict(value)
-                elif struct and isinstance(value, dict):
-                    row[resolved.ground_truth] = {k: v for k, v in value.items() if v is not None}
-                yield reader.build(segment, (number, row), resolved)
+            groups = list(range(block.start, block.end))
+            batches = file.iter_batches(batch_size=_PARQUET_BATCH, row_groups=groups)
+            yield from _parquet_records(
+                reader, segment, file.schema_arrow, batches, block.first_pos
+            )
     elif block.format == "iterable":
         yield from reader.rows(segment, enumerate(block.target, block.first_pos))
     else:  # whole files and DataFrame slices read as the local reader reads them
