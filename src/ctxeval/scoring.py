@@ -14,13 +14,17 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.records import Record, RecordError
+from ctxeval.matching.base import BoolMatrix, as_matches
 from ctxeval.metrics.base import MetricBase, SetMetricsMixin
+from ctxeval.metrics.batched import BatchJudgments, judge_batch, rank_values, set_values
 from ctxeval.metrics.functional import SetCounts, set_counts
 from ctxeval.metrics.id_metrics import _IdMetric
 from ctxeval.metrics.judgments import Judgments, judge_ids
-from ctxeval.metrics.text_metrics import _TextMetric, judge_texts
+from ctxeval.metrics.text_metrics import _TextMetric, ground_truth_units, judge_texts
 from ctxeval.validation import GradedText
 
 __all__ = ["RowResult", "ScoringPlan", "column_name", "score_batch"]
@@ -184,26 +188,149 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
 def score_batch(
     plan: ScoringPlan, batch: Sequence[Record | RecordError]
 ) -> list[RowResult | RecordError]:
-    """Score a batch in order; a record that fails while scoring becomes a RecordError."""
-    out: list[RowResult | RecordError] = []
-    for item in batch:
-        if isinstance(item, RecordError):
-            out.append(item)
+    """Score a batch in order; a record that fails while scoring becomes a RecordError.
+
+    Plans of chunk-level text metrics score the batch in bulk (:func:`_score_bulk`); every other
+    plan, and any record the bulk path does not cover, goes record by record.
+    """
+    if _bulk_eligible(plan):
+        return _score_bulk(plan, batch)
+    return [_score_one(plan, item) for item in batch]
+
+
+def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | RecordError:
+    if isinstance(item, RecordError):
+        return item
+    try:
+        return score_record(plan, item)
+    except InvalidArgumentError:
+        raise  # a configuration mistake, not a bad record: stop the run
+    except CtxevalError as exc:
+        message = str(exc)
+        prefix = f"{item.location}: "
+        return RecordError(
+            index=item.index,
+            id=item.id,
+            location=item.location,
+            field=getattr(exc, "field", None),
+            message=message[len(prefix) :] if message.startswith(prefix) else message,
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _bulk_eligible(plan: ScoringPlan) -> bool:
+    """Text metrics on whole chunks, with the ground-truth ideal: what ``batched`` computes."""
+    for metric in plan.metrics:
+        if not isinstance(metric, _TextMetric) or metric.matching_strategy.unit != "chunk":
+            return False
+        options = getattr(metric, "rank_options", None)
+        if options is not None and options.ideal != "ground_truth":
+            return False
+    return True
+
+
+def _score_bulk(
+    plan: ScoringPlan, batch: Sequence[Record | RecordError]
+) -> list[RowResult | RecordError]:
+    """Match every record, then judge and score the batch with array operations.
+
+    Records with no ground truth (their policy decides), records that fail, and anything that is
+    not a text record go through :func:`score_record`, which gives them their usual result or
+    error; the rest get the same values as there (``tests/test_batched.py``).
+    """
+    out: list[RowResult | RecordError | None] = [None] * len(batch)
+    metrics = plan.metrics
+    text_metrics = [m for m in metrics if isinstance(m, _TextMetric)]
+    # One matching pass per (strategy, depth), one judging pass per credit rule on top of it.
+    passes = list(dict.fromkeys((m.matching_strategy, _depth(plan, m)) for m in text_metrics))
+    strategies = list(dict.fromkeys(strategy for strategy, _ in passes))
+    bulk: list[int] = []
+    matrices: dict[tuple[Any, int | None], list[BoolMatrix]] = {p: [] for p in passes}
+    grades: dict[Any, list[list[float] | None]] = {s: [] for s in strategies}
+    tokenless: list[int] = []
+    for position, item in enumerate(batch):
+        if isinstance(item, RecordError) or item.mode != "text":
+            out[position] = _score_one(plan, item)
             continue
         try:
-            out.append(score_record(plan, item))
+            units = {s: ground_truth_units(s, item.ground_truth) for s in strategies}  # type: ignore[arg-type]
+            if any(not truth for truth, _ in units.values()):
+                out[position] = _score_one(plan, item)  # the empty-ground-truth policy
+                continue
+            chunks = [r for r in item.retrieved if isinstance(r, str)]
+            found = []
+            lost = 0
+            for strategy, depth in passes:
+                truth = units[strategy][0]
+                shown = chunks if depth is None else chunks[:depth]
+                matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
+                found.append(matches.relevant)
+                lost = max(lost, len(matches.tokenless))
         except InvalidArgumentError:
-            raise  # a configuration mistake, not a bad record: stop the run
-        except CtxevalError as exc:
-            message = str(exc)
-            prefix = f"{item.location}: "
-            out.append(
-                RecordError(
-                    index=item.index,
-                    id=item.id,
-                    location=item.location,
-                    field=getattr(exc, "field", None),
-                    message=message[len(prefix) :] if message.startswith(prefix) else message,
-                )
+            raise
+        except CtxevalError:
+            out[position] = _score_one(plan, item)  # the same error, as a RecordError
+            continue
+        bulk.append(position)
+        for key, relevant in zip(passes, found, strict=True):
+            matrices[key].append(relevant)
+        for strategy in strategies:
+            grades[strategy].append(units[strategy][1])
+        tokenless.append(lost)
+    if bulk:
+        for position, row in zip(
+            bulk, _bulk_rows(plan, batch, bulk, matrices, grades, tokenless), strict=True
+        ):
+            out[position] = row
+    return out  # type: ignore[return-value]
+
+
+def _bulk_rows(
+    plan: ScoringPlan,
+    batch: Sequence[Record | RecordError],
+    bulk: list[int],
+    matrices: dict[tuple[Any, int | None], list[BoolMatrix]],
+    grades: dict[Any, list[list[float] | None]],
+    tokenless: list[int],
+) -> list[RowResult]:
+    judged: dict[tuple[Any, int | None, str], BatchJudgments] = {}
+    columns: list[Any] = []
+    counts: list[tuple[tuple[int, int | None], list[SetCounts]]] = []
+    for position, metric in enumerate(plan.metrics):
+        assert isinstance(metric, _TextMetric)
+        strategy, depth, credit = (
+            metric.matching_strategy,
+            _depth(plan, metric),
+            metric._credit_rule(),
+        )
+        key = (strategy, depth, credit)
+        if key not in judged:
+            judged[key] = judge_batch(matrices[(strategy, depth)], grades[strategy], credit)
+        j = judged[key]
+        for k in plan.metric_ks(metric):
+            if isinstance(metric, SetMetricsMixin):
+                values, set_count = set_values(j, k)
+                counts.append(((position, k), set_count))
+            else:
+                values = rank_values(j, k, metric.rank_options)  # type: ignore[attr-defined]
+            columns.extend(values[key_] for key_ in metric.keys)
+    names = plan.columns()
+    table = np.column_stack(columns).tolist()
+    rows = []
+    for i, position in enumerate(bulk):
+        record = batch[position]
+        assert isinstance(record, Record)
+        rows.append(
+            RowResult(
+                index=record.index,
+                id=record.id,
+                metadata=record.metadata,
+                values=dict(zip(names, table[i], strict=True)),
+                counts={key: set_count[i] for key, set_count in counts},
+                num_relevant=_num_relevant(record),
+                num_retrieved=len(record.retrieved),
+                empty_ground_truth=False,
+                tokenless=tokenless[i],
             )
-    return out
+        )
+    return rows

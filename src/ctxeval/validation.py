@@ -123,6 +123,8 @@ def validate_texts(
     for plain strings). ``allow_blank=False`` rejects empty or whitespace-only items.
     """
     items = _sequence(value, field, location, "strings")
+    if set(map(type, items)) == {str} and (allow_blank or all(map(str.strip, items))):
+        return items  # plain, non-blank strings (the usual case): nothing to convert
     texts: list[str] = []
     grades: list[float] = []
     any_grade = False

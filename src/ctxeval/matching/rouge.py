@@ -38,7 +38,9 @@ def rouge_l_recall_matrix(
     n, m = len(r_codes), len(g_codes)
     if n == 0 or m == 0:
         return np.zeros((n, m), dtype=np.float64), tokenless
-    lcs = cdist(r_codes, g_codes, scorer=LCSseq.similarity, processor=None, dtype=np.int64)
+    # Ground truth as the queries: rapidfuzz then encodes the short texts as bit patterns once
+    # and streams the long ones past them, about 1.4x faster than the other way round.
+    lcs = cdist(g_codes, r_codes, scorer=LCSseq.similarity, processor=None, dtype=np.int64).T
     g_len = np.fromiter((len(c) for c in g_codes), dtype=np.int64, count=m)
     # rouge-score divides the same two integers, so the float is bit-for-bit the same.
     recall = np.divide(lcs, g_len, out=np.zeros((n, m), dtype=np.float64), where=g_len > 0)

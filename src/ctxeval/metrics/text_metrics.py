@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
 from ctxeval.matching.base import MatchingStrategy, as_matches, as_strategy
+from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics import functional as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
@@ -25,6 +26,7 @@ __all__ = [
     "JudgedRecord",
     "PrecisionRecallF1",
     "RankedRetrievalMetrics",
+    "ground_truth_units",
     "judge_texts",
     "warn_tokenless",
 ]
@@ -36,11 +38,13 @@ class JudgedRecord:
     tokenless: tuple[str, ...]
 
 
-def _ground_truth_units(
+def ground_truth_units(
     strategy: MatchingStrategy, items: list[str] | list[GradedText]
 ) -> tuple[list[str], list[float] | None]:
     """Distinct ground-truth units in first-seen order; a repeated unit keeps its best grade."""
     graded = bool(items) and isinstance(items[0], GradedText)
+    if not graded and strategy.unit == "chunk" and isinstance(strategy, BuiltinStrategy):
+        return list(dict.fromkeys(items)), None  # type: ignore[arg-type]
     best: dict[str, float] = {}
     for item in items:
         text, grade = (item.text, item.grade) if isinstance(item, GradedText) else (item, 1.0)
@@ -81,7 +85,7 @@ def judge_texts(
     chunks = [r for r in retrieved if isinstance(r, str)]
     if k is not None:
         chunks = chunks[:k]
-    gt_units, grades = _ground_truth_units(strategy, ground_truth)
+    gt_units, grades = ground_truth_units(strategy, ground_truth)
     if strategy.unit == "sentence":
         r_units: list[str] = []
         ends: list[int] | None = []

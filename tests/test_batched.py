@@ -1,0 +1,174 @@
+"""The bulk path (metrics/batched.py via scoring._score_bulk) equals the per-record path exactly.
+
+Every value is compared with ``==`` (bit for bit), on random batches that include the cases the
+bulk path hands back to the per-record path: rows matching several ground-truth units (credit
+rules), empty ground truth (policies), graded ground truth, duplicates and bad records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxeval import (
+    ExactChunkMatch,
+    PrecisionRecallF1,
+    RankedRetrievalMetrics,
+    RetrievalEvaluator,
+    RougeChunkMatch,
+)
+from ctxeval.io.records import Record, RecordError
+from ctxeval.metrics.batched import judge_batch, rank_values, set_values
+from ctxeval.metrics.conventions import RankOptions
+from ctxeval.metrics.judgments import judge_matrix
+from ctxeval.scoring import RowResult, ScoringPlan, _bulk_eligible, score_batch, score_record
+
+
+def contains(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
+    """A chunk is relevant to every ground-truth text it contains: rows can match several."""
+    return np.array([[g in r for g in ground_truth] for r in retrieved], dtype=bool).reshape(
+        len(retrieved), len(ground_truth)
+    )
+
+
+WORDS = ["alpha", "beta", "gamma", "delta"]
+text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
+graded = st.builds(
+    lambda t, g: {"text": t, "grade": g}, text, st.sampled_from([0.5, 1.0, 2.0, 3.0])
+)
+record = st.fixed_dictionaries(
+    {
+        "retrieved_context": st.lists(text, max_size=8),
+        "ground_truth_context": st.one_of(
+            st.lists(text, max_size=4), st.lists(graded, min_size=1, max_size=4)
+        ),
+    }
+)
+
+PLANS = {
+    "default": lambda s: [PrecisionRecallF1(s), RankedRetrievalMetrics(s)],
+    "continuous_eval": lambda s: [
+        PrecisionRecallF1(s),
+        RankedRetrievalMetrics(s, convention="continuous_eval"),
+    ],
+    "exponential": lambda s: [
+        RankedRetrievalMetrics(s, gain="exponential", precision_denominator="retrieved")
+    ],
+    "first_come": lambda s: [
+        RankedRetrievalMetrics(s, credit="first_come", ap_denominator="hits"),
+        PrecisionRecallF1(s, k=2),
+    ],
+    "skip_empty": lambda s: [
+        PrecisionRecallF1(s, empty_ground_truth="skip"),
+        RankedRetrievalMetrics(s, empty_ground_truth="skip"),
+    ],
+}
+STRATEGIES = {
+    "contains": contains,
+    "exact": ExactChunkMatch(),
+    "rouge": RougeChunkMatch(threshold=0.5),
+}
+
+
+def records_of(raw: list[dict[str, object]]) -> list[Record | RecordError]:
+    from ctxeval.io.readers import read_records
+
+    return list(read_records([{"id": f"q{i}", **r} for i, r in enumerate(raw)]))
+
+
+def assert_same(bulk: RowResult | RecordError, single: RowResult | RecordError) -> None:
+    assert type(bulk) is type(single)
+    if isinstance(bulk, RecordError):
+        assert bulk == single
+        return
+    assert isinstance(single, RowResult)
+    assert list(bulk.values) == list(single.values)  # same columns, same order
+    for column, value in single.values.items():
+        assert bulk.values[column] == value, column  # exact, not approximate
+    assert bulk.counts == single.counts
+    assert bulk == single
+
+
+@pytest.mark.parametrize("plan_name", sorted(PLANS))
+@pytest.mark.parametrize("strategy_name", sorted(STRATEGIES))
+@settings(max_examples=40, deadline=None)
+@given(
+    raw=st.lists(record, min_size=1, max_size=12), ks=st.sampled_from([(None,), (1, 3), (2, 5, 20)])
+)
+def test_bulk_equals_per_record(
+    plan_name: str, strategy_name: str, raw: list[dict[str, object]], ks: tuple[int | None, ...]
+) -> None:
+    plan = ScoringPlan(tuple(PLANS[plan_name](STRATEGIES[strategy_name])), ks)
+    assert _bulk_eligible(plan)
+    batch = records_of(raw)
+    bulk = score_batch(plan, batch)
+    assert len(bulk) == len(batch)
+    for item, got in zip(batch, bulk, strict=True):
+        expected = item if isinstance(item, RecordError) else score_record(plan, item)
+        assert_same(got, expected)
+
+
+def test_bulk_path_is_taken_and_agrees_on_a_known_record() -> None:
+    # Hand-computed (design.md definitions): chunks 1 and 3 are hits of the two truths.
+    plan = ScoringPlan((PrecisionRecallF1(contains), RankedRetrievalMetrics(contains)), (None, 2))
+    (row,) = score_batch(
+        plan,
+        records_of(
+            [
+                {
+                    "retrieved_context": ["alpha", "x", "beta"],
+                    "ground_truth_context": ["alpha", "beta"],
+                }
+            ]
+        ),
+    )
+    assert isinstance(row, RowResult)
+    assert row.values["context_precision"] == 2 / 3
+    assert row.values["context_recall"] == 1.0
+    assert row.values["average_precision"] == (1 / 1 + 2 / 3) / 2
+    assert row.values["reciprocal_rank"] == 1.0
+    assert row.values["precision@2"] == 0.5
+    assert row.values["recall@2"] == 0.5
+    assert row.values["context_recall@2"] == 0.5
+
+
+def test_a_row_matching_two_truths_moves_credit_as_the_matching_rule_says() -> None:
+    # Row 0 matches both truths, row 1 only the first: the matching rule gives row 0 the second
+    # truth so that both rows are hits; first-come gives row 0 the first and row 1 nothing.
+    matrix = np.array([[True, True], [True, False]])
+    for credit, hits in (("matching", [True, True]), ("first_come", [True, False])):
+        batch = judge_batch([matrix], [None], credit)  # type: ignore[arg-type]
+        assert batch.hits[0].tolist() == hits
+        assert tuple(batch.hits[0].tolist()) == judge_matrix(matrix, credit=credit).hits  # type: ignore[arg-type]
+
+
+def test_set_and_rank_values_on_padded_records() -> None:
+    # Two records of different lengths in one batch: padding never counts.
+    a = np.array([[False], [True]])
+    b = np.array([[True, False], [False, False], [False, True], [False, False]])
+    judged = judge_batch([a, b], [None, [2.0, 1.0]], "matching")
+    values, counts = set_values(judged, None)
+    assert values["context_precision"].tolist() == [1 / 2, 2 / 4]
+    assert [c.retrieved for c in counts] == [2, 4]
+    ranked = rank_values(judged, 3, RankOptions())
+    assert ranked["precision"].tolist() == [1 / 3, 2 / 3]
+    assert ranked["recall"].tolist() == [1.0, 1.0]
+    assert ranked["reciprocal_rank"].tolist() == [1 / 2, 1.0]
+
+
+def test_evaluator_aggregates_equal_the_mean_of_metric_calls_with_the_bulk_path() -> None:
+    data = [
+        {"retrieved_context": ["alpha beta", "gamma"], "ground_truth_context": ["alpha beta"]},
+        {"retrieved_context": ["delta", "alpha"], "ground_truth_context": ["alpha", "gamma"]},
+        {"retrieved_context": ["beta"], "ground_truth_context": [{"text": "beta", "grade": 2}]},
+    ]
+    metric = RankedRetrievalMetrics(ExactChunkMatch())
+    result = RetrievalEvaluator(data, [metric], workers=1, progress=False).run()
+    for key in metric.keys:
+        expected = [metric(**d)[key] for d in data]
+        assert result.aggregate[key] == float(sum(map(Fraction, expected)) / len(expected))
