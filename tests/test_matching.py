@@ -66,6 +66,44 @@ class TestTokenCache:
         assert r[0][1] == g[0][0]  # equal tokens give equal keys
         assert len(cache) <= 3
 
+    def test_repeated_records_are_encoded_as_characters(self) -> None:
+        cache = TokenCache(RougeTokenizer())
+        (r, g), _ = cache.encode_record(["alpha beta gamma", "delta"], ["beta delta"])
+        assert r[0] == [b"alpha", b"beta", b"gamma"]  # first sight: token keys
+        (r, g), _ = cache.encode_record(["delta", "alpha beta gamma"], ["gamma alpha", "zeta"])
+        # every retrieved text is a repeat: one character per token, for the whole record
+        assert [len(c) for c in r] == [1, 3]
+        assert [len(c) for c in g] == [2, 1]
+        assert r[1][0] == g[0][1]
+        assert r[1][2] == g[0][0]
+        assert len(set(r[1] + r[0] + g[1])) == 5  # alpha beta gamma delta zeta: distinct
+
+    def test_characters_and_keys_give_the_same_rouge(self) -> None:
+        strategy = RougeChunkMatch(threshold=0.0)
+        chunks = ["The cat sat on the mat.", "A dog; the cat!", "nothing here"]
+        truth = ["the cat on a mat", "dog cat"]
+        first = strategy.match(chunks, truth).scores
+        assert default_cache(RougeTokenizer()).encode_record(chunks, truth)[0][0][0] == "".join(
+            default_cache(RougeTokenizer())._codes[chunks[0]]
+        )  # the second call used characters
+        again = strategy.match(chunks, truth).scores
+        assert first is not None
+        assert again is not None
+        assert first.tolist() == again.tolist()
+        assert first[0].tolist() == [4 / 5, 1 / 2]  # LCS "the cat on mat" / 5, "cat" / 2
+
+    def test_vocabulary_overflow_starts_afresh(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import ctxeval.matching.base as base
+
+        monkeypatch.setattr(base, "_MAX_CODES", 3)
+        cache = TokenCache(RougeTokenizer())
+        cache.encode_record(["a b c d"], [])
+        (r, _), _ = cache.encode_record(["a b c d"], [])  # 4 codes > 3: the cache restarts
+        assert r == [[b"a", b"b", b"c", b"d"]]  # and this record is encoded as keys
+        assert len(cache) == 1
+        assert not cache._vocab
+        assert not cache._codes
+
     def test_rouge_match_keys_are_the_tokens(self) -> None:
         tokenizer = RougeTokenizer()
         text = "Héllo, İstanbul! K-café 3.14 ÆON"

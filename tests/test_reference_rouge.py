@@ -268,3 +268,34 @@ def test_a_record_with_a_large_vocabulary() -> None:
     # of its tokens fits in a common subsequence (1/3000); LCS 3 of 4; LCS 2 of 4.
     assert recall.tolist() == [[1.0, 1 / 3000, 0.75, 0.5]]
     assert recall[0, 2:].tolist() == [reference_recall(text, g, False) for g in short]
+
+
+def test_a_repeated_record_with_a_large_vocabulary() -> None:
+    # The same record twice: the second time its texts are encoded as one character per token,
+    # 60,000 characters crossing the surrogate range, which the codes skip. Scores must not
+    # change.
+    tokenizer = RougeTokenizer()
+    default_cache(tokenizer).clear()
+    text = " ".join(f"t{i}" for i in range(60_000))
+    window = [f"t{i}" for i in range(54_000, 58_000)]
+    ground_truth = [" ".join(window), " ".join(reversed(window)), "t57000 t1 t59990 t59999"]
+    first, _ = rouge_l_recall_matrix([text], ground_truth, tokenizer)
+    assert text not in default_cache(tokenizer)._codes
+    again, _ = rouge_l_recall_matrix([text], ground_truth, tokenizer)
+    assert len(default_cache(tokenizer)._codes[text]) == 60_000
+    assert first.tolist() == again.tolist() == [[1.0, 1 / 4000, 0.75]]
+
+
+@settings(PROFILE, max_examples=30)
+@given(
+    chunks=st.lists(st.text(alphabet="ab cD-é1", max_size=30), min_size=1, max_size=4),
+    truth=st.lists(st.text(alphabet="ab cD-é1", max_size=20), min_size=1, max_size=3),
+)
+def test_keys_and_characters_agree_with_rouge_score(chunks: list[str], truth: list[str]) -> None:
+    tokenizer = RougeTokenizer()
+    default_cache(tokenizer).clear()
+    first, _ = rouge_l_recall_matrix(chunks, truth, tokenizer)  # token keys
+    again, _ = rouge_l_recall_matrix(chunks, truth, tokenizer)  # characters: all repeats
+    expected = [[reference_recall(c, g, False) for g in truth] for c in chunks]
+    assert first.tolist() == expected
+    assert again.tolist() == expected
