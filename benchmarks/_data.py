@@ -7,10 +7,15 @@ run of every script sees exactly the same records, offline:
   (``pydoc_data.topics``) and the docstrings of ~120 standard-library modules: about 90,000
   words of English with a vocabulary of about 6,500 words, code samples, grammar and doctests
   removed. A retrieved chunk is a window of 100-140 consecutive words starting anywhere (as a
-  fixed-size chunker cuts them, mid-sentence included), so chunks are distinct across records.
+  fixed-size chunker cuts them, mid-sentence included), so chunks are distinct across records
+  (but for coincidences: about 1.4% of 100,000 chunks).
   The ground truth is 1-3 sentences of the same text: about 40% copied from one of the retrieved
   chunks, 35% paraphrased (words replaced, dropped, inserted, swapped: ROUGE-L recall around the
   0.7 threshold) and 25% absent from every chunk.
+- :func:`corpus_records`: the same shape of record, but as a retriever over a chunked corpus
+  returns them: the prose is cut once into about 760 fixed chunks (:func:`corpus_chunks`) and
+  every retrieved chunk is one of those, so the same chunk text appears in the results of many
+  queries (on average in about 130 of 10,000 records).
 - :func:`id_run`: an ID-mode run and qrels as plain dicts (pytrec_eval style), with float
   scores unique within a query (as real retrievers give) or, with ``ties=True``, rounded to one
   decimal so that most documents share their score with others.
@@ -25,6 +30,7 @@ import json
 import os
 import random
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -32,6 +38,8 @@ from typing import Any
 __all__ = [
     "Corpus",
     "corpus",
+    "corpus_chunks",
+    "corpus_records",
     "id_run",
     "machine",
     "text_records",
@@ -208,6 +216,128 @@ def text_records(
                 # continuous-eval's NDCG ideal counts duplicate ground truth; ctxeval removes
                 # duplicates, so the data has none (they are vanishingly rare anyway).
                 "ground_truth_context": list(dict.fromkeys(ground_truth)),
+            }
+        )
+    return records
+
+
+@lru_cache(maxsize=4)
+def corpus_chunks(chunk_words: tuple[int, int] = (100, 140)) -> tuple[tuple[int, int], ...]:
+    """The corpus cut once, as a fixed-size chunker cuts it: consecutive, non-overlapping word
+    ranges ``(begin, end)`` of ``chunk_words`` words each (lengths drawn from their own fixed
+    seed, so every call and every record seed sees the same chunks). The last words, too few
+    for a whole chunk, are left out. About 760 chunks at the default sizes."""
+    total = len(corpus().words)
+    rng = random.Random(0)
+    spans: list[tuple[int, int]] = []
+    begin = 0
+    while begin + (length := rng.randint(*chunk_words)) <= total:
+        spans.append((begin, begin + length))
+        begin += length
+    return tuple(spans)
+
+
+def corpus_records(
+    n: int,
+    *,
+    seed: int = 0,
+    chunks: int = 10,
+    chunk_words: tuple[int, int] = (100, 140),
+    truth: tuple[int, int] = (1, 3),
+    kinds: tuple[float, float] = (0.4, 0.35),  # copied, paraphrased; the rest absent
+    neighbours: float = 0.5,
+    spread: int = 4,
+) -> list[dict[str, Any]]:
+    """``n`` records shaped like :func:`text_records`', whose retrieved chunks are ``chunks``
+    distinct chunks of :func:`corpus_chunks`, so chunk texts repeat across records as they do
+    when a retriever searches a fixed, chunked corpus.
+
+    Each record is about one place in the corpus, its *anchor*: a chunk drawn uniformly from
+    those that wholly contain a sentence of 5-40 words. Of its 1-3 ground-truth sentences, about
+    40% are copied and 35% paraphrased (:func:`_paraphrase`) from a sentence lying wholly inside
+    a *host* chunk, which is retrieved: the first host is the anchor, further ones are other
+    chunks within ``spread`` chunks of it (evidence for one question tends to sit in one
+    section), so a copied sentence is a substring of a retrieved chunk. The remaining 25% are
+    sentences that overlap no retrieved chunk (the retriever missed them).
+
+    The other retrieved chunks are, each with probability ``neighbours``, a chunk within
+    ``spread`` chunks of the anchor, else any chunk of the corpus. Neighbours stand for what a
+    retriever ranks next to the right passage: text from the same section, sharing its
+    vocabulary, so near misses for a ROUGE-L threshold. Random chunks stand for retrieval
+    noise. Anchors and random chunks are uniform, so chunk popularity is nearly flat; real
+    query logs favour some chunks, which would repeat even more. Hosts and others are shuffled,
+    so relevant chunks sit at random ranks, as in :func:`text_records`.
+
+    Records share the chunk ``str`` objects; round-trip them through JSON to get the fresh
+    objects a file reader would give.
+    """
+    c = corpus()
+    spans = corpus_chunks(chunk_words)
+    pool = len(spans)
+    if chunks > pool or truth[1] > chunks:
+        raise ValueError(f"need chunks <= {pool} and truth[1] <= chunks, got {chunks}, {truth}")
+    texts = [" ".join(c.words[begin:end]) for begin, end in spans]
+    begins = [begin for begin, _ in spans]
+
+    def chunk_of(word: int) -> int:
+        """Index of the chunk holding a word; ``pool`` for the words after the last chunk."""
+        i = bisect_right(begins, word) - 1
+        return i if word < spans[i][1] else pool
+
+    candidates = [i for i in range(c.sentences) if 5 <= c.sentence(i)[1] - c.sentence(i)[0] <= 40]
+    inside: list[list[int]] = [[] for _ in range(pool)]
+    for i in candidates:
+        s_begin, s_end = c.sentence(i)
+        host = chunk_of(s_begin)
+        if host < pool and chunk_of(s_end - 1) == host:
+            inside[host].append(i)
+    hostable = [i for i in range(pool) if inside[i]]
+    rng = random.Random(seed)
+
+    def near(anchor: int) -> int:
+        return min(max(anchor + rng.randint(-spread, spread), 0), pool - 1)
+
+    records = []
+    for q in range(n):
+        rolls = [rng.random() for _ in range(rng.randint(*truth))]
+        anchor = rng.choice(hostable)
+        hosts: list[int] = []
+        ground_truth: list[str | None] = []
+        for roll in rolls:
+            if roll >= kinds[0] + kinds[1]:
+                ground_truth.append(None)  # absent: drawn once the retrieved chunks are known
+                continue
+            host = anchor
+            for _ in range(20):
+                if host not in hosts and inside[host]:
+                    break
+                host = near(anchor)
+            else:
+                host = rng.choice([h for h in hostable if h not in hosts])
+            hosts.append(host)
+            s_begin, s_end = c.sentence(rng.choice(inside[host]))
+            sentence = list(c.words[s_begin:s_end])
+            if roll >= kinds[0]:
+                sentence = _paraphrase(sentence, rng, c.vocabulary)
+            ground_truth.append(" ".join(sentence))
+        retrieved = list(hosts)
+        while len(retrieved) < chunks:
+            other = near(anchor) if rng.random() < neighbours else rng.randrange(pool)
+            if other not in retrieved:
+                retrieved.append(other)
+        rng.shuffle(retrieved)
+        taken = set(retrieved)
+        for j, text in enumerate(ground_truth):
+            while text is None:
+                s_begin, s_end = c.sentence(rng.choice(candidates))
+                if chunk_of(s_begin) not in taken and chunk_of(s_end - 1) not in taken:
+                    text = ground_truth[j] = " ".join(c.words[s_begin:s_end])
+        records.append(
+            {
+                "id": f"q{q}",
+                "retrieved_context": [texts[i] for i in retrieved],
+                # no duplicates, as in text_records (continuous-eval's NDCG ideal counts them)
+                "ground_truth_context": list(dict.fromkeys(t for t in ground_truth if t)),
             }
         )
     return records

@@ -2,17 +2,34 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/text_vs_peers.py                 # ~1 minute
+    .venv/bin/python benchmarks/text_vs_peers.py                 # both datasets, ~2 minutes
+    .venv/bin/python benchmarks/text_vs_peers.py --data corpus   # one dataset, ~1 minute
     .venv/bin/python benchmarks/text_vs_peers.py --profile       # + where ctxeval's time goes
 
-Every number is measured in the same run, on the same records (benchmarks/_data.py: 10 chunks
-of ~120 words of CPython documentation prose, 1-3 ground-truth sentences, copied, paraphrased or
-absent), single process unless a row says otherwise:
+Two datasets (benchmarks/_data.py), each record 10 chunks of ~120 words of CPython documentation
+prose and 1-3 ground-truth sentences, copied, paraphrased or absent; ``--data`` picks one or
+both (the default), and every contender and every check runs on each, in its own tables:
+
+- corpus chunks (realistic: chunks repeat across queries), ``corpus_records``: the prose is cut
+  once into ~760 fixed chunks and every retrieved chunk is one of them, as when a retriever
+  searches a chunked corpus; each chunk appears in ~130 of 10,000 records.
+- distinct chunks (worst case: no repeats), ``text_records``: each chunk is a window starting
+  anywhere, so chunk texts repeat only by coincidence (~1.4% of them) and ctxeval's per-run
+  token cache practically never hits.
+
+The records are serialised to JSON lines once, untimed, and each timed repeat of each contender
+gets its own ``json.loads`` of them, also untimed: fresh string objects per record, as a JSONL
+reader gives, so any benefit from repeated chunks comes from equal text, not from shared
+objects (or from string hashes cached by an earlier repeat).
+
+Every number is measured in the same run, on the same records, single process unless a row
+says otherwise:
 
 - ctxeval: ``RetrievalEvaluator(records, [PrecisionRecallF1(RougeChunkMatch()),
   RankedRetrievalMetrics(RougeChunkMatch())], workers=1).run(k=None)``, end to end: reading and
   validating the dicts, tokenising, matching, both metrics, aggregation. Best of ``--repeats``;
-  the token cache is emptied before each repeat (the chunks are distinct anyway).
+  the token cache is emptied before each repeat, so each one starts as a fresh run does (and
+  tokenises each distinct text once, while they fit the cache's size bound).
 - continuous-eval 0.3.14: ``PrecisionRecallF1(RougeChunkMatch())`` and
   ``RankedRetrievalMetrics(RougeChunkMatch())`` on every record of a subset, through
   ``.compute`` (no telemetry), best of ``--repeats`` passes.
@@ -25,7 +42,7 @@ absent), single process unless a row says otherwise:
 Checks, asserted: ctxeval with ``RougeChunkMatch(scorer="py-rouge")`` and
 ``convention="continuous_eval"`` gives continuous-eval's numbers on its subset; ctxeval's
 default scorer makes exactly the rouge-score loop's decisions (every pair) and its precision and
-recall follow from them.
+recall follow from them; ``workers=2`` gives ``workers=1``'s per-query rows. On each dataset.
 """
 
 from __future__ import annotations
@@ -33,13 +50,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import json
 import math
 import os
 import pstats
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 os.environ["CONTINUOUS_EVAL_DO_NOT_TRACK"] = "true"  # continuous-eval's telemetry: never
 
@@ -49,7 +67,7 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cdist
 
-from _data import print_machine, text_records
+from _data import corpus_records, print_machine, text_records
 from ctxeval import (
     PrecisionRecallF1,
     RankedRetrievalMetrics,
@@ -60,6 +78,11 @@ from ctxeval import (
 from ctxeval.matching.base import default_cache
 
 THRESHOLD = 0.7
+DATASETS = {
+    "corpus": ("corpus chunks (realistic: chunks repeat across queries)", corpus_records),
+    "distinct": ("distinct chunks (worst case: no repeats)", text_records),
+}
+Input = TypeVar("Input")
 CE_KEYS = (
     "context_precision",
     "context_recall",
@@ -89,13 +112,31 @@ def run_ctxeval(records: list[dict[str, Any]], workers: int = 1, compatible: boo
     return evaluator.run(k=None)
 
 
-def best_of(repeats: int, fn: Callable[[], Any]) -> tuple[float, Any]:
+def best_of(
+    repeats: int, fn: Callable[[Input], Any], fresh_input: Callable[[], Input]
+) -> tuple[float, Any]:
+    """Best time of ``fn`` over ``repeats`` calls, each on a new ``fresh_input()`` (untimed)."""
     best, out = math.inf, None
     for _ in range(repeats):
+        data = fresh_input()
         start = time.perf_counter()
-        out = fn()
+        out = fn(data)
         best = min(best, time.perf_counter() - start)
+        del data
     return best, out
+
+
+class JsonLines:
+    """Records kept as JSON lines; each :meth:`read` parses them anew, as reading a file does."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.lines = [json.dumps(r) for r in records]
+
+    def read(self, n: int | None = None) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.lines[:n]]
+
+    def reader(self, n: int | None = None) -> Callable[[], list[dict[str, Any]]]:
+        return lambda: self.read(n)
 
 
 def continuous_eval_module() -> Any:
@@ -205,7 +246,7 @@ def check_rouge_score(
     )
 
 
-def profile_ctxeval(records: list[dict[str, Any]], top: int) -> None:
+def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None:
     """cProfile the ctxeval run and show where the time goes, by stage and by function."""
     profiler = cProfile.Profile()
     default_cache(get_tokenizer("rouge")).clear()
@@ -291,7 +332,9 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int) -> None:
             sum(pauses),
         ),
     ]
-    print(f"\n### Where ctxeval's time goes (cProfile, {len(records)} records, workers=1)\n")
+    print(
+        f"\n### Where ctxeval's time goes, {label} (cProfile, {len(records)} records, workers=1)\n"
+    )
     print("cProfile inflates Python-level costs; shares are of the profiled run.\n")
     print("| stage | seconds | share |")
     print("|---|---:|---:|")
@@ -307,8 +350,144 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int) -> None:
         print(f"| `{label}` | {calls} | {own:.3f} | {cum:.3f} |")
 
 
+def bench_dataset(
+    label: str, records: list[dict[str, Any]], args: argparse.Namespace, ce: Any
+) -> dict[str, str]:
+    """Run every contender and every check on one dataset, print its tables; return its ratios."""
+    n = len(records)
+    chunks = sum(len(r["retrieved_context"]) for r in records)
+    distinct = len({c for r in records for c in r["retrieved_context"]})
+    words = sum(len(c.split()) for r in records for c in r["retrieved_context"])
+    truths = sum(len(r["ground_truth_context"]) for r in records)
+    data = JsonLines(records)
+    del records  # from here on, every contender reads its own fresh copy
+    print(f"\n## {label}\n")
+    print(
+        f"data: {n} records (seed {args.seed}), {chunks / n:.1f} chunks of {words / chunks:.0f} "
+        f"words on average, {truths / n:.2f} ground-truth sentences per record; "
+        f"{distinct} distinct chunk texts among {chunks} retrieved "
+        f"(each appears {chunks / distinct:.1f} times on average)"
+    )
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+
+    # ctxeval, single process and two processes
+    t_ctx, result = best_of(args.repeats, lambda r: run_ctxeval(r, workers=1), data.reader())
+    # Two processes need both cores free: on a shared machine, more tries find a quiet moment.
+    t_ctx2, result2 = best_of(
+        max(args.repeats, 5), lambda r: run_ctxeval(r, workers=2), data.reader()
+    )
+    assert result2.per_query == result.per_query, "workers=2 must equal workers=1 row for row"
+    t_compat, _ = best_of(
+        args.repeats,
+        lambda r: run_ctxeval(r, compatible=True),
+        data.reader(args.compat_records),
+    )
+
+    # continuous-eval, on a subset (it is slow)
+    n_ce = args.ce_records
+    t_ce, ce_rows = best_of(args.repeats, lambda r: run_continuous_eval(ce, r), data.reader(n_ce))
+    # ctxeval on exactly those records too (fixed costs weigh more on a small input)
+    t_ctx_ce, _ = best_of(args.repeats, run_ctxeval, data.reader(n_ce))
+    ours_ce = run_ctxeval(data.read(n_ce), compatible=True).per_query
+    ce_check = check_continuous_eval(ours_ce, ce_rows)
+
+    # rouge-score loop, on a subset
+    n_rs = args.rouge_records
+    t_rs, rs_rows = best_of(args.repeats, run_rouge_score, data.reader(n_rs))
+    t_ctx_rs, _ = best_of(args.repeats, run_ctxeval, data.reader(n_rs))
+    rs_check = check_rouge_score(data.read(n_rs), result.per_query[:n_rs], rs_rows)
+
+    # bare kernel on pre-tokenised, interned input
+    prepared = pretokenise(data.read())
+    t_kernel, _ = best_of(args.repeats, run_kernel, lambda: prepared)
+
+    print(f"load average after: {os.getloadavg()[0]:.2f}\n")
+
+    rows = [
+        ("ctxeval, workers=1", n, t_ctx),
+        ("ctxeval, workers=2", n, t_ctx2),
+        ("ctxeval, scorer='py-rouge', convention='continuous_eval'", args.compat_records, t_compat),
+        ("continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics", n_ce, t_ce),
+        ("rouge-score loop (RougeScorer(['rougeL']), every pair)", n_rs, t_rs),
+        ("bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints", n, t_kernel),
+    ]
+    qps = {label: count / seconds for label, count, seconds in rows}
+    print(f"### Throughput (single process unless noted): {label}\n")
+    print("| implementation | records | seconds | queries/s | ms/query |")
+    print("|---|---:|---:|---:|---:|")
+    for row_label, count, seconds in rows:
+        print(
+            f"| {row_label} | {count} | {seconds:.3f} | {count / seconds:,.0f} | "
+            f"{1000 * seconds / count:.3f} |"
+        )
+    ctx = qps["ctxeval, workers=1"]
+    ce_qps = qps["continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics"]
+    rs_qps = qps["rouge-score loop (RougeScorer(['rougeL']), every pair)"]
+    kernel = qps["bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints"]
+    compat_qps = qps["ctxeval, scorer='py-rouge', convention='continuous_eval'"]
+
+    def verdict(value: float, target: float) -> str:
+        return "met" if value >= target else "NOT met"
+
+    print(f"\n### Ratios (same run): {label}\n")
+    print("| ratio | value | target | |")
+    print("|---|---:|---:|---|")
+    print(
+        f"| ctxeval / continuous-eval (queries/s) | {ctx / ce_qps:,.0f}x | >= 300x | "
+        f"{verdict(ctx / ce_qps, 300)} |"
+    )
+    print(
+        f"| ctxeval / rouge-score loop (queries/s) | {ctx / rs_qps:,.0f}x | >= 100x | "
+        f"{verdict(ctx / rs_qps, 100)} |"
+    )
+    same_ce = n_ce / t_ctx_ce / ce_qps
+    same_rs = n_rs / t_ctx_rs / rs_qps
+    print(
+        f"| same, ctxeval timed on continuous-eval's {n_ce} records only | "
+        f"{same_ce:,.0f}x | >= 300x | {verdict(same_ce, 300)} |"
+    )
+    print(
+        f"| same, ctxeval timed on the rouge-score loop's {n_rs} records only | "
+        f"{same_rs:,.0f}x | >= 100x | {verdict(same_rs, 100)} |"
+    )
+    print(f"| ctxeval time / bare kernel time | {kernel / ctx:.1f}x | report | |")
+    print(f"| ctxeval workers=2 / workers=1 | {qps['ctxeval, workers=2'] / ctx:.2f}x | report | |")
+    print(
+        f"| ctxeval (py-rouge, continuous-eval numbers) / continuous-eval | "
+        f"{compat_qps / ce_qps:,.0f}x | report | |"
+    )
+    print(f"\n### Checks: {label}\n")
+    print(
+        f"- ctxeval(scorer='py-rouge', convention='continuous_eval') vs continuous-eval on "
+        f"{n_ce} records: {ce_check}"
+    )
+    print(f"- ctxeval default scorer vs rouge-score loop on {n_rs} records: {rs_check}")
+    print("- workers=2 per-query rows == workers=1 per-query rows: identical")
+
+    if args.profile:
+        # Profile with only the input in memory, as in the timed runs: the results and token
+        # lists built since would make every garbage collection pass longer.
+        del result, result2, prepared, ce_rows, rs_rows, ours_ce
+        gc.collect()
+        profile_ctxeval(data.read(args.profile_records), top=15, label=label)
+    return {
+        "ctxeval queries/s": f"{ctx:,.0f}",
+        "ctxeval workers=2 queries/s": f"{qps['ctxeval, workers=2']:,.0f}",
+        "ctxeval / continuous-eval": f"{ctx / ce_qps:,.0f}x",
+        "ctxeval / rouge-score loop": f"{ctx / rs_qps:,.0f}x",
+        "ctxeval time / bare kernel time": f"{kernel / ctx:.1f}x",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--data",
+        choices=("distinct", "corpus", "both"),
+        default="both",
+        help="corpus: chunks of a fixed chunked corpus, repeating across queries (realistic); "
+        "distinct: no chunk ever repeats (worst case for the token cache); both (default)",
+    )
     parser.add_argument("--records", type=int, default=10_000, help="records ctxeval scores")
     parser.add_argument(
         "--ce-records", type=int, default=100, help="continuous-eval subset (first N)"
@@ -327,117 +506,25 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="also cProfile ctxeval")
     parser.add_argument("--profile-records", type=int, default=5_000)
     args = parser.parse_args()
-    n = args.records
-    assert n >= max(args.ce_records, args.rouge_records, args.compat_records)
+    if args.records < max(args.ce_records, args.rouge_records, args.compat_records):
+        parser.error("--records must be at least --ce-records, --rouge-records, --compat-records")
+    names = ["corpus", "distinct"] if args.data == "both" else [args.data]
 
     print_machine()
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
-    records = text_records(n, seed=args.seed)
-    chunks = sum(len(r["retrieved_context"]) for r in records)
-    words = sum(len(c.split()) for r in records for c in r["retrieved_context"])
-    truths = sum(len(r["ground_truth_context"]) for r in records)
-    print(
-        f"data: {n} records (seed {args.seed}), {chunks / n:.1f} chunks of {words / chunks:.0f} "
-        f"words on average, {truths / n:.2f} ground-truth sentences per record"
-    )
-
-    # ctxeval, single process and two processes
-    t_ctx, result = best_of(args.repeats, lambda: run_ctxeval(records, workers=1))
-    # Two processes need both cores free: on a shared machine, more tries find a quiet moment.
-    t_ctx2, result2 = best_of(max(args.repeats, 5), lambda: run_ctxeval(records, workers=2))
-    assert result2.per_query == result.per_query, "workers=2 must equal workers=1 row for row"
-    compat = records[: args.compat_records]
-    t_compat, _ = best_of(args.repeats, lambda: run_ctxeval(compat, compatible=True))
-
-    # continuous-eval, on a subset (it is slow)
     ce = continuous_eval_module()
-    subset_ce = records[: args.ce_records]
-    t_ce, ce_rows = best_of(args.repeats, lambda: run_continuous_eval(ce, subset_ce))
-    # ctxeval on exactly those records too (fixed costs weigh more on a small input)
-    t_ctx_ce, _ = best_of(args.repeats, lambda: run_ctxeval(subset_ce))
-    ours_ce = run_ctxeval(subset_ce, compatible=True).per_query
-    ce_check = check_continuous_eval(ours_ce, ce_rows)
-
-    # rouge-score loop, on a subset
-    subset_rs = records[: args.rouge_records]
-    t_rs, rs_rows = best_of(args.repeats, lambda: run_rouge_score(subset_rs))
-    t_ctx_rs, _ = best_of(args.repeats, lambda: run_ctxeval(subset_rs))
-    rs_check = check_rouge_score(subset_rs, result.per_query[: args.rouge_records], rs_rows)
-
-    # bare kernel on pre-tokenised, interned input
-    prepared = pretokenise(records)
-    t_kernel, _ = best_of(args.repeats, lambda: run_kernel(prepared))
-
-    print(f"load average after: {os.getloadavg()[0]:.2f}\n")
-
-    rows = [
-        ("ctxeval, workers=1", n, t_ctx),
-        ("ctxeval, workers=2", n, t_ctx2),
-        ("ctxeval, scorer='py-rouge', convention='continuous_eval'", len(compat), t_compat),
-        ("continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics", len(subset_ce), t_ce),
-        ("rouge-score loop (RougeScorer(['rougeL']), every pair)", len(subset_rs), t_rs),
-        ("bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints", n, t_kernel),
-    ]
-    qps = {label: count / seconds for label, count, seconds in rows}
-    print("### Throughput (single process unless noted)\n")
-    print("| implementation | records | seconds | queries/s | ms/query |")
-    print("|---|---:|---:|---:|---:|")
-    for label, count, seconds in rows:
-        print(
-            f"| {label} | {count} | {seconds:.3f} | {count / seconds:,.0f} | "
-            f"{1000 * seconds / count:.3f} |"
-        )
-    ctx = qps["ctxeval, workers=1"]
-    ce_qps = qps["continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics"]
-    rs_qps = qps["rouge-score loop (RougeScorer(['rougeL']), every pair)"]
-    kernel = qps["bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints"]
-    compat_qps = qps["ctxeval, scorer='py-rouge', convention='continuous_eval'"]
-
-    def verdict(value: float, target: float) -> str:
-        return "met" if value >= target else "NOT met"
-
-    print("\n### Ratios (same run)\n")
-    print("| ratio | value | target | |")
-    print("|---|---:|---:|---|")
-    print(
-        f"| ctxeval / continuous-eval (queries/s) | {ctx / ce_qps:,.0f}x | >= 300x | "
-        f"{verdict(ctx / ce_qps, 300)} |"
-    )
-    print(
-        f"| ctxeval / rouge-score loop (queries/s) | {ctx / rs_qps:,.0f}x | >= 100x | "
-        f"{verdict(ctx / rs_qps, 100)} |"
-    )
-    same_ce = len(subset_ce) / t_ctx_ce / ce_qps
-    same_rs = len(subset_rs) / t_ctx_rs / rs_qps
-    print(
-        f"| same, ctxeval timed on continuous-eval's {len(subset_ce)} records only | "
-        f"{same_ce:,.0f}x | >= 300x | {verdict(same_ce, 300)} |"
-    )
-    print(
-        f"| same, ctxeval timed on the rouge-score loop's {len(subset_rs)} records only | "
-        f"{same_rs:,.0f}x | >= 100x | {verdict(same_rs, 100)} |"
-    )
-    print(f"| ctxeval time / bare kernel time | {kernel / ctx:.1f}x | report | |")
-    print(f"| ctxeval workers=2 / workers=1 | {qps['ctxeval, workers=2'] / ctx:.2f}x | report | |")
-    print(
-        f"| ctxeval (py-rouge, continuous-eval numbers) / continuous-eval | "
-        f"{compat_qps / ce_qps:,.0f}x | report | |"
-    )
-    print("\n### Checks\n")
-    print(
-        f"- ctxeval(scorer='py-rouge', convention='continuous_eval') vs continuous-eval on "
-        f"{len(subset_ce)} records: {ce_check}"
-    )
-    print(f"- ctxeval default scorer vs rouge-score loop on {len(subset_rs)} records: {rs_check}")
-    print("- workers=2 per-query rows == workers=1 per-query rows: identical")
-
-    if args.profile:
-        # Profile with only the input in memory, as in the timed runs: the results and token
-        # lists built since would make every garbage collection pass longer.
-        subset = records[: args.profile_records]
-        del records, result, result2, prepared, ce_rows, rs_rows, ours_ce
+    summaries = {}
+    for name in names:
+        label, generate = DATASETS[name]
+        summaries[label] = bench_dataset(label, generate(args.records, seed=args.seed), args, ce)
         gc.collect()
-        profile_ctxeval(subset, top=15)
+
+    if len(summaries) > 1:
+        print("\n## Both datasets (same run; details in the tables above)\n")
+        keys = list(next(iter(summaries.values())))
+        print("| dataset | " + " | ".join(keys) + " |")
+        print("|---|" + "---:|" * len(keys))
+        for label, summary in summaries.items():
+            print(f"| {label} | " + " | ".join(summary.values()) + " |")
 
 
 if __name__ == "__main__":
