@@ -42,7 +42,7 @@ class TestUnicodeTokenizer:
 
 
 class TestTokenCache:
-    def test_same_text_is_tokenized_once(self) -> None:
+    def test_a_text_is_tokenized_at_most_twice(self) -> None:
         calls: list[str] = []
 
         class Counting:
@@ -53,18 +53,27 @@ class TestTokenCache:
                 return text.split()
 
         cache = TokenCache(Counting())
-        cache.encode_record(["a b", "b c"], ["a b"])
-        cache.encode_record(["a b"], ["b c"])
+        cache.encode_record(["a b", "b c"], ["a b"])  # first sight: keys, "a b" made once
         assert calls == ["a b", "b c"]
+        for _ in range(3):  # repeats: kept as characters at the first repeat, then reused
+            cache.encode_record(["a b"], ["b c"])
+        assert calls == ["a b", "b c", "a b", "b c"]
+        assert len(cache) == 2
 
-    def test_cache_is_bounded_by_tokens(self) -> None:
+    def test_kept_texts_are_bounded_by_tokens(self) -> None:
         cache = TokenCache(RougeTokenizer(), max_tokens=4)
-        cache.encode_record(["alpha beta", "gamma"], ["beta gamma"])
-        # 2 + 1 tokens fit; the third text's 2 would make 5 > 4: a fresh start holding only it.
-        assert len(cache) == 1
-        (r, g), _ = cache.encode_record(["delta beta"], ["beta"])
-        assert r[0][1] == g[0][0]  # equal tokens give equal keys
-        assert len(cache) <= 3
+        for _ in range(5):
+            (r, g), _ = cache.encode_record(["delta beta", "gamma"], ["beta gamma"])
+            assert r[0][1] == g[0][0]  # beta: equal tokens, equal keys or characters
+            assert r[1][0] == g[0][1]  # gamma
+            assert r[0][0] not in g[0]  # delta
+            assert cache._tokens <= 4
+
+    def test_seen_hashes_are_bounded(self) -> None:
+        cache = TokenCache(RougeTokenizer(), max_seen=3)
+        for i in range(10):
+            cache.encode_record([f"text {i}"], [f"truth {i}"])
+            assert len(cache._seen) <= 3
 
     def test_repeated_records_are_encoded_as_characters(self) -> None:
         cache = TokenCache(RougeTokenizer())
@@ -79,6 +88,7 @@ class TestTokenCache:
         assert len(set(r[1] + r[0] + g[1])) == 5  # alpha beta gamma delta zeta: distinct
 
     def test_characters_and_keys_give_the_same_rouge(self) -> None:
+        default_cache(RougeTokenizer()).clear()
         strategy = RougeChunkMatch(threshold=0.0)
         chunks = ["The cat sat on the mat.", "A dog; the cat!", "nothing here"]
         truth = ["the cat on a mat", "dog cat"]
@@ -100,7 +110,7 @@ class TestTokenCache:
         cache.encode_record(["a b c d"], [])
         (r, _), _ = cache.encode_record(["a b c d"], [])  # 4 codes > 3: the cache restarts
         assert r == [[b"a", b"b", b"c", b"d"]]  # and this record is encoded as keys
-        assert len(cache) == 1
+        assert len(cache) == 0
         assert not cache._vocab
         assert not cache._codes
 

@@ -78,30 +78,36 @@ class MatchingStrategy(Protocol):
 
 
 class TokenCache:
-    """Tokenises each distinct text once and keeps its match keys.
+    """Tokenises texts for matching, and keeps the texts that repeat in a compact form.
 
-    Chunks repeat across queries, so a run shares one cache. A text's *match keys* are its
-    tokens in a form rapidfuzz hashes in C (``tokenizer.match_keys`` when the tokenizer has it,
-    else ``tokenize``); two texts' keys are equal exactly where their tokens are.
+    A text's *match keys* are its tokens in a form rapidfuzz hashes in C
+    (``tokenizer.match_keys`` when the tokenizer has it, else ``tokenize``); two texts' keys are
+    equal exactly where their tokens are. Keys are made for the record at hand and dropped with
+    it: keeping every text's token objects "in case it comes back" costs more (allocation, cache
+    misses, freeing them all when the cache is full) than tokenising texts that never return.
 
-    A record whose retrieved texts have all been seen before is encoded more compactly: every
-    text becomes a string of one character per token, through a vocabulary that gives each
-    distinct token its own character. rapidfuzz compares such strings about twice as fast as
-    lists, and the conversion is paid once per repeated text, so a run where chunks repeat (a
-    retriever over a fixed corpus) gets it almost for free while a run of all-new texts never
-    pays for it. Within one record every text has the same form, so keys and characters are
-    never compared with each other.
+    A text seen a second time is kept, as a string of one character per token through a
+    vocabulary that gives each distinct token its own character: about 1 to 4 bytes per token
+    instead of a list of token objects, and rapidfuzz compares such strings twice as fast as
+    lists. A record whose retrieved texts are all repeats is matched entirely in this form
+    (its other texts are encoded for it), so within one record keys and characters are never
+    compared with each other. So a run where chunks repeat (a retriever over a fixed corpus)
+    tokenises each distinct chunk twice at most, and a run of all-new texts pays nothing extra
+    but remembering the hash of each text it has seen.
 
-    The cache is bounded by the number of tokens it holds and starts afresh when full (the
-    vocabulary with it), so memory does not grow with the dataset.
+    Memory is bounded: the kept texts by ``max_tokens`` (characters), the seen hashes by
+    ``max_seen``; each part starts afresh when full (the vocabulary with the kept texts).
     """
 
-    def __init__(self, tokenizer: Tokenizer, *, max_tokens: int = 1_000_000) -> None:
+    def __init__(
+        self, tokenizer: Tokenizer, *, max_tokens: int = 2_000_000, max_seen: int = 1_000_000
+    ) -> None:
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
-        self._keys: dict[str, list[Hashable]] = {}
+        self.max_seen = max_seen
         self._codes: dict[str, str] = {}
         self._vocab: dict[Hashable, str] = {}
+        self._seen: set[int] = set()
         self._tokens = 0
         self._split: Callable[[str], list[Hashable]] = getattr(
             tokenizer,
@@ -113,41 +119,43 @@ class TokenCache:
         """Match keys (or character codes) of every text of one record, and the non-empty
         texts with no tokens. The first group decides the form: codes when all its texts are
         repeats."""
-        seen = self._keys
-        encoded: list[list[Any]]
-        encoded = []
-        if groups and groups[0] and all(t in seen for t in groups[0]):
+        codes, seen = self._codes, self._seen
+        encoded: list[list[Any]] = []
+        if groups and groups[0] and all(t in codes or hash(t) in seen for t in groups[0]):
             try:
-                encoded = [[self.codes(t) for t in texts] for texts in groups]
+                encoded = [[self._code(t) for t in texts] for texts in groups]
             except _VocabularyFull:
                 encoded = []
         if not encoded:
-            encoded = [[self.keys(t) for t in texts] for texts in groups]
+            made: dict[str, list[Hashable]] = {}  # a text twice in one record: tokenised once
+            encoded = [
+                [made[t] if t in made else made.setdefault(t, self.keys(t)) for t in texts]
+                for texts in groups
+            ]
         tokenless = tuple(
             t
-            for texts, codes in zip(groups, encoded, strict=True)
-            for t, e in zip(texts, codes, strict=True)
+            for texts, parts in zip(groups, encoded, strict=True)
+            for t, e in zip(texts, parts, strict=True)
             if not e and t.strip()
         )
         return encoded, tokenless
 
     def keys(self, text: str) -> list[Hashable]:
-        cached = self._keys.get(text)
-        if cached is not None:
-            return cached
-        keys = (
-            list(self._split(text)) if not hasattr(self._split, "__self__") else self._split(text)
-        )
-        self._make_room(len(keys))
-        self._keys[text] = keys
-        self._tokens += len(keys)
-        return keys
+        """The match keys of ``text`` (made afresh; the text is noted as seen)."""
+        seen = self._seen
+        if len(seen) >= self.max_seen:
+            seen.clear()
+        seen.add(hash(text))
+        return list(self._split(text))
 
-    def codes(self, text: str) -> str:
-        """``text`` as one character per token: equal characters exactly where tokens are."""
+    def _code(self, text: str) -> str:
+        """``text`` as one character per token: equal characters exactly where tokens are.
+
+        Kept when the text has been seen before (it is likely to come back again)."""
         cached = self._codes.get(text)
         if cached is not None:
             return cached
+        repeat = hash(text) in self._seen
         keys = self.keys(text)
         vocab = self._vocab
         try:
@@ -160,22 +168,27 @@ class TokenCache:
                         raise _VocabularyFull from None
                     vocab[key] = _code_char(len(vocab))
             code = "".join([vocab[key] for key in keys])
-        self._codes[text] = code
-        self._tokens += len(code)
+        if repeat:
+            if self._tokens + len(code) > self.max_tokens:
+                # Full: start afresh. The record's earlier codes used the old vocabulary, so
+                # the record falls back to keys.
+                self._codes.clear()
+                self._vocab.clear()
+                self._tokens = 0
+                raise _VocabularyFull
+            self._codes[text] = code
+            self._tokens += len(code)
         return code
 
-    def _make_room(self, tokens: int) -> None:
-        if self._tokens + tokens > self.max_tokens:
-            self.clear()
-
     def clear(self) -> None:
-        self._keys.clear()
         self._codes.clear()
         self._vocab.clear()
+        self._seen.clear()
         self._tokens = 0
 
     def __len__(self) -> int:
-        return len(self._keys)
+        """How many texts are kept."""
+        return len(self._codes)
 
 
 # Characters for token codes: every code point except the surrogates, which a str can hold but
@@ -185,7 +198,8 @@ _MAX_CODES = 0x110000 - 0x800
 
 
 class _VocabularyFull(Exception):
-    """More distinct tokens than characters: the cache has started afresh."""
+    """More distinct tokens than characters, or more kept characters than ``max_tokens``: the
+    kept texts and the vocabulary have started afresh."""
 
 
 def _code_char(i: int) -> str:
