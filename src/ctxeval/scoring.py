@@ -18,7 +18,8 @@ import numpy as np
 
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.records import Record, RecordError
-from ctxeval.matching.base import BoolMatrix, as_matches
+from ctxeval.matching.base import BoolMatrix, Matches, as_matches
+from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.metrics.base import MetricBase, SetMetricsMixin
 from ctxeval.metrics.batched import BatchJudgments, judge_batch, rank_values, set_values
 from ctxeval.metrics.functional import SetCounts, set_counts
@@ -239,48 +240,66 @@ def _score_bulk(
     error; the rest get the same values as there (``tests/test_batched.py``).
     """
     out: list[RowResult | RecordError | None] = [None] * len(batch)
-    metrics = plan.metrics
-    text_metrics = [m for m in metrics if isinstance(m, _TextMetric)]
+    text_metrics = [m for m in plan.metrics if isinstance(m, _TextMetric)]
     # One matching pass per (strategy, depth), one judging pass per credit rule on top of it.
     passes = list(dict.fromkeys((m.matching_strategy, _depth(plan, m)) for m in text_metrics))
     strategies = list(dict.fromkeys(strategy for strategy, _ in passes))
+    builtin = all(isinstance(s, BuiltinStrategy) for s in strategies)
     bulk: list[int] = []
-    matrices: dict[tuple[Any, int | None], list[BoolMatrix]] = {p: [] for p in passes}
-    grades: dict[Any, list[list[float] | None]] = {s: [] for s in strategies}
+    found: list[list[BoolMatrix]] = [[] for _ in passes]
+    grades: list[list[list[float] | None]] = [[] for _ in strategies]
     tokenless: list[int] = []
+    relevant: list[int] = []
+    which = [strategies.index(strategy) for strategy, _ in passes]
     for position, item in enumerate(batch):
         if isinstance(item, RecordError) or item.mode != "text":
             out[position] = _score_one(plan, item)
             continue
         try:
-            units = {s: ground_truth_units(s, item.ground_truth) for s in strategies}  # type: ignore[arg-type]
-            if any(not truth for truth, _ in units.values()):
+            units = [ground_truth_units(s, item.ground_truth) for s in strategies]  # type: ignore[arg-type]
+            if not all(truth for truth, _ in units):
                 out[position] = _score_one(plan, item)  # the empty-ground-truth policy
                 continue
-            chunks = [r for r in item.retrieved if isinstance(r, str)]
-            found = []
+            chunks: list[str] = item.retrieved  # validated by the reader: strings only
+            matched = []
             lost = 0
-            for strategy, depth in passes:
-                truth = units[strategy][0]
-                shown = chunks if depth is None else chunks[:depth]
-                matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
-                found.append(matches.relevant)
-                lost = max(lost, len(matches.tokenless))
+            for (strategy, depth), s in zip(passes, which, strict=True):
+                truth = units[s][0]
+                shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
+                matches = strategy.match(shown, truth)
+                if (
+                    type(matches) is not Matches
+                    or matches.relevant.shape != (len(shown), len(truth))
+                    or matches.relevant.dtype != np.bool_
+                ):
+                    matches = as_matches(matches, len(shown), len(truth), strategy)
+                matched.append(matches.relevant)
+                if matches.tokenless:
+                    lost = max(lost, len(matches.tokenless))
         except InvalidArgumentError:
             raise
         except CtxevalError:
             out[position] = _score_one(plan, item)  # the same error, as a RecordError
             continue
         bulk.append(position)
-        for key, relevant in zip(passes, found, strict=True):
-            matrices[key].append(relevant)
-        for strategy in strategies:
-            grades[strategy].append(units[strategy][1])
+        for into, relevance in zip(found, matched, strict=True):
+            into.append(relevance)
+        for graded_into, (_, graded) in zip(grades, units, strict=True):
+            graded_into.append(graded)
         tokenless.append(lost)
+        # Chunk units of a built-in strategy are the distinct texts themselves.
+        relevant.append(len(units[0][0]) if builtin else _num_relevant(item))
     if bulk:
-        for position, row in zip(
-            bulk, _bulk_rows(plan, batch, bulk, matrices, grades, tokenless), strict=True
-        ):
+        rows = _bulk_rows(
+            plan,
+            batch,
+            bulk,
+            {p: f for p, f in zip(passes, found, strict=True)},
+            {s: g for s, g in zip(strategies, grades, strict=True)},
+            tokenless,
+            relevant,
+        )
+        for position, row in zip(bulk, rows, strict=True):
             out[position] = row
     return out  # type: ignore[return-value]
 
@@ -292,6 +311,7 @@ def _bulk_rows(
     matrices: dict[tuple[Any, int | None], list[BoolMatrix]],
     grades: dict[Any, list[list[float] | None]],
     tokenless: list[int],
+    relevant: list[int],
 ) -> list[RowResult]:
     judged: dict[tuple[Any, int | None, str], BatchJudgments] = {}
     columns: list[Any] = []
@@ -327,7 +347,7 @@ def _bulk_rows(
                 metadata=record.metadata,
                 values=dict(zip(names, table[i], strict=True)),
                 counts={key: set_count[i] for key, set_count in counts},
-                num_relevant=_num_relevant(record),
+                num_relevant=relevant[i],
                 num_retrieved=len(record.retrieved),
                 empty_ground_truth=False,
                 tokenless=tokenless[i],

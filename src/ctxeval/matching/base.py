@@ -123,7 +123,8 @@ class TokenCache:
         encoded: list[list[Any]] = []
         if groups and groups[0] and all(t in codes or hash(t) in seen for t in groups[0]):
             try:
-                encoded = [[self._code(t) for t in texts] for texts in groups]
+                get, code = codes.get, self._code
+                encoded = [[get(t) or code(t) for t in texts] for texts in groups]
             except _VocabularyFull:
                 encoded = []
         if not encoded:
