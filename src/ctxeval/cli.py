@@ -147,7 +147,11 @@ def _dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="Stop at the first bad record, or skip bad records and count them.",
         ),
-        click.option("--workers", type=click.IntRange(min=1), help="Processes (default: all)."),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            help="Processes (default: every core, when records are slow enough to pay).",
+        ),
         click.option(
             "--scheduler",
             help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'. "

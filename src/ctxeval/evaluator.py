@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -65,13 +66,33 @@ def _pool_context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+# With ``workers=None`` (every core), processes are started only when a record takes at least
+# this long to score in this process: below it, sending records to workers and results back
+# costs the parent about as much as scoring them (see docs/decisions.md).
+PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
+
+
 def _score_in_order(
-    plan: ScoringPlan, batches: Iterator[Batch], workers: int
+    plan: ScoringPlan, batches: Iterator[Batch], workers: int, *, auto: bool = False
 ) -> Iterator[list[RowResult | RecordError]]:
-    """Score batches, in worker processes when it pays, yielding results in input order."""
+    """Score batches, in worker processes when it pays, yielding results in input order.
+
+    ``auto``: the number of workers was not chosen by the user; the first batch is scored here
+    and timed, and the run stays in this process when its records are cheap to score.
+    """
     first = next(batches, None)
     if first is None:
         return
+    if auto and workers > 1:
+        started = time.perf_counter()
+        scored = score_batch(plan, first)
+        per_record = (time.perf_counter() - started) / max(len(first), 1)
+        yield scored
+        first = next(batches, None)
+        if first is None:
+            return
+        if per_record < PARALLEL_MIN_SECONDS_PER_RECORD:
+            workers = 1
     second = next(batches, None)
     if workers <= 1 or second is None:
         # One batch or one worker: starting processes would cost more than it saves.
@@ -98,6 +119,14 @@ def _score_in_order(
                 future.cancel()
 
 
+def _cores() -> int:
+    """The cores this process may run on (a container's or taskset's limit, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 class RetrievalEvaluator:
     """Evaluate a dataset of retrieval results with ctxeval metrics.
 
@@ -109,8 +138,10 @@ class RetrievalEvaluator:
 
     ``on_error="raise"`` stops at the first bad record with a message naming its file and line,
     field and fix; ``"skip"`` completes the run and lists the bad records in
-    ``result.skipped``. ``workers`` processes score batches of ``batch_size`` records (default:
-    every core; 1 scores in this process); results keep the input order. ``progress`` shows a
+    ``result.skipped``. ``workers`` processes score batches of ``batch_size`` records (1 scores in this
+    process); results keep the input order. The default uses every core the process may run
+    on, but only when records are slow enough to score (>= 0.1 ms each, timed on the first
+    batch) for processes to pay for sending them; cheaper runs stay in this process. ``progress`` shows a
     progress line on stderr (default: when stderr is a terminal) or calls a function with the
     number of records done. ``keep_per_query=False`` keeps only the aggregates in memory (use
     ``run(output=...)`` to have the per-query rows on disk).
@@ -159,7 +190,8 @@ class RetrievalEvaluator:
             raise InvalidArgumentError(
                 f"RetrievalEvaluator(workers={workers}): give a whole number >= 1, or None"
             )
-        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.workers = workers if workers is not None else _cores()
+        self._auto_workers = workers is None
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidArgumentError(
                 f"RetrievalEvaluator(batch_size={batch_size!r}): give a whole number >= 1"
@@ -262,7 +294,9 @@ class RetrievalEvaluator:
         progress = Progress.from_option(self.progress, stream=sys.stderr)
         stream = _prepend(first, records)
         try:
-            for results in _score_in_order(plan, _batches(stream, self.batch_size), self.workers):
+            for results in _score_in_order(
+                plan, _batches(stream, self.batch_size), self.workers, auto=self._auto_workers
+            ):
                 for item in results:
                     if isinstance(item, RecordError) and self.on_error == "raise":
                         raise InvalidRecordError(

@@ -1,0 +1,80 @@
+"""When the evaluator starts worker processes, and that the answer never changes the results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import ctxeval.evaluator as evaluator_module
+from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
+
+METRICS = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
+
+
+def records(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"q{i}",
+            "retrieved_context": [f"chunk {i} about topic {i % 7}", f"the answer is {i}"],
+            "ground_truth_context": [f"the answer is {i}"],
+        }
+        for i in range(n)
+    ]
+
+
+class Pools:
+    """Counts the process pools the evaluator starts (and still starts them)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started: list[int] = []
+        real = evaluator_module.ProcessPoolExecutor
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            self.started.append(kwargs["max_workers"])
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(evaluator_module, "ProcessPoolExecutor", counting)
+        monkeypatch.setattr(evaluator_module, "_cores", lambda: 2)
+
+
+def test_default_workers_stay_in_process_when_records_are_cheap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pools = Pools(monkeypatch)
+    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", float("inf"))
+    auto = RetrievalEvaluator(records(60), METRICS, batch_size=10, progress=False).run()
+    assert pools.started == []
+    one = RetrievalEvaluator(records(60), METRICS, workers=1, batch_size=10).run()
+    assert auto.per_query == one.per_query
+    assert auto.aggregate == one.aggregate
+
+
+def test_default_workers_start_processes_when_records_are_slow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pools = Pools(monkeypatch)
+    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
+    auto = RetrievalEvaluator(records(60), METRICS, batch_size=10, progress=False).run(k=[1, 2])
+    assert pools.started == [2]
+    one = RetrievalEvaluator(records(60), METRICS, workers=1, batch_size=10).run(k=[1, 2])
+    assert auto.per_query == one.per_query  # the first batch scored here, the rest in workers
+    assert auto.aggregate == one.aggregate
+    assert auto.summary == one.summary
+
+
+def test_explicit_workers_are_obeyed_however_cheap_the_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pools = Pools(monkeypatch)
+    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", float("inf"))
+    RetrievalEvaluator(records(30), METRICS, workers=2, batch_size=10).run()
+    assert pools.started == [2]
+
+
+def test_one_batch_never_starts_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    pools = Pools(monkeypatch)
+    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
+    result = RetrievalEvaluator(records(5), METRICS, batch_size=10).run()
+    assert pools.started == []
+    assert result.summary["queries"] == 5
