@@ -284,47 +284,41 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
                 total += sum(c[3] for k, c in callers.items() if matches(k, *caller))
         return total
 
+    def own(name: str) -> float:
+        return sum(v[2] for (_, _, n), v in raw.items() if n == name)
+
     stages = [
         ("whole run (RetrievalEvaluator.run)", cumulative("ctxeval/evaluator.py", "run")),
         ("read + validate dicts (io/readers.py)", cumulative("ctxeval/evaluator.py", "_prepend")),
         (
-            "validate_texts, all calls (reader and judge_texts)",
+            "  of which validate_texts",
             cumulative("ctxeval/validation.py", "validate_texts"),
         ),
-        ("score_record (all scoring)", cumulative("ctxeval/scoring.py", "score_record")),
         (
-            "  judge_texts (match + judge, once per record)",
-            cumulative("ctxeval/metrics/text_metrics.py", "judge_texts"),
+            "score the batches (scoring.score_batch)",
+            cumulative("ctxeval/scoring.py", "score_batch"),
         ),
         (
-            "    validate_texts (again: the reader has validated these lists already)",
-            cumulative(
-                "ctxeval/validation.py",
-                "validate_texts",
-                caller=("ctxeval/metrics/text_metrics.py", "judge_texts"),
-            ),
+            "  match (strategy.match, once per record)",
+            cumulative("ctxeval/matching/rouge.py", "match"),
         ),
         (
-            "    tokenise (TokenCache.encode_record)",
+            "    tokenise / encode (TokenCache.encode_record)",
             cumulative("ctxeval/matching/base.py", "encode_record"),
         ),
+        ("      of which bytes.split", own("<method 'split' of 'bytes' objects>")),
         (
-            "      of which bytes.split",
-            sum(v[2] for (f, _, n), v in raw.items() if n == "<method 'split' of 'bytes' objects>"),
-        ),
-        (
-            "      cache resets (dict.clear)",
-            sum(v[2] for (f, _, n), v in raw.items() if n == "<method 'clear' of 'dict' objects>"),
+            "      of which tokens to characters (texts seen again)",
+            cumulative("ctxeval/matching/base.py", "_code"),
         ),
         ("    rapidfuzz cdist (the LCS kernel)", cumulative("rapidfuzz/process_cpp.py", "cdist")),
         (
-            "    judge_matrix (credit, first match)",
-            cumulative("ctxeval/metrics/judgments.py", "judge_matrix"),
+            "  judge + every metric at every k, in bulk (metrics/batched.py, scoring._bulk_rows)",
+            cumulative("ctxeval/scoring.py", "_bulk_rows"),
         ),
-        ("  metric.scores (all metric values)", cumulative("ctxeval/metrics/base.py", "scores")),
         (
-            "  set_counts (micro-average counts)",
-            cumulative("ctxeval/metrics/functional.py", "set_counts"),
+            "  records scored one by one (scoring.score_record: empty ground truth, errors)",
+            cumulative("ctxeval/scoring.py", "score_record"),
         ),
         ("aggregate (Aggregator.add)", cumulative("ctxeval/results.py", "add")),
         (
