@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/id_vs_trec.py          # ~1.5 minutes, mostly ranx compiling
     .venv/bin/python benchmarks/id_vs_trec.py --no-ranx-cold   # skip the cold-compile subprocesses
+    .venv/bin/python benchmarks/id_vs_trec.py --profile        # + where ctxeval's time goes
 
 Data (benchmarks/_data.py): 10,000 queries x 100 retrieved documents, ``{qid: {docid: score}}``
 and ``{qid: {docid: grade}}``; float scores unique within a query, and a variant where scores are
@@ -21,14 +22,20 @@ Each contender is timed end to end from the same dicts, best of ``--repeats``:
 
 Checks: ctxeval's per-query values equal pytrec_eval's exactly (every query, every measure);
 ranx's means are compared with pytrec_eval's and the largest difference is printed.
+
+``--profile``: cProfile of one ctxeval call per variant, by stage (ctxeval.metrics.run_arrays
+evaluates the whole run at once; the per-query path should take no time here) and the top
+functions by own time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import math
 import os
+import pstats
 import subprocess
 import sys
 import tempfile
@@ -41,6 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _data import id_run, print_machine
 from ctxeval import evaluate_run
+from ctxeval.metrics import run_arrays, runs
 
 # (ctxeval, pytrec_eval output key, ranx)
 MEASURES = [
@@ -139,6 +147,61 @@ def ranx_cold(queries: int, docs: int, seed: int) -> tuple[dict[str, float], dic
     return out[0], out[1]
 
 
+def profile_ctxeval(run: Any, qrels: Any, label: str, top: int = 12) -> None:
+    """cProfile one ctxeval call and show where the time goes, by stage and by function."""
+    run_ctxeval(run, qrels)  # warm (imports, caches)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run_ctxeval(run, qrels)
+    profiler.disable()
+    raw: dict[tuple[str, int, str], Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+
+    def cumulative(function: Any) -> float:
+        code = function.__code__
+        return float(raw.get((code.co_filename, code.co_firstlineno, code.co_name), (0,) * 4)[3])
+
+    stages = [
+        ("whole call (evaluate_run)", cumulative(runs.evaluate_run)),
+        (
+            "  all plain queries at once (_evaluate_plain_queries)",
+            cumulative(runs._evaluate_plain_queries),
+        ),
+        ("    ranks (run_arrays.judge_run)", cumulative(run_arrays.judge_run)),
+        ("      scores: type check + copy (_scores)", cumulative(run_arrays._scores)),
+        ("      run ids: type check (_string_ids)", cumulative(run_arrays._string_ids)),
+        ("      qrels: type check + copy (_grades)", cumulative(run_arrays._grades)),
+        (
+            "      judged documents looked up in the run (_retrieved_scores)",
+            cumulative(run_arrays._retrieved_scores),
+        ),
+        (
+            "      sort each query's scores (_SortedScores)",
+            cumulative(run_arrays._SortedScores.__init__),
+        ),
+        ("      binary searches (_search)", cumulative(run_arrays._search)),
+        (
+            "      ties: ids of tied documents compared (_tied_before)",
+            cumulative(run_arrays._tied_before),
+        ),
+        ("    measures (RunJudgments.values)", cumulative(run_arrays.RunJudgments.values)),
+        ("  per-query path (rank_documents)", cumulative(runs.rank_documents)),
+    ]
+    total = stages[0][1]
+    print(f"\n### Where ctxeval's time goes, {label} (cProfile)\n")
+    print("cProfile inflates Python-level costs; shares are of the profiled run.\n")
+    print("| stage | seconds | share |")
+    print("|---|---:|---:|")
+    for name, seconds in stages:
+        print(f"| {name} | {seconds:.3f} | {seconds / total:.0%} |")
+    print(f"\nTop {top} functions by own time:\n")
+    print("| function | calls | own s | cumulative s |")
+    print("|---|---:|---:|---:|")
+    rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    for (path, line, name), (_, calls, own, cum, _) in rows:
+        where = f"{os.path.basename(path)}:{line}({name})" if line else name
+        print(f"| `{where}` | {calls} | {own:.3f} | {cum:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--queries", type=int, default=10_000)
@@ -148,6 +211,7 @@ def main() -> None:
     parser.add_argument(
         "--no-ranx-cold", action="store_true", help="skip ranx's cold-compile subprocesses"
     )
+    parser.add_argument("--profile", action="store_true", help="also cProfile ctxeval")
     args = parser.parse_args()
 
     print_machine()
@@ -220,6 +284,11 @@ def main() -> None:
     for variant, lines in notes.items():
         for line in lines:
             print(f"- {variant}: {line}")
+
+    if args.profile:
+        for variant, ties in (("unique scores", False), ("many ties", True)):
+            run, qrels = id_run(args.queries, args.docs, seed=args.seed, ties=ties)
+            profile_ctxeval(run, qrels, variant)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ ctxeval.metrics.functional), so equality is exact, not approximate.
 from __future__ import annotations
 
 import math
+import random
 import warnings
 from collections.abc import Mapping
 
@@ -163,6 +164,39 @@ def test_ties_between_different_grades_warn() -> None:
     }
     expected = trec_eval(run, qrels, relevance_level=2)["q"]
     assert by_trec == {"ndcg": expected["ndcg"], "P_1": expected["P_1"]}
+
+
+def long_run(seed: int, distinct_scores: int | None) -> tuple[dict, dict]:
+    """300 queries of 0-150 documents, up to ~60 judged each (most of them retrieved, grades
+    0-3): sums of dozens of terms, where the order of the additions shows in the last bits.
+    ``distinct_scores``: how many score values a query uses (ties), None for unique scores."""
+    rng = random.Random(seed)
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in range(300):
+        docs = [f"d{x}" for x in rng.sample(range(100_000), rng.randint(0, 150))]
+        if distinct_scores is None:
+            run[f"q{q}"] = {doc: rng.uniform(-5.0, 40.0) for doc in docs}
+        else:
+            run[f"q{q}"] = {doc: rng.randrange(distinct_scores) / 3 for doc in docs}
+        judged = {doc: rng.choice([0, 1, 1, 2, 3]) for doc in docs if rng.random() < 0.4}
+        judged.update((f"d{rng.randrange(100_000)}", rng.randint(0, 3)) for _ in range(3))
+        qrels[f"q{q}"] = judged
+    return run, qrels
+
+
+@pytest.mark.parametrize("relevance_level", [1, 2])
+@pytest.mark.parametrize(("seed", "distinct_scores"), [(1, None), (2, 12), (3, 3)])
+def test_long_runs_equal_trec_eval(
+    seed: int, distinct_scores: int | None, relevance_level: int
+) -> None:
+    run, qrels = long_run(seed, distinct_scores)
+    expected = trec_eval(run, qrels, relevance_level)
+    got, _ = evaluate_with_warnings(run, qrels, MEASURE_KEYS, relevance_level=relevance_level)
+    assert set(got) == set(expected) == set(qrels)
+    for qid, values in expected.items():
+        for key in MEASURE_KEYS:
+            assert got[qid][key] == values[key], (qid, key)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,10 @@ default and a :class:`~ctxeval.errors.ConventionWarning` when they change a resu
   (``"zero"``, trec_eval ``-c``), is left out (``"skip"``), or is an error.
 
 A query in the run but not in the qrels has no judgments and is left out, as trec_eval does.
+
+Queries given as ``{str docid: score}`` are evaluated all at once in numpy
+(:mod:`ctxeval.metrics.run_arrays`); the others (ranked lists, integer ids, invalid input) one by
+one here, with the same results to the last bit and the same errors.
 """
 
 from __future__ import annotations
@@ -19,13 +23,12 @@ import numbers
 import operator
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeGuard
-
-import numpy as np
+from typing import Any, Literal, NamedTuple
 
 from ctxeval.errors import ConventionWarning, InvalidArgumentError, InvalidRecordError, type_name
-from ctxeval.metrics.judgments import Judgments, judge_ids
+from ctxeval.metrics.judgments import judge_ids
 from ctxeval.metrics.measures import Measure, parse_measure
+from ctxeval.metrics.run_arrays import computes, judge_run, plain_judged, plain_scored
 from ctxeval.validation import (
     EmptyGroundTruthPolicy,
     check_choice,
@@ -90,55 +93,6 @@ def _check_scored(items: list[tuple[Hashable, Any]], location: str) -> None:
             )
 
 
-def _judge_by_rank_count(
-    scored: Mapping[Any, float], qrels: Mapping[Hashable, float], relevance_level: float
-) -> Judgments | None:
-    """Judge a scored query without sorting it, when no tie can change a result.
-
-    Only documents with a positive grade earn anything. When each of them has a score no other
-    document shares, its rank is the number of documents scoring higher, whatever the tie
-    policy, and ties elsewhere are among documents that earn nothing. Returns None otherwise
-    (the caller sorts). Exactly the judgments of the full sort, in a fraction of the time.
-    """
-    graded = [(doc, grade) for doc, grade in qrels.items() if grade > 0 and doc in scored]
-    n = len(scored)
-    scores = np.fromiter(scored.values(), dtype=np.float64, count=n)
-    if not np.isfinite(scores).all():
-        return None  # the sorting path reports the bad score with its document
-    ordered = np.sort(scores)
-    targets = np.array([scored[doc] for doc, _ in graded], dtype=np.float64)
-    above = np.searchsorted(ordered, targets, side="right")
-    if graded and (above - np.searchsorted(ordered, targets, side="left") > 1).any():
-        return None
-    relevant_ids = [doc for doc, grade in qrels.items() if grade >= relevance_level]
-    position = {doc: j for j, doc in enumerate(relevant_ids)}
-    first_match = [n] * len(relevant_ids)
-    hits = [False] * n
-    gains = [0.0] * n
-    for (doc, grade), rank in zip(graded, (n - above).tolist(), strict=True):
-        gains[rank] = float(grade)
-        j = position.get(doc)
-        if j is not None:
-            hits[rank] = True
-            first_match[j] = rank
-    return Judgments(
-        relevant=tuple(hits),
-        hits=tuple(hits),
-        gains=tuple(gains),
-        first_match=tuple(first_match),
-        ideal=tuple(sorted((float(g) for g in qrels.values() if g > 0), reverse=True)),
-    )
-
-
-def _fast_path_ok(scored: object) -> TypeGuard[dict[str, float]]:
-    # Finiteness is checked by the caller on the numpy array it builds anyway.
-    return (
-        type(scored) is dict
-        and set(map(type, scored)) <= {str}
-        and set(map(type, scored.values())) <= {float}
-    )
-
-
 def _ties_straddle_relevance(
     scored: Mapping[Hashable, float], ranked: list[Hashable], qrels: Mapping[Hashable, float]
 ) -> bool:
@@ -187,47 +141,55 @@ def evaluate_run(
                 f"{type_name(mapping)}"
             )
 
-    results: dict[Hashable, dict[str, float]] = {}
+    keys = [key for key, _ in parsed]
+    plain = _evaluate_plain_queries(run, qrels, parsed, ties, relevance_level)
+    tied_queries = plain.tied_queries
     missing: list[Hashable] = []
     skipped_empty: list[Hashable] = []
-    tied_queries = 0
-    for qid, judged_raw in qrels.items():
-        judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
-        if qid not in run:
-            missing.append(qid)
-            if missing_queries == "error":
-                raise InvalidRecordError(
-                    f"query {qid!r} is in the qrels but not in the run; pass "
-                    "missing_queries='zero' (score 0, as trec_eval -c) or 'skip'"
-                )
-            if missing_queries == "zero":
-                results[qid] = {key: 0.0 for key, _ in parsed}
-            continue
-        scored = run[qid]
-        fast = (
-            _judge_by_rank_count(scored, judged, relevance_level) if _fast_path_ok(scored) else None
-        )
-        if fast is not None:
-            judgments = fast
-        else:
-            ranked = rank_documents(scored, ties=ties, location=f"run[{qid!r}]")
-            if (
-                isinstance(scored, Mapping)
-                and len(set(scored.values())) < len(scored)
-                and _ties_straddle_relevance(scored, ranked, judged)
-            ):
-                tied_queries += 1
-            judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
-        if judgments.num_relevant == 0:
-            if empty_ground_truth == "error":
-                raise InvalidRecordError(
-                    f"query {qid!r} has no relevant document in the qrels; pass "
-                    "empty_ground_truth='zero' or 'skip'"
-                )
-            if empty_ground_truth == "skip":
-                skipped_empty.append(qid)
-                continue
-        results[qid] = {key: measure(judgments) for key, measure in parsed}
+    if len(plain.scores) == len(qrels) and (
+        empty_ground_truth == "zero" or not plain.without_relevant
+    ):
+        results = plain.scores  # every query done, in qrels order, no policy to apply
+    else:
+        results = {}
+        for qid, judged_raw in qrels.items():
+            values = plain.scores.get(qid)
+            if values is not None:
+                has_relevant = qid not in plain.without_relevant
+            else:
+                judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
+                if qid not in run:
+                    missing.append(qid)
+                    if missing_queries == "error":
+                        raise InvalidRecordError(
+                            f"query {qid!r} is in the qrels but not in the run; pass "
+                            "missing_queries='zero' (score 0, as trec_eval -c) or 'skip'"
+                        )
+                    if missing_queries == "zero":
+                        results[qid] = dict.fromkeys(keys, 0.0)
+                    continue
+                scored = run[qid]
+                ranked = rank_documents(scored, ties=ties, location=f"run[{qid!r}]")
+                if (
+                    isinstance(scored, Mapping)
+                    and len(set(scored.values())) < len(scored)
+                    and _ties_straddle_relevance(scored, ranked, judged)
+                ):
+                    tied_queries += 1
+                judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
+                has_relevant = judgments.num_relevant > 0
+            if not has_relevant:
+                if empty_ground_truth == "error":
+                    raise InvalidRecordError(
+                        f"query {qid!r} has no relevant document in the qrels; pass "
+                        "empty_ground_truth='zero' or 'skip'"
+                    )
+                if empty_ground_truth == "skip":
+                    skipped_empty.append(qid)
+                    continue
+            if values is None:
+                values = {key: measure(judgments) for key, measure in parsed}
+            results[qid] = values
 
     _warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
     if skipped_empty:
@@ -239,6 +201,88 @@ def evaluate_run(
             stacklevel=2,
         )
     return results
+
+
+class _PlainQueries(NamedTuple):
+    """The queries evaluated all at once (:mod:`ctxeval.metrics.run_arrays`)."""
+
+    scores: dict[Hashable, dict[str, float]]  # {qid: {measure key: value}}, in qrels order
+    without_relevant: set[Hashable]  # those with no relevant document in the qrels
+    tied_queries: int  # those where the tie rule changed a score
+
+
+def _evaluate_plain_queries(
+    run: Mapping[Any, Any],
+    qrels: Mapping[Any, Any],
+    measures: list[tuple[str, Measure]],
+    ties: Ties,
+    relevance_level: float,
+) -> _PlainQueries:
+    """Evaluate at once every judged query whose run is ``{str id: finite float}`` and whose
+    qrels are valid; the others are left to the per-query path (which reports what is wrong
+    with them, in qrels order: nothing here raises)."""
+    if not all(computes(measure) for _, measure in measures):
+        return _PlainQueries({}, set(), 0)
+    qids: list[Hashable] = list(qrels)
+    scored: list[Any] = list(map(run.get, qids))
+    judged: list[Any] = list(qrels.values())
+    if operator.countOf(map(type, scored), dict) != len(scored):
+        candidate = [type(ranking) is dict for ranking in scored]
+        qids, scored, judged = (
+            list(itertools.compress(items, candidate)) for items in (qids, scored, judged)
+        )
+    judgments = judge_run(scored, judged, ties=ties, relevance_level=relevance_level)
+    if judgments is None:
+        # Some query is not plain. Qrels are small: validate them one by one (lists of ids
+        # become dicts) and try again; only then check each query's scores (~0.1 s per 1M).
+        valid = [_valid_qrels(qid, grades) for qid, grades in zip(qids, judged, strict=True)]
+        qids, scored, judged = _drop_none(qids, scored, valid)
+        judgments = judge_run(scored, judged, ties=ties, relevance_level=relevance_level)
+    if judgments is None:
+        plain = [
+            grades if plain_scored(ranking) else None
+            for ranking, grades in zip(scored, judged, strict=True)
+        ]
+        qids, scored, judged = _drop_none(qids, scored, plain)
+        judgments = judge_run(scored, judged, ties=ties, relevance_level=relevance_level)
+    if judgments is None:
+        return _PlainQueries({}, set(), 0)
+    keys = [key for key, _ in measures]
+    columns = []
+    for _, measure in measures:
+        values = judgments.values(measure)
+        if values is None:
+            return _PlainQueries({}, set(), 0)
+        columns.append(values.tolist())
+    rows = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+    no_relevant = (judgments.num_relevant == 0).tolist()
+    return _PlainQueries(
+        scores=dict(zip(qids, rows, strict=True)),
+        without_relevant=set(itertools.compress(qids, no_relevant)),
+        tied_queries=int(judgments.tied.sum()),
+    )
+
+
+def _valid_qrels(qid: Hashable, judged: object) -> dict[Hashable, float] | None:
+    """One query's qrels as ``{id: grade}`` when valid, else None."""
+    if plain_judged(judged):
+        return judged  # type: ignore[return-value]
+    try:
+        return validate_qrels(judged, f"qrels[{qid!r}]")
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _drop_none(
+    qids: list[Hashable], scored: list[Any], judged: list[Any]
+) -> tuple[list[Hashable], list[Any], list[Any]]:
+    """The queries whose ``judged`` entry is not None."""
+    keep = [grades is not None for grades in judged]
+    return (
+        list(itertools.compress(qids, keep)),
+        list(itertools.compress(scored, keep)),
+        list(itertools.compress(judged, keep)),
+    )
 
 
 def _warn_policies(
@@ -258,7 +302,7 @@ def _warn_policies(
             ),
             stacklevel=3,
         )
-    unjudged = sum(1 for qid in run if qid not in qrels)
+    unjudged = operator.countOf(map(qrels.__contains__, run), False)
     if unjudged:
         warnings.warn(
             ConventionWarning(

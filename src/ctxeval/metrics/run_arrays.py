@@ -1,0 +1,536 @@
+"""ID-mode measures over a whole run at once, in numpy, equal to the per-query path bit for bit.
+
+:func:`~ctxeval.metrics.runs.evaluate_run` can rank and judge one query at a time in Python. For
+the common input, ``{docid: float score}`` dicts with string ids, this module does the same work
+for all queries together:
+
+1. every query's scores go into one array, their types checked in the same pass; each query's
+   scores are sorted at once (one 2-D ``np.sort``);
+2. only retrieved documents with a positive grade can earn anything, so only their ranks are
+   needed: the number of documents scoring higher (a vectorised binary search in each query's
+   sorted scores) plus, when others share the score, the number of those the tie rule puts first
+   (docid descending as strings, as trec_eval, or input order), from their ids;
+3. each measure is a few array operations over those ranks. Sums that the per-query path (and
+   trec_eval) accumulates rank by rank, AP and DCG, are accumulated in the same order, one rank
+   position at a time across all queries, never with numpy's pairwise ``sum``; discounts are
+   ``math.log2`` values, as in :mod:`ctxeval.metrics.functional`. So the results are the same
+   floats, not merely close ones.
+
+Anything else (ranked lists, integer ids, non-numeric or non-finite scores, integer scores that
+floats cannot hold exactly, invalid qrels) is not handled here: :func:`judge_run` returns
+``None`` and the caller takes its per-query path, which also produces the error messages.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxeval.metrics.measures import Measure
+
+__all__ = ["RunJudgments", "computes", "judge_run", "plain_judged", "plain_scored"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+_chain = itertools.chain.from_iterable
+_SCORE_TYPES = frozenset({float, np.float64, int})
+# Integer scores below this convert to floats exactly, so they keep their order and their ties.
+_EXACT_INTEGERS = 2.0**53
+_GRADE_TYPES = frozenset({int, float})
+_JUDGED_ID_TYPES = frozenset({str, int})
+# Queries whose scores are type-checked and copied together: large enough to amortise the
+# Python calls, small enough that the second pass over the score objects finds them in cache.
+_CHUNK = 64
+
+
+def plain_scored(scored: object) -> bool:
+    """One query's scores are a dict of string ids to finite floats, or to integers that
+    floats represent exactly (what :func:`judge_run` takes)."""
+    if type(scored) is not dict or not set(map(type, scored)) <= {str}:
+        return False
+    types = set(map(type, scored.values()))
+    if not types <= _SCORE_TYPES:
+        return False
+    if int in types:  # (also false for nan and inf)
+        return all(abs(score) < _EXACT_INTEGERS for score in scored.values())
+    return all(map(math.isfinite, scored.values()))
+
+
+def plain_judged(judged: object) -> bool:
+    """One query's qrels are a dict of string or integer ids to finite int or float grades."""
+    if not (
+        type(judged) is dict
+        and set(map(type, judged)) <= _JUDGED_ID_TYPES
+        and set(map(type, judged.values())) <= _GRADE_TYPES
+    ):
+        return False
+    try:
+        return all(map(math.isfinite, judged.values()))
+    except OverflowError:  # an int beyond float range: the per-query path reports it
+        return False
+
+
+def _scores(scored: Sequence[dict[str, float]], total: int) -> FloatArray | None:
+    """All scores in query order, or None unless every one passes :func:`plain_scored`."""
+    out = np.empty(total, dtype=np.float64)
+    start = 0
+    integers = False
+    for first in range(0, len(scored), _CHUNK):
+        values = list(_chain(map(dict.values, scored[first : first + _CHUNK])))
+        n = len(values)
+        if operator.countOf(map(type, values), float) != n:
+            types = set(map(type, values))
+            if not types <= _SCORE_TYPES:
+                return None
+            integers = integers or int in types
+        try:
+            out[start : start + n] = values
+        except OverflowError:
+            return None
+        start += n
+    if not np.isfinite(out).all():
+        return None
+    if integers and not (np.abs(out) < _EXACT_INTEGERS).all():
+        return None
+    return out
+
+
+def _grades(judged: Sequence[dict[Any, float]], total: int) -> FloatArray | None:
+    """All grades in query order, or None unless every one is a finite int or float and every
+    id a string or an integer."""
+    if operator.countOf(map(type, judged), dict) != len(judged):
+        return None
+    if operator.countOf(map(type, _chain(judged)), str) != total and not (
+        set(map(type, _chain(judged))) <= _JUDGED_ID_TYPES
+    ):
+        return None
+    if operator.countOf(map(type, _chain(map(dict.values, judged))), int) != total and not (
+        set(map(type, _chain(map(dict.values, judged)))) <= _GRADE_TYPES
+    ):
+        return None
+    try:
+        grades = np.fromiter(_chain(map(dict.values, judged)), np.float64, total)
+    except OverflowError:
+        return None
+    return grades if np.isfinite(grades).all() else None
+
+
+def _string_ids(scored: Sequence[dict[str, float]], total: int) -> bool:
+    return operator.countOf(map(type, _chain(scored)), str) == total
+
+
+def _retrieved_scores(
+    scored: Sequence[dict[str, float]], judged: Sequence[dict[Any, float]], total: int
+) -> FloatArray:
+    """The score of each judged document in its query's run, NaN when it was not retrieved
+    (run scores are finite, so NaN means only that)."""
+    missing = itertools.repeat(math.nan)
+    return np.fromiter(
+        _chain(map(s.get, j, missing) for s, j in zip(scored, judged, strict=True)),
+        np.float64,
+        total,
+    )
+
+
+def _positions(query: IntArray, queries: int) -> IntArray:
+    """For entries grouped by query: each entry's position within its query (0, 1, ...)."""
+    counts = np.bincount(query, minlength=queries)
+    starts = np.cumsum(counts) - counts
+    return np.arange(len(query), dtype=np.int64) - starts[query]
+
+
+def _sequential_sums(
+    terms: FloatArray, query: IntArray, position: IntArray, queries: int
+) -> FloatArray:
+    """Per query, ``total += term`` over its terms in position order, as a Python loop adds.
+
+    One position at a time across all queries: each step adds at most one term per query, so
+    every query's sum is formed left to right (numpy's ``sum`` would pair them up instead).
+    """
+    total = np.zeros(queries, dtype=np.float64)
+    if len(terms) == 0:
+        return total
+    order = np.argsort(position, kind="stable")
+    bounds = np.searchsorted(position[order], np.arange(int(position.max()) + 2))
+    for begin, end in itertools.pairwise(bounds.tolist()):
+        step = order[begin:end]
+        total[query[step]] += terms[step]
+    return total
+
+
+def _ratio(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> FloatArray:
+    """``numerator / denominator``, 0 where the denominator is 0 (the measures' convention)."""
+    out = np.zeros(len(numerator), dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _search(
+    ordered: FloatArray, base: IntArray, length: IntArray, target: FloatArray, *, right: bool
+) -> IntArray:
+    """How many of ``ordered[base : base + length]`` (sorted ascending) are below ``target``
+    (``right``: at or below), per target: a binary search for all targets at once."""
+    lo = np.zeros(len(target), dtype=np.int64)
+    hi = length.copy()
+    last = np.maximum(length - 1, 0)
+    for _ in range(int(length.max(initial=0)).bit_length()):
+        mid = (lo + hi) >> 1
+        value = ordered[base + np.minimum(mid, last)]
+        below = value <= target if right else value < target
+        open_ = lo < hi
+        lo = np.where(open_ & below, mid + 1, lo)
+        hi = np.where(open_ & ~below, mid, hi)
+    return lo
+
+
+class RunJudgments:
+    """What every query of a run earned, for all measures at every cut-off.
+
+    Per query: ``lengths`` (documents retrieved), ``num_relevant`` (judged documents with a
+    grade at or above the relevance level), ``tied`` (documents of equal score but different
+    grades, so the tie rule decided a score). Per retrieved document with a positive grade, by
+    query then rank: ``pair_query``, ``pair_rank`` (0-based), ``pair_grade``. Per positive grade
+    in the qrels, by query then grade descending: ``ideal_query``, ``ideal_grade``.
+    """
+
+    def __init__(
+        self,
+        *,
+        lengths: IntArray,
+        num_relevant: IntArray,
+        tied: BoolArray,
+        pair_query: IntArray,
+        pair_rank: IntArray,
+        pair_grade: FloatArray,
+        ideal_query: IntArray,
+        ideal_grade: FloatArray,
+        relevance_level: float,
+    ) -> None:
+        self.queries = len(lengths)
+        self.lengths = lengths
+        self.num_relevant = num_relevant
+        self.tied = tied
+        self.pair_query = pair_query
+        self.pair_rank = pair_rank
+        self.pair_grade = pair_grade
+        self.pair_hit = pair_grade >= relevance_level
+        self.ideal_query = ideal_query
+        self.ideal_grade = ideal_grade
+        self._discounts: FloatArray = np.empty(0, dtype=np.float64)
+
+    def values(self, measure: Measure) -> FloatArray | None:
+        """The measure for every query, or None when this module does not compute it."""
+        compute = _MEASURES.get(measure.name)
+        if compute is None:
+            return None
+        values: FloatArray = compute(self, measure.k, **dict(measure.options))
+        return values
+
+    # -- shared pieces ------------------------------------------------------------------------
+
+    def discount(self, rank: IntArray) -> FloatArray:
+        """``math.log2(rank + 2)``, the DCG discount, computed by Python's math as functional
+        does (numpy's log2 may differ in the last bit)."""
+        needed = int(rank.max(initial=-1)) + 1
+        if len(self._discounts) < needed:
+            self._discounts = np.array([math.log2(i + 2) for i in range(needed)])
+        return self._discounts[rank]
+
+    def cutoff(self, k: int | None) -> IntArray:
+        """Documents the cut-off keeps, per query."""
+        return self.lengths if k is None else np.minimum(self.lengths, k)
+
+    def hit_mask(self, k: int | None) -> BoolArray:
+        return self.pair_hit if k is None else self.pair_hit & (self.pair_rank < k)
+
+    def hits(self, k: int | None) -> IntArray:
+        """Relevant documents in the top ``k``, per query."""
+        return np.bincount(self.pair_query[self.hit_mask(k)], minlength=self.queries)
+
+    def dcg(self, query: IntArray, rank: IntArray, gain: FloatArray) -> FloatArray:
+        """Per query, the sum of gain / log2(rank + 2) over entries grouped by query, ranks in
+        ascending order within each query."""
+        terms = gain / self.discount(rank)
+        return _sequential_sums(terms, query, _positions(query, self.queries), self.queries)
+
+
+def _gains(grades: FloatArray, gain: str) -> FloatArray:
+    if gain == "linear":
+        return grades
+    # 2**g - 1 in Python floats, as functional computes it, for each distinct grade.
+    distinct, index = np.unique(grades, return_inverse=True)
+    exponential = np.array([2.0**g - 1.0 for g in distinct.tolist()], dtype=np.float64)
+    return exponential[index]
+
+
+def _by_grade_descending(query: IntArray, grade: FloatArray) -> tuple[IntArray, FloatArray]:
+    """Entries grouped by query, re-ordered by grade descending within each query."""
+    if len(grade) == 0:
+        return query, grade
+    distinct, code = np.unique(grade, return_inverse=True)
+    order = np.argsort(query * len(distinct) + (len(distinct) - 1 - code), kind="stable")
+    return query[order], grade[order]
+
+
+def _precision(j: RunJudgments, k: int | None, *, denominator: str = "k") -> FloatArray:
+    hits = j.hits(k)
+    if denominator == "k" and k is not None:
+        return hits / k
+    return _ratio(hits, j.cutoff(k))
+
+
+def _recall(j: RunJudgments, k: int | None) -> FloatArray:
+    return _ratio(j.hits(k), j.num_relevant)
+
+
+def _hit_rate(j: RunJudgments, k: int | None) -> FloatArray:
+    return (j.hits(k) > 0).astype(np.float64)
+
+
+def _reciprocal_rank(j: RunJudgments, k: int | None) -> FloatArray:
+    mask = j.hit_mask(k)
+    query, rank = j.pair_query[mask], j.pair_rank[mask]
+    first = np.ones(len(query), dtype=np.bool_)
+    first[1:] = query[1:] != query[:-1]
+    out = np.zeros(j.queries, dtype=np.float64)
+    out[query[first]] = 1.0 / (rank[first] + 1)
+    return out
+
+
+def _average_precision(
+    j: RunJudgments, k: int | None, *, denominator: str = "relevant", credit: str = "one_to_one"
+) -> FloatArray:
+    # credit="any" counts repeated matches too; a dict run cannot repeat a document.
+    mask = j.hit_mask(k)
+    query, rank = j.pair_query[mask], j.pair_rank[mask]
+    position = _positions(query, j.queries)
+    total = _sequential_sums((position + 1) / (rank + 1), query, position, j.queries)
+    count = j.num_relevant if denominator == "relevant" else j.hits(k)
+    return _ratio(total, count)
+
+
+def _ndcg(
+    j: RunJudgments, k: int | None, *, gain: str = "linear", ideal: str = "ground_truth"
+) -> FloatArray:
+    query, rank, grade = j.pair_query, j.pair_rank, j.pair_grade
+    if k is not None:
+        keep = rank < k
+        query, rank, grade = query[keep], rank[keep], grade[keep]
+    dcg = j.dcg(query, rank, _gains(grade, gain))
+    if ideal == "ground_truth":
+        best_query, best_grade = j.ideal_query, j.ideal_grade
+    else:  # the retrieved documents' own gains, best first
+        best_query, best_grade = _by_grade_descending(j.pair_query, j.pair_grade)
+    best_rank = _positions(best_query, j.queries)
+    if k is not None:  # (retrieved: a query's positive gains never outnumber its documents)
+        keep_best = best_rank < k
+        best_query, best_grade, best_rank = (
+            best_query[keep_best],
+            best_grade[keep_best],
+            best_rank[keep_best],
+        )
+    idcg = j.dcg(best_query, best_rank, _gains(best_grade, gain))
+    return _ratio(dcg, idcg)
+
+
+def _context_precision(j: RunJudgments, k: int | None) -> FloatArray:
+    # A dict run has no repeated document, so "matches some ground truth" is "is a hit".
+    return _ratio(j.hits(k), j.cutoff(k))
+
+
+def _context_recall(j: RunJudgments, k: int | None) -> FloatArray:
+    return _ratio(j.hits(k), j.num_relevant)
+
+
+def _context_f1(j: RunJudgments, k: int | None) -> FloatArray:
+    p, r = _context_precision(j, k), _context_recall(j, k)
+    out = np.zeros(j.queries, dtype=np.float64)
+    np.divide(2 * p * r, p + r, out=out, where=p + r > 0)
+    return out
+
+
+_MEASURES: dict[str, Any] = {
+    "map": _average_precision,
+    "mrr": _reciprocal_rank,
+    "ndcg": _ndcg,
+    "precision": _precision,
+    "recall": _recall,
+    "hit_rate": _hit_rate,
+    "context_precision": _context_precision,
+    "context_recall": _context_recall,
+    "context_f1": _context_f1,
+}
+
+
+def computes(measure: Measure) -> bool:
+    """True when :meth:`RunJudgments.values` computes this measure."""
+    return measure.name in _MEASURES
+
+
+def judge_run(
+    scored: Sequence[dict[str, float]],
+    judged: Sequence[dict[Any, float]],
+    *,
+    ties: str,
+    relevance_level: float,
+) -> RunJudgments | None:
+    """Judge every query at once: ``scored[i]`` is query *i*'s ``{docid: score}``, ``judged[i]``
+    its ``{docid: grade}``. None unless all of them pass :func:`plain_scored` and
+    :func:`plain_judged` (checked here over the whole run at once)."""
+    queries = len(scored)
+    lengths = np.fromiter(map(len, scored), np.int64, queries)
+    total = int(lengths.sum())
+    if operator.countOf(map(type, scored), dict) != queries:
+        return None
+    scores = _scores(scored, total)
+    if scores is None or not _string_ids(scored, total):
+        return None
+    judged_lengths = np.fromiter(map(len, judged), np.int64, queries)
+    judged_total = int(judged_lengths.sum())
+    grades = _grades(judged, judged_total)
+    if grades is None:
+        return None
+
+    judged_query = np.repeat(np.arange(queries, dtype=np.int64), judged_lengths)
+    found = _retrieved_scores(scored, judged, judged_total)
+    pair = np.flatnonzero((grades > 0) & ~np.isnan(found))
+    pair_query, pair_score, pair_grade = judged_query[pair], found[pair], grades[pair]
+
+    positive = grades > 0
+    ideal_query, ideal_grade = _by_grade_descending(judged_query[positive], grades[positive])
+    num_relevant = np.bincount(judged_query[grades >= relevance_level], minlength=queries)
+    tied = np.zeros(queries, dtype=np.bool_)
+
+    rank = np.zeros(len(pair), dtype=np.int64)
+    if len(pair):
+        width = int(lengths.max())
+        sorted_scores = _SortedScores(scores, lengths, width)
+        length = lengths[pair_query]
+        pair_base = sorted_scores.base[pair_query]
+        below = _search(sorted_scores.ordered, pair_base, length, pair_score, right=False)
+        at_or_below = _search(sorted_scores.ordered, pair_base, length, pair_score, right=True)
+        rank = length - at_or_below
+        equal = at_or_below - below
+        shared = np.flatnonzero(equal > 1)
+        if len(shared):
+            # Documents that share a positive-graded document's score: the tie rule decides
+            # how many of them rank before it, and whether the tie changes a score.
+            keys = np.fromiter(_chain(judged), object, judged_total)
+            rank[shared] += _tied_before(
+                scored,
+                lengths,
+                sorted_scores,
+                query=pair_query[shared],
+                below=below[shared],
+                size=equal[shared],
+                doc=keys[pair[shared]],
+                ties=ties,
+            )
+            group = pair_query[shared] * (width + 1) + below[shared]
+            same = _count_same(group, pair_grade[shared])
+            tied[pair_query[shared][equal[shared] > same]] = True
+        order = np.argsort(pair_query * (width + 1) + rank, kind="stable")
+        pair_query, rank, pair_grade = pair_query[order], rank[order], pair_grade[order]
+
+    return RunJudgments(
+        lengths=lengths,
+        num_relevant=num_relevant,
+        tied=tied,
+        pair_query=pair_query,
+        pair_rank=rank,
+        pair_grade=pair_grade,
+        ideal_query=ideal_query,
+        ideal_grade=ideal_grade,
+        relevance_level=relevance_level,
+    )
+
+
+class _SortedScores:
+    """Each query's scores sorted ascending, all in one array: query *q*'s are
+    ``ordered[base[q] : base[q] + lengths[q]]``."""
+
+    def __init__(self, scores: FloatArray, lengths: IntArray, width: int) -> None:
+        queries, total = len(lengths), len(scores)
+        self._starts = np.cumsum(lengths) - lengths
+        self._padded: FloatArray = np.empty((0, 0))
+        self._flat_order: IntArray | None = None
+        if queries * width <= 2 * total + 4096:
+            # Rows of one 2-D array, padded when lengths differ (padding sorts last and is
+            # never read).
+            if queries * width == total:
+                self._padded = scores.reshape(queries, width)
+            else:
+                self._padded = np.full((queries, width), np.inf)
+                self._padded[np.arange(width) < lengths[:, None]] = scores
+            self.ordered: FloatArray = np.sort(self._padded, axis=1).ravel()
+            self.base: IntArray = np.arange(queries, dtype=np.int64) * width
+        else:  # lengths too uneven to pad: one sort of the flat array by (query, score)
+            query = np.repeat(np.arange(queries, dtype=np.int64), lengths)
+            self._flat_order = np.lexsort((scores, query)).astype(np.int64)
+            self.ordered = scores[self._flat_order]
+            self.base = self._starts
+
+    def columns(self, involved: IntArray, row: IntArray, position: IntArray) -> IntArray:
+        """For each (query ``involved[row]``, sorted ``position``), the document's position in
+        its query's dict (which one it is among equal scores is arbitrary but consistent)."""
+        if self._flat_order is not None:
+            starts = self._starts[involved[row]]
+            flat: IntArray = self._flat_order[starts + position] - starts
+            return flat
+        order = np.argsort(self._padded[involved], axis=1)
+        column: IntArray = order[row, position].astype(np.int64)
+        return column
+
+
+def _tied_before(
+    scored: Sequence[dict[str, float]],
+    lengths: IntArray,
+    sorted_scores: _SortedScores,
+    *,
+    query: IntArray,
+    below: IntArray,
+    size: IntArray,
+    doc: npt.NDArray[np.object_],
+    ties: str,
+) -> IntArray:
+    """For each document *p* that shares its score with others (``size[p]`` documents of
+    query ``query[p]``, sorted positions ``below[p]`` onwards), how many of them the tie rule
+    ranks before it."""
+    count = len(query)
+    owner = np.repeat(np.arange(count, dtype=np.int64), size)
+    offset = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(size) - size, size)
+    involved, local = np.unique(query, return_inverse=True)
+    member_row = local[owner]
+    member_column = sorted_scores.columns(involved, member_row, below[owner] + offset)
+    # The ids of the queries involved, in one object array.
+    involved_lengths = lengths[involved]
+    involved_starts = np.cumsum(involved_lengths) - involved_lengths
+    ids = np.fromiter(
+        _chain(map(scored.__getitem__, involved.tolist())), object, int(involved_lengths.sum())
+    )
+    member = ids[involved_starts[member_row] + member_column]
+    if ties == "trec_eval":  # docid descending, compared as strings (trec_eval's strcmp)
+        before = member > doc[owner]
+    else:  # input order: the documents listed earlier in the query's dict
+        own_column = np.empty(count, dtype=np.int64)
+        is_self = member == doc[owner]
+        own_column[owner[is_self]] = member_column[is_self]
+        before = member_column < own_column[owner]
+    return np.bincount(owner[before.astype(np.bool_)], minlength=count)
+
+
+def _count_same(group: IntArray, grade: FloatArray) -> IntArray:
+    """For each entry, how many entries share its group and its grade (itself included)."""
+    _, code = np.unique(grade, return_inverse=True)
+    key = group * (int(code.max(initial=0)) + 1) + code
+    _, index, counts = np.unique(key, return_inverse=True, return_counts=True)
+    same: IntArray = counts[index]
+    return same
