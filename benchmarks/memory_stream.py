@@ -9,7 +9,7 @@ Run from the repository root:
 The data (benchmarks/_data.py ``write_small_jsonl``) are small text records, 5 chunks of 8-16
 words and 1-2 ground-truth sentences, about 540 bytes a line, written to a temporary directory
 (the largest file once; the smaller ones are its first lines). Each evaluation runs in a fresh
-interpreter, in one of two modes:
+interpreter, in one of three modes:
 
 - ``rows in memory`` (the default API):
   ``RetrievalEvaluator(path, metrics, workers=W, progress=False).run(k=K)``, which keeps one
@@ -18,6 +18,8 @@ interpreter, in one of two modes:
   keep_per_query=False).run(k=K, output=tmp.jsonl)``, which writes the rows to a file as it goes
   and keeps only the aggregates (skipped, with a note, when the installed ctxeval has no
   ``keep_per_query``);
+- ``records read only``: ``for item in read_records(path): pass``, no scoring: what the reader
+  itself keeps (its duplicate-id check) as the file grows, apart from scoring's caches;
 
 with ``metrics = [PrecisionRecallF1(RougeChunkMatch()),
 RankedRetrievalMetrics(RougeChunkMatch())]``. It reports
@@ -55,29 +57,45 @@ def current_kib():
         return int(f.read().split()[1]) * resource.getpagesize() // 1024
 
 def deep_bytes(rows):
-    # Bytes owned by the rows: the list, each dict, its keys and values, nested metadata.
-    # An object shared by several rows (a column name reused by every row) is counted once.
+    # Bytes owned by the rows: a list of dicts (each dict, its keys and values, nested
+    # metadata), or the column store (its arrays, lists and their values, found through the
+    # attributes of its objects). An object shared by several rows (a column name reused by
+    # every row) is counted once.
     seen = set()
     def size(obj):
-        if id(obj) in seen:
+        if id(obj) in seen or isinstance(obj, type):
             return 0
         seen.add(id(obj))
         n = sys.getsizeof(obj)
         if isinstance(obj, dict):
             n += sum(size(k) + size(v) for k, v in obj.items())
-        elif isinstance(obj, (list, tuple)):
+        elif isinstance(obj, (list, tuple, set, frozenset)):
             n += sum(size(v) for v in obj)
+        else:
+            if hasattr(obj, "__dict__"):
+                n += size(vars(obj))
+            for name in getattr(type(obj), "__slots__", ()):
+                if hasattr(obj, name):
+                    n += size(getattr(obj, name))
         return n
     return size(rows)
 
 before = current_kib()
 strategy = RougeChunkMatch()
 metrics = [PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy)]
-stream = {stream!r}
+mode = {mode!r}
+stream = mode == "stream"
 options = {{"keep_per_query": False}} if stream else {{}}
 start = time.perf_counter()
-evaluator = RetrievalEvaluator({path!r}, metrics, workers={workers}, progress=False, **options)
-result = evaluator.run(k={k!r}, **({{"output": {output!r}}} if stream else {{}}))
+if mode == "read":
+    from ctxeval.io.readers import read_records
+    rows, queries = [], 0
+    for item in read_records({path!r}):
+        queries += 1
+else:
+    evaluator = RetrievalEvaluator({path!r}, metrics, workers={workers}, progress=False, **options)
+    result = evaluator.run(k={k!r}, **({{"output": {output!r}}} if stream else {{}}))
+    rows, queries = result.per_query, result.summary["queries"]
 elapsed = time.perf_counter() - start
 peak, children = peak_kib(resource.RUSAGE_SELF), peak_kib(resource.RUSAGE_CHILDREN)
 out = {{
@@ -85,15 +103,19 @@ out = {{
     "peak_kib": peak,
     "children_peak_kib": children,
     "seconds": elapsed,
-    "queries": result.summary["queries"],
-    "rows": len(result.per_query),
-    "row_bytes": deep_bytes(result.per_query),
-    "columns": len(result.per_query[0]) if result.per_query else 0,
+    "queries": queries,
+    "rows": len(rows),
+    "row_bytes": deep_bytes(rows),
+    "columns": len(rows[0]) if rows else 0,
 }}
 print(json.dumps(out))
 """
 
-MODES = {False: "rows in memory", True: "rows streamed to disk"}
+MODES = {
+    "memory": "rows in memory",
+    "stream": "rows streamed to disk",
+    "read": "records read only",
+}
 
 
 def can_stream() -> bool:
@@ -104,9 +126,9 @@ def can_stream() -> bool:
     return "keep_per_query" in inspect.signature(RetrievalEvaluator).parameters
 
 
-def measure(path: str, workers: int, k: object, stream: bool, tmp: str) -> dict[str, float]:
+def measure(path: str, workers: int, k: object, mode: str, tmp: str) -> dict[str, float]:
     output = os.path.join(tmp, "result-rows.jsonl")
-    code = _MEASURE.format(path=path, workers=workers, k=k, stream=stream, output=output)
+    code = _MEASURE.format(path=path, workers=workers, k=k, mode=mode, output=output)
     try:
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -152,9 +174,10 @@ def main() -> None:
     )
     parser.add_argument(
         "--modes",
-        choices=["both", "memory", "stream"],
-        default="both",
-        help="rows in memory (default API), rows streamed to disk, or both",
+        choices=["all", "both", "memory", "stream", "read"],
+        default="all",
+        help="rows in memory (default API), rows streamed to disk, records read only (no "
+        "scoring); both: the first two; all: the three",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", metavar="DIR", help="write the data files here and keep them")
@@ -162,10 +185,16 @@ def main() -> None:
     sizes = sorted(
         args.sizes or ([250_000, 500_000, 1_000_000] if args.full else [80_000, 160_000, 320_000])
     )
-    modes = {"both": [False, True], "memory": [False], "stream": [True]}[args.modes]
+    modes = {
+        "all": ["memory", "stream", "read"],
+        "both": ["memory", "stream"],
+        "memory": ["memory"],
+        "stream": ["stream"],
+        "read": ["read"],
+    }[args.modes]
     notes = []
-    if True in modes and not can_stream():
-        modes.remove(True)
+    if "stream" in modes and not can_stream():
+        modes.remove("stream")
         notes.append("this ctxeval has no keep_per_query: the streamed mode was skipped")
 
     print_machine()
@@ -188,12 +217,12 @@ def main() -> None:
             paths[n] = os.path.join(data_dir, f"records-{n}.jsonl")
             head(biggest, paths[n], n)
         file_mib = {n: os.path.getsize(path) / 2**20 for n, path in paths.items()}
-        for stream in modes:
+        for mode in modes:
             for n in sizes:
-                runs.append((stream, n, 1, measure(paths[n], 1, args.k, stream, tmp)))
-            if args.workers > 1:
-                m = measure(biggest, args.workers, args.k, stream, tmp)
-                runs.append((stream, sizes[-1], args.workers, m))
+                runs.append((mode, n, 1, measure(paths[n], 1, args.k, mode, tmp)))
+            if args.workers > 1 and mode != "read":
+                m = measure(biggest, args.workers, args.k, mode, tmp)
+                runs.append((mode, sizes[-1], args.workers, m))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}\n")
@@ -204,12 +233,12 @@ def main() -> None:
         "peak RSS (largest worker) | parent + workers | rows kept, MiB | seconds | records/s |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for stream, n, workers, m in runs:
+    for mode, n, workers, m in runs:
         assert m["queries"] == n, (n, m)
         child = m["children_peak_kib"] if workers > 1 else 0
         total = m["peak_kib"] + workers * child
         print(
-            f"| {MODES[stream]} | {n:,} | {file_mib[n]:,.0f} | "
+            f"| {MODES[mode]} | {n:,} | {file_mib[n]:,.0f} | "
             f"{workers} | {mib(m['before_kib'])} | {mib(m['peak_kib'])} | "
             f"{mib(child) if workers > 1 else '-'} | {mib(total)} | "
             f"{m['row_bytes'] / 2**20:,.0f} | {m['seconds']:.1f} | {n / m['seconds']:,.0f} |"
@@ -218,17 +247,17 @@ def main() -> None:
         "\n'parent + workers' adds the largest worker's peak once per worker: an upper bound, "
         "since forked workers share their parent's pages.\n"
     )
-    for stream in modes:
-        single = [(n, m) for s, n, w, m in runs if s == stream and w == 1]
+    for mode in modes:
+        single = [(n, m) for s, n, w, m in runs if s == mode and w == 1]
         everything = [
             m["peak_kib"] + (w * m["children_peak_kib"] if w > 1 else 0)
             for s, _, w, m in runs
-            if s == stream
+            if s == mode
         ]
         peak = max(everything)
         verdict = "met" if peak * 1024 < 1e9 else "NOT met"
         line = (
-            f"- {MODES[stream]}: target < 1 GB at {sizes[-1]:,} records: {verdict} (largest peak "
+            f"- {MODES[mode]}: target < 1 GB at {sizes[-1]:,} records: {verdict} (largest peak "
             f"{peak / 1024:,.0f} MiB = {peak * 1024 / 1e9:.2f} GB)"
         )
         if len(single) > 1:

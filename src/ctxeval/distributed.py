@@ -247,10 +247,8 @@ def _score(
     part: str | None,
     batch_size: int,
 ) -> AggregatorState:
-    rows: list[dict[str, Any]] = []
-    aggregator = Aggregator(
-        plan, source, keep_rows=False, row_sink=rows.append if part is not None else None
-    )
+    # The block's rows, stored by column until they are written (see PerQueryRows).
+    aggregator = Aggregator(plan, source, keep_rows=part is not None)
     items = read_block(
         block, resolved, fields=fields, first_index=first_index, known_duplicates=duplicates
     )
@@ -258,17 +256,16 @@ def _score(
         for item in score_batch(plan, batch):
             aggregator.add(item)
     if part is not None:
-        _write_part(part, rows)
+        _write_part(part, aggregator.rows)
     return aggregator.state()
 
 
-def _write_part(path: str, rows: list[dict[str, Any]]) -> None:
-    import pyarrow as pa
+def _write_part(path: str, rows: Sequence[dict[str, Any]]) -> None:
     import pyarrow.parquet as pq
 
-    from ctxeval.results import _parquet_cell
+    from ctxeval.results import _arrow_table
 
-    table = pa.Table.from_pylist([{k: _parquet_cell(v) for k, v in row.items()} for row in rows])
+    table = _arrow_table(rows)
     with atomic_write(Path(path), binary=True) as out:
         pq.write_table(table, out)
 

@@ -21,8 +21,11 @@ import math
 import numbers
 import os
 import stat
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+import sys
+from array import array
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from hashlib import blake2b
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, cast
@@ -383,13 +386,16 @@ class _Reader:
         "id": "id",
     }
 
+    # False in a replay of the ids only (see _Replay): build() stops before validating.
+    _validates: ClassVar[bool] = True
+
     def __init__(self, fields: FieldMap, segments: list[_Segment]) -> None:
         self.fields = fields
+        self.initial_fields = fields
         self.segments = segments
         self.index = 0
-        # id -> where it was first seen, packed as pos * len(segments) + segment number: an int
-        # per id instead of a location string keeps memory low on millions of records.
-        self.seen: dict[str, int] = {}
+        # The ids seen so far, for the duplicate check; made at the first id (see _SeenIds).
+        self.seen: _SeenIds | None = None
         self.contexts: dict[ResolvedFields, dict[str, str]] = {}
         # Reading one block of a partitioned run (ctxeval.distributed): the fields were resolved
         # for the whole file, ids are claimed (not checked: the blocks' claims are compared
@@ -481,6 +487,11 @@ class _Reader:
                     index, raw_id, location, name, self._missing(role, name, value.keys())
                 )
 
+        if not self._validates:
+            if raw_id is not None:  # the id a record claims does not depend on its validity
+                self._claim(raw_id, segment, pos, record=False)
+            return RecordError(index, raw_id, location, None, "not validated")
+
         names = self.contexts.get(resolved)
         if names is None:
             names = {"retrieved": resolved.retrieved, "ground_truth": resolved.ground_truth}
@@ -529,9 +540,20 @@ class _Reader:
         if self.claims is not None:
             self.claims.append((pos, record_id, record))
             return self.known_duplicates.get(pos) if record else None
-        key = self._key(segment, pos)
-        first = self.seen.setdefault(record_id, key)
-        return self._where(first) if record and first != key else None
+        if self.seen is None:
+            replayable = all(_replayable(segment) for segment in self.segments)
+            self.seen = _SeenIds(self._replay if replayable else None)
+        first = self.seen.claim(record_id, self._key(segment, pos), self.index - 1, record=record)
+        return None if first is None else self._where(first)
+
+    def _replay(self, stop: int, visit: Callable[[str, int], None]) -> None:
+        """Read the source again from its start and call ``visit(id, key)`` for every id that
+        the records before record ``stop`` claimed, in order (the records are not validated)."""
+        try:
+            for _ in _Replay(self.initial_fields, self.segments, stop, visit).records():
+                pass
+        except _ReplayDone:
+            pass
 
     def _key(self, segment: _Segment, pos: int) -> int:
         return pos * len(self.segments) + segment.number
@@ -551,6 +573,189 @@ class _Reader:
             f"missing the {what} field {name!r}; fields found: {_quoted(found)}; add it, or "
             f'name the field that holds it: fields={{"{role}": ...}}'
         )
+
+
+class _ReplayDone(Exception):
+    """A replay reached its stop (or found what it looked for)."""
+
+
+class _Replay(_Reader):
+    """Reads a source again, up to a record, only for the ids its records claim."""
+
+    _validates = False
+
+    def __init__(
+        self,
+        fields: FieldMap,
+        segments: list[_Segment],
+        stop: int,
+        visit: Callable[[str, int], None],
+    ) -> None:
+        super().__init__(fields, segments)
+        self.stop = stop
+        self.visit = visit
+
+    def build(
+        self, segment: _Segment, item: _Item, resolved: ResolvedFields | None
+    ) -> Record | RecordError:
+        if self.index >= self.stop:
+            raise _ReplayDone
+        return super().build(segment, item, resolved)
+
+    def _claim(self, record_id: str, segment: _Segment, pos: int, *, record: bool) -> str | None:
+        self.visit(record_id, self._key(segment, pos))
+        return None
+
+
+def _replayable(segment: _Segment) -> bool:
+    """Whether a segment can be read again from its start: files given by path, DataFrames and
+    sequences can; an open file or an iterator cannot."""
+    if segment.format == "iterable":
+        target = segment.target
+        return isinstance(target, Sequence) and not isinstance(target, str | bytes)
+    return segment.format == "frame" or isinstance(segment.target, str)
+
+
+def _id_hash(record_id: str) -> int:
+    """64 bits of ``record_id``: Python's own string hash (SipHash, seeded per process; cached
+    on the string) where it is 64 bits wide."""
+    return hash(record_id)
+
+
+def _blake2b_hash(record_id: str) -> int:
+    digest = blake2b(record_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+if sys.hash_info.width < 64:  # pragma: no cover - 32-bit Python: too many collisions
+    _id_hash = _blake2b_hash
+
+
+_MASK64 = (1 << 64) - 1
+
+
+class _HashSet:
+    """A set of 64-bit integers in one flat array (open addressing, linear probing): 10 to 15
+    bytes per member, against ~125 for a dict of id strings."""
+
+    _MAX_LOAD = 0.8
+
+    def __init__(self) -> None:
+        self._slots = array("Q", [0]) * 1024  # 0 marks an empty slot
+        self._count = 0
+        self._limit = int(len(self._slots) * self._MAX_LOAD)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, value: int) -> bool:
+        """Add ``value``; False if it was there already."""
+        value = (value & _MASK64) or 1  # 0 is taken; 1 then stands for both (a collision)
+        slots = self._slots
+        size = len(slots)
+        i = value % size
+        while True:
+            found = slots[i]
+            if found == value:
+                return False
+            if not found:
+                break
+            i += 1
+            if i == size:
+                i = 0
+        slots[i] = value
+        self._count += 1
+        if self._count > self._limit:
+            self._grow()
+        return True
+
+    def _grow(self) -> None:
+        old = self._slots
+        size = len(old) * 3 // 2
+        slots = self._slots = array("Q", [0]) * size
+        self._limit = int(size * self._MAX_LOAD)
+        for value in old:
+            if value:
+                i = value % size
+                while slots[i]:
+                    i += 1
+                    if i == size:
+                        i = 0
+                slots[i] = value
+
+
+# How many ids a reader resolves by reading its source again before it keeps every id exactly.
+_MAX_REPLAYS = 4
+
+
+class _SeenIds:
+    """The ids a reader has seen, for the duplicate check, with where each was first seen.
+
+    Each id is kept as a 64-bit hash (``_HashSet``), ~12 bytes, not as a string with its
+    location. A new id's hash is almost never in the set; when a record's is, the id is either a
+    duplicate or another id's hash, and ``replay`` (a second read of the source up to that
+    record) finds which, and where the id was first seen, exactly. Ids resolved that way are
+    remembered exactly, so that each costs one replay.
+
+    A source that cannot be read twice (an open file, an iterator) keeps every id exactly from
+    the start, as does a source that needed more than ``_MAX_REPLAYS`` replays (one with many
+    duplicate ids, when bad records are skipped): replaying again and again would cost more
+    than the memory saved.
+    """
+
+    def __init__(self, replay: Callable[[int, Callable[[str, int], None]], None] | None) -> None:
+        self._replay = replay
+        self._exact: dict[str, int] | None = {} if replay is None else None
+        self._hashes = _HashSet()
+        self._resolved: dict[str, int] = {}
+        self._hash = _id_hash
+        self.replays = 0
+
+    def claim(self, record_id: str, key: int, index: int, *, record: bool) -> int | None:
+        """Register ``record_id`` as seen at ``key`` by record ``index``; for a record (not a
+        bad one), return the key where the id was first seen if that is elsewhere."""
+        if self._exact is None:
+            first = self._resolved.get(record_id)
+            if first is None:
+                if self._hashes.add(self._hash(record_id)) or not record:
+                    # New; or a bad record's id, which has nothing to report: a later record
+                    # with the same hash replays the source and meets this one there.
+                    return None
+                if self.replays < _MAX_REPLAYS:
+                    first = self._first_claim(record_id, index)
+                    self._resolved[record_id] = key if first is None else first
+                    return first
+                self._keep_exact(index)
+        if self._exact is not None:
+            first = self._exact.setdefault(record_id, key)
+        return first if record and first != key else None
+
+    def _first_claim(self, record_id: str, index: int) -> int | None:
+        assert self._replay is not None
+        self.replays += 1
+        found: int | None = None
+
+        def visit(claimed: str, key: int) -> None:
+            nonlocal found
+            if claimed == record_id:
+                found = key
+                raise _ReplayDone
+
+        self._replay(index, visit)
+        return found
+
+    def _keep_exact(self, index: int) -> None:
+        assert self._replay is not None
+        self.replays += 1
+        exact: dict[str, int] = {}
+
+        def visit(claimed: str, key: int) -> None:
+            exact.setdefault(claimed, key)
+
+        self._replay(index, visit)
+        self._exact = exact
+        self._hashes = _HashSet()
+        self._resolved = {}
 
 
 def _quoted(names: Iterable[str]) -> str:
