@@ -189,6 +189,44 @@ def test_policies_equal_per_query_path(
     assert messages == expected_messages
 
 
+@pytest.mark.parametrize(
+    ("compare_each", "chunk"), [(True, 1 << 20), (True, 3), (True, 1), (False, 1 << 20)]
+)
+@settings(PROFILE, max_examples=100)
+@given(data=runs_and_qrels(), ties=st.sampled_from(["trec_eval", "input"]))
+def test_both_tie_strategies_equal_per_query_path(
+    compare_each: bool, chunk: int, data: tuple[dict[str, Any], dict[str, Any]], ties: str
+) -> None:
+    # Tied documents are ranked either by comparing each with its whole tie group (a chunk of
+    # members at a time) or by sorting each group's ids once; both must give the same ranks.
+    run, qrels = data
+    measures = ["map", "ndcg", "mrr", "P@3"]
+    with (
+        mock.patch.object(run_arrays, "_compare_each", return_value=compare_each),
+        mock.patch.object(run_arrays._TieGroups, "CHUNK", chunk),
+    ):
+        got, messages = evaluate(run, qrels, measures, ties=ties)
+    assert_identical(got, per_query(run, qrels, measures, ties=ties))
+    assert messages == evaluate_per_query(run, qrels, measures, ties=ties)[1]
+
+
+def test_large_tie_groups_are_sorted_once() -> None:
+    # A block of equal scores holding many graded documents: comparing each with its whole
+    # group would cost 300 x 600 comparisons per query; the groups are sorted instead.
+    rng = random.Random(3)
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in range(5):
+        docs = [f"d{x}" for x in rng.sample(range(100_000), 1000)]
+        run[f"q{q}"] = {doc: 0.0 if i >= 400 else 50.0 - i / 8 for i, doc in enumerate(docs)}
+        qrels[f"q{q}"] = {doc: rng.choice([1, 2]) for doc in docs if rng.random() < 0.5}
+    assert not run_arrays._compare_each(5 * 300 * 600, np.full(5, 600))
+    measures = ["map", "ndcg", "ndcg@10", "mrr", "P@500"]
+    for ties in ("trec_eval", "input"):
+        got, _ = evaluate(run, qrels, measures, ties=ties)
+        assert_identical(got, per_query(run, qrels, measures, ties=ties))
+
+
 # Long rankings with many relevant documents: AP and DCG add dozens of terms, where the order of
 # the additions shows (numpy's pairwise sum would differ from a left-to-right loop).
 @settings(PROFILE, max_examples=60)

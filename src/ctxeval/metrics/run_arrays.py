@@ -9,7 +9,9 @@ for all queries together:
 2. only retrieved documents with a positive grade can earn anything, so only their ranks are
    needed: the number of documents scoring higher (a vectorised binary search in each query's
    sorted scores) plus, when others share the score, the number of those the tie rule puts first
-   (docid descending as strings, as trec_eval, or input order), from their ids;
+   (docid descending as strings, as trec_eval, or input order): by comparing the document with
+   each member of its tie group, or, when groups are large and hold many graded documents, by
+   sorting each group's ids once (memory stays bounded either way);
 3. each measure is a few array operations over those ranks. Sums that the per-query path (and
    trec_eval) accumulates rank by rank, AP and DCG, are accumulated in the same order, one rank
    position at a time across all queries, never with numpy's pairwise ``sum``; discounts are
@@ -459,6 +461,7 @@ class _SortedScores:
 
     def __init__(self, scores: FloatArray, lengths: IntArray, width: int) -> None:
         queries, total = len(lengths), len(scores)
+        self._lengths = lengths
         self._starts = np.cumsum(lengths) - lengths
         self._padded: FloatArray = np.empty((0, 0))
         self._flat_order: IntArray | None = None
@@ -478,16 +481,16 @@ class _SortedScores:
             self.ordered = scores[self._flat_order]
             self.base = self._starts
 
-    def columns(self, involved: IntArray, row: IntArray, position: IntArray) -> IntArray:
-        """For each (query ``involved[row]``, sorted ``position``), the document's position in
-        its query's dict (which one it is among equal scores is arbitrary but consistent)."""
+    def column_index(self, involved: IntArray) -> tuple[IntArray, IntArray]:
+        """For the queries ``involved``: ``(columns, start)`` such that the document at sorted
+        position *s* of ``involved[r]`` is at position ``columns[start[r] + s]`` in its query's
+        dict (which one it is among equal scores is arbitrary but consistent)."""
         if self._flat_order is not None:
-            starts = self._starts[involved[row]]
-            flat: IntArray = self._flat_order[starts + position] - starts
-            return flat
-        order = np.argsort(self._padded[involved], axis=1)
-        column: IntArray = order[row, position].astype(np.int64)
-        return column
+            query = np.repeat(np.arange(len(self._lengths), dtype=np.int64), self._lengths)
+            return self._flat_order - self._starts[query], self._starts[involved]
+        width = self._padded.shape[1]
+        order = np.argsort(self._padded[involved], axis=1).ravel().astype(np.int64)
+        return order, np.arange(len(involved), dtype=np.int64) * width
 
 
 def _tied_before(
@@ -502,29 +505,141 @@ def _tied_before(
     ties: str,
 ) -> IntArray:
     """For each document *p* that shares its score with others (``size[p]`` documents of
-    query ``query[p]``, sorted positions ``below[p]`` onwards), how many of them the tie rule
-    ranks before it."""
-    count = len(query)
-    owner = np.repeat(np.arange(count, dtype=np.int64), size)
-    offset = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(size) - size, size)
+    query ``query[p]``, sorted positions ``below[p]`` onwards: its tie group), how many of them
+    the tie rule ranks before it."""
     involved, local = np.unique(query, return_inverse=True)
-    member_row = local[owner]
-    member_column = sorted_scores.columns(involved, member_row, below[owner] + offset)
-    # The ids of the queries involved, in one object array.
+    columns, column_start = sorted_scores.column_index(involved)
     involved_lengths = lengths[involved]
-    involved_starts = np.cumsum(involved_lengths) - involved_lengths
+    id_start = np.cumsum(involved_lengths) - involved_lengths
     ids = np.fromiter(
         _chain(map(scored.__getitem__, involved.tolist())), object, int(involved_lengths.sum())
     )
-    member = ids[involved_starts[member_row] + member_column]
-    if ties == "trec_eval":  # docid descending, compared as strings (trec_eval's strcmp)
-        before = member > doc[owner]
-    else:  # input order: the documents listed earlier in the query's dict
-        own_column = np.empty(count, dtype=np.int64)
-        is_self = member == doc[owner]
-        own_column[owner[is_self]] = member_column[is_self]
-        before = member_column < own_column[owner]
-    return np.bincount(owner[before.astype(np.bool_)], minlength=count)
+    tie = _TieGroups(ids, columns, first=column_start[local] + below, id_start=id_start[local])
+    group = query * (int(lengths.max()) + 1) + below
+    _, first_of_group, group_of = np.unique(group, return_index=True, return_inverse=True)
+    if _compare_each(int(size.sum()), size[first_of_group]):
+        return tie.count_each(size, doc, ties)
+    return tie.count_sorted(size, doc, ties, first_of_group, group_of)
+
+
+def _compare_each(comparisons: int, group_size: IntArray) -> bool:
+    """Whether comparing each tied document with every member of its group (``comparisons``
+    in all) is cheaper than sorting each group by id once (~size * log2(size) comparisons per
+    group). Measured: the two cost the same at ~0.5-1.4 tied documents per log2(group size)."""
+    sorting = float((group_size * np.log2(group_size + 1)).sum())
+    return comparisons <= 0.75 * sorting
+
+
+class _TieGroups:
+    """The members of tie groups: the group of pair *p* is ``size[p]`` documents whose columns
+    (positions in their query's dict) are ``columns[first[p]:][:size[p]]`` and whose ids are
+    ``ids[id_start[p] + column]``."""
+
+    # Members compared at once when each document is compared with its whole group: bounds
+    # the memory (tens of bytes per member) whatever the size of the groups.
+    CHUNK = 1 << 20
+
+    def __init__(
+        self,
+        ids: npt.NDArray[np.object_],
+        columns: IntArray,
+        *,
+        first: IntArray,
+        id_start: IntArray,
+    ) -> None:
+        self.ids = ids
+        self.columns = columns
+        self.first = first
+        self.id_start = id_start
+
+    def members(self, pairs: IntArray, size: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """For the groups of ``pairs``: each member's owner (index into ``pairs``), column and
+        index into ``ids``."""
+        owner = np.repeat(np.arange(len(pairs), dtype=np.int64), size)
+        offset = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(size) - size, size)
+        pair = pairs[owner]
+        column = self.columns[self.first[pair] + offset]
+        return owner, column, self.id_start[pair] + column
+
+    def count_each(self, size: IntArray, doc: npt.NDArray[np.object_], ties: str) -> IntArray:
+        """Compare each document with every member of its group, a chunk of pairs at a time."""
+        before = np.zeros(len(size), dtype=np.int64)
+        ends = np.cumsum(size)
+        start = 0
+        while start < len(size):
+            limit = ends[start] + self.CHUNK
+            stop = max(int(np.searchsorted(ends, limit, side="right")), start + 1)
+            pairs = np.arange(start, stop, dtype=np.int64)
+            owner, column, index = self.members(pairs, size[start:stop])
+            member = self.ids[index]
+            if ties == "trec_eval":  # docid descending, compared as strings (trec_eval's strcmp)
+                earlier = member > doc[start:stop][owner]
+            else:  # input order: the documents listed earlier in the query's dict
+                own = np.empty(stop - start, dtype=np.int64)
+                is_self = np.asarray(member == doc[start:stop][owner], dtype=np.bool_)
+                own[owner[is_self]] = column[is_self]
+                earlier = column < own[owner]
+            before[start:stop] = np.bincount(
+                owner[np.asarray(earlier, dtype=np.bool_)], minlength=stop - start
+            )
+            start = stop
+        return before
+
+    def count_sorted(
+        self,
+        size: IntArray,
+        doc: npt.NDArray[np.object_],
+        ties: str,
+        first_of_group: IntArray,
+        group_of: IntArray,
+    ) -> IntArray:
+        """Sort each group's members once, by id, together with the tied documents."""
+        group_size = size[first_of_group]
+        groups = len(group_size)
+        owner, column, index = self.members(first_of_group, group_size)
+        member_start = np.cumsum(group_size) - group_size
+        # One list, group after group: the group's members, then its tied documents.
+        doc_order = np.argsort(group_of, kind="stable")
+        docs_in_group = np.bincount(group_of, minlength=groups)
+        end = np.cumsum(group_size + docs_in_group)
+        start = end - group_size - docs_in_group
+        member_slot = np.repeat(start, group_size) + _positions(owner, groups)
+        doc_slot = np.repeat(start + group_size, docs_in_group) + _positions(
+            group_of[doc_order], groups
+        )
+        listed = np.empty(len(member_slot) + len(doc_slot), dtype=object)
+        listed[member_slot] = self.ids[index]
+        listed[doc_slot] = doc[doc_order]
+        ids: list[str] = listed.tolist()
+        is_member = np.ones(len(ids), dtype=np.bool_)
+        is_member[doc_slot] = False
+        # Each group sorted by id with Python's sort (fast on strings). It is stable, so each
+        # document comes right after its own entry among the members.
+        order = np.fromiter(
+            _chain(
+                sorted(range(a, b), key=ids.__getitem__)
+                for a, b in zip(start.tolist(), end.tolist(), strict=True)
+            ),
+            np.int64,
+            len(ids),
+        )
+        sorted_position = np.empty(len(order), dtype=np.int64)
+        sorted_position[order] = np.arange(len(order), dtype=np.int64)
+        doc_position = np.empty(len(doc), dtype=np.int64)
+        doc_position[doc_order] = sorted_position[doc_slot]
+        if ties == "trec_eval":  # members with a greater id come after the document
+            members_so_far = np.cumsum(is_member[order])  # members among order[: i + 1]
+            at_or_below = members_so_far[doc_position] - member_start[group_of]
+            greater: IntArray = size - at_or_below
+            return greater
+        # Input order: members of the group listed before the document in the query's dict.
+        member_of_slot = np.empty(len(ids), dtype=np.int64)
+        member_of_slot[member_slot] = np.arange(len(member_slot), dtype=np.int64)
+        own_column = column[member_of_slot[order[doc_position - 1]]]
+        scale = int(column.max()) + 1
+        by_column = np.sort(owner * scale + column)
+        listed_before: IntArray = np.searchsorted(by_column, group_of * scale + own_column)
+        return listed_before - member_start[group_of]
 
 
 def _count_same(group: IntArray, grade: FloatArray) -> IntArray:
