@@ -138,13 +138,13 @@ class RetrievalEvaluator:
 
     ``on_error="raise"`` stops at the first bad record with a message naming its file and line,
     field and fix; ``"skip"`` completes the run and lists the bad records in
-    ``result.skipped``. ``workers`` processes score batches of ``batch_size`` records (1 scores in this
-    process); results keep the input order. The default uses every core the process may run
-    on, but only when records are slow enough to score (>= 0.1 ms each, timed on the first
-    batch) for processes to pay for sending them; cheaper runs stay in this process. ``progress`` shows a
-    progress line on stderr (default: when stderr is a terminal) or calls a function with the
-    number of records done. ``keep_per_query=False`` keeps only the aggregates in memory (use
-    ``run(output=...)`` to have the per-query rows on disk).
+    ``result.skipped``. ``workers`` processes score batches of ``batch_size`` records (1 scores
+    in this process); results keep the input order. The default uses every core the process may
+    run on, but only when records are slow enough to score (>= 0.1 ms each, timed on the first
+    batch) for processes to pay for sending them; cheaper runs stay in this process.
+    ``progress`` shows a progress line on stderr (default: when stderr is a terminal) or calls a
+    function with the number of records done. ``keep_per_query=False`` keeps only the aggregates
+    in memory (use ``run(output=...)`` to have the per-query rows on disk).
 
     ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.distributed`): a
     ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
