@@ -18,6 +18,7 @@ from ctxeval import (
     RougeSentenceMatch,
     UnicodeTokenizer,
 )
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.matching.base import TokenCache, default_cache
 from ctxeval.text.tokenize import RougeTokenizer
 
@@ -69,11 +70,15 @@ class TestTokenCache:
             assert r[0][0] not in g[0]  # delta
             assert cache._tokens <= 4
 
-    def test_seen_hashes_are_bounded(self) -> None:
-        cache = TokenCache(RougeTokenizer(), max_seen=3)
+    def test_the_seen_bitmap_is_bounded_and_cleared_when_a_sixteenth_full(self) -> None:
+        cache = TokenCache(RougeTokenizer(), seen_bits=64)  # cleared after 4 marks
         for i in range(10):
             cache.encode_record([f"text {i}"], [f"truth {i}"])
-            assert len(cache._seen) <= 3
+            assert len(cache._seen) == 8
+            assert cache._marked <= 4
+            assert sum(bin(b).count("1") for b in cache._seen) == cache._marked
+        with pytest.raises(InvalidArgumentError, match="power of two"):
+            TokenCache(RougeTokenizer(), seen_bits=100)
 
     def test_repeated_records_are_encoded_as_characters(self) -> None:
         cache = TokenCache(RougeTokenizer())

@@ -93,21 +93,30 @@ class TokenCache:
     (its other texts are encoded for it), so within one record keys and characters are never
     compared with each other. So a run where chunks repeat (a retriever over a fixed corpus)
     tokenises each distinct chunk twice at most, and a run of all-new texts pays nothing extra
-    but remembering the hash of each text it has seen.
+    but a bit per text in a fixed bitmap of the texts it has seen (indexed by the text's hash; a
+    false "seen" only keeps a text that did not need keeping).
 
-    Memory is bounded: the kept texts by ``max_tokens`` (characters), the seen hashes by
-    ``max_seen``; each part starts afresh when full (the vocabulary with the kept texts).
+    Memory is bounded: the kept texts by ``max_tokens`` (characters), starting afresh with a
+    new vocabulary when full; the bitmap has ``seen_bits`` bits (8 MiB by default) and is
+    cleared once a sixteenth of it is marked (4M texts; at most 1 in 16 new texts is then
+    wrongly taken for a repeat).
     """
 
     def __init__(
-        self, tokenizer: Tokenizer, *, max_tokens: int = 2_000_000, max_seen: int = 1_000_000
+        self, tokenizer: Tokenizer, *, max_tokens: int = 2_000_000, seen_bits: int = 1 << 26
     ) -> None:
+        if seen_bits < 8 or seen_bits & (seen_bits - 1):
+            raise InvalidArgumentError(
+                f"TokenCache(seen_bits={seen_bits}): use a power of two >= 8"
+            )
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
-        self.max_seen = max_seen
         self._codes: dict[str, str] = {}
         self._vocab: dict[Hashable, str] = {}
-        self._seen: set[int] = set()
+        self._seen = bytearray(seen_bits >> 3)
+        self._seen_mask = seen_bits - 1
+        self._marked = 0
+        self._max_marked = seen_bits >> 4
         self._tokens = 0
         self._split: Callable[[str], list[Hashable]] = getattr(
             tokenizer,
@@ -119,9 +128,9 @@ class TokenCache:
         """Match keys (or character codes) of every text of one record, and the non-empty
         texts with no tokens. The first group decides the form: codes when all its texts are
         repeats."""
-        codes, seen = self._codes, self._seen
+        codes, seen = self._codes, self._seen_before
         encoded: list[list[Any]] = []
-        if groups and groups[0] and all(t in codes or hash(t) in seen for t in groups[0]):
+        if groups and groups[0] and all(t in codes or seen(t) for t in groups[0]):
             try:
                 get, code = codes.get, self._code
                 encoded = [[get(t) or code(t) for t in texts] for texts in groups]
@@ -143,11 +152,20 @@ class TokenCache:
 
     def keys(self, text: str) -> list[Hashable]:
         """The match keys of ``text`` (made afresh; the text is noted as seen)."""
+        slot = hash(text) & self._seen_mask
+        byte, bit = slot >> 3, 1 << (slot & 7)
         seen = self._seen
-        if len(seen) >= self.max_seen:
-            seen.clear()
-        seen.add(hash(text))
+        if not seen[byte] & bit:
+            if self._marked >= self._max_marked:
+                seen[:] = bytes(len(seen))
+                self._marked = 0
+            seen[byte] |= bit
+            self._marked += 1
         return list(self._split(text))
+
+    def _seen_before(self, text: str) -> bool:
+        slot = hash(text) & self._seen_mask
+        return bool(self._seen[slot >> 3] & (1 << (slot & 7)))
 
     def _code(self, text: str) -> str:
         """``text`` as one character per token: equal characters exactly where tokens are.
@@ -156,7 +174,7 @@ class TokenCache:
         cached = self._codes.get(text)
         if cached is not None:
             return cached
-        repeat = hash(text) in self._seen
+        repeat = self._seen_before(text)
         keys = self.keys(text)
         vocab = self._vocab
         try:
@@ -184,7 +202,8 @@ class TokenCache:
     def clear(self) -> None:
         self._codes.clear()
         self._vocab.clear()
-        self._seen.clear()
+        self._seen[:] = bytes(len(self._seen))
+        self._marked = 0
         self._tokens = 0
 
     def __len__(self) -> int:
