@@ -287,6 +287,26 @@ def _check_id(value: object, field: str) -> str:
     )
 
 
+def _plain_text(data: dict[str, Any]) -> tuple[list[str], list[str], str | None] | None:
+    """A text record that is plainly valid (lists of strings, ground truth non-blank, a
+    non-blank string id or none), as the model would return it; None when anything needs the
+    model's checks (and its messages). Most records are plain: this skips pydantic for them."""
+    retrieved = data["retrieved"]
+    truth = data["ground_truth"]
+    record_id = data.get("id")  # absent when the dataset has no id field; then never None
+    if (
+        type(retrieved) is list
+        and type(truth) is list
+        and truth
+        and (not retrieved or set(map(type, retrieved)) == {str})
+        and set(map(type, truth)) == {str}
+        and all(map(str.strip, truth))
+        and ("id" not in data or (type(record_id) is str and record_id.strip()))
+    ):
+        return list(retrieved), list(truth), record_id
+    return None
+
+
 def _fields(info: ValidationInfo) -> dict[str, str]:
     return cast("dict[str, str]", info.context)
 
@@ -499,19 +519,26 @@ class _Reader:
                 names["id"] = resolved.id
             self.contexts[resolved] = names
         data = {role: value[name] for role, name in names.items()}
-        try:
-            model = _MODELS[resolved.mode].model_validate(data, context=names)
-        except ValidationError as exc:
-            if raw_id is not None:
-                self._claim(raw_id, segment, pos, record=False)
-            problems = _problems(exc, names)
-            message = "; ".join(m for _, m in problems)
-            return RecordError(index, raw_id, location, problems[0][0], message)
+        plain = _plain_text(data) if resolved.mode == "text" else None
+        retrieved: list[Any]
+        ground_truth: Any
+        if plain is not None:
+            retrieved, ground_truth, model_id = plain
+        else:
+            try:
+                model = _MODELS[resolved.mode].model_validate(data, context=names)
+            except ValidationError as exc:
+                if raw_id is not None:
+                    self._claim(raw_id, segment, pos, record=False)
+                problems = _problems(exc, names)
+                message = "; ".join(m for _, m in problems)
+                return RecordError(index, raw_id, location, problems[0][0], message)
+            retrieved, ground_truth, model_id = model.retrieved, model.ground_truth, model.id
 
-        if model.id is None:
+        if model_id is None:
             record_id = f"#{index}"
         else:
-            record_id = model.id
+            record_id = model_id
             first_seen = self._claim(record_id, segment, pos, record=True)
             if first_seen is not None:
                 return RecordError(
@@ -529,8 +556,8 @@ class _Reader:
             id=record_id,
             location=location,
             mode=resolved.mode,
-            retrieved=model.retrieved,
-            ground_truth=cast("dict[Hashable, float]", model.ground_truth),
+            retrieved=retrieved,
+            ground_truth=cast("dict[Hashable, float]", ground_truth),
             metadata=metadata,
         )
 
