@@ -481,3 +481,29 @@ def print_machine() -> None:
     print("machine: " + info.pop("cpu") + f"; Python {info.pop('python')}; {info.pop('platform')}")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in info.items()))
     print(f"ctxeval source: {source_revision()}")
+
+
+def print_profile(
+    title: str,
+    stages: list[tuple[str, float]],
+    raw: dict[tuple[str, int, str], Any],
+    top: int,
+) -> None:
+    """Print a cProfile breakdown: the stages' cumulative seconds and shares of the whole run
+    (the first stage), then the ``top`` functions by own time. ``raw`` is ``pstats.Stats.stats``.
+    """
+    total = stages[0][1] or 1.0
+    print(f"\n### {title}\n")
+    print("cProfile inflates Python-level costs; shares are of the profiled run.\n")
+    print("| stage | seconds | share |")
+    print("|---|---:|---:|")
+    for name, seconds in stages:
+        print(f"| {name} | {seconds:.3f} | {seconds / total:.0%} |")
+    print(f"\nTop {top} functions by own time:\n")
+    print("| function | calls | own s | cumulative s |")
+    print("|---|---:|---:|---:|")
+    rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    for (path, line, name), (_, calls, own, cum, _) in rows:
+        where = path.split("site-packages/")[-1].split("src/")[-1] if line else ""
+        label = f"{where}:{line}({name})" if where else name
+        print(f"| `{label}` | {calls} | {own:.3f} | {cum:.3f} |")

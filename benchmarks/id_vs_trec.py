@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _data import id_run, print_machine
+from _data import id_run, print_machine, print_profile
 from ctxeval import evaluate_run
 from ctxeval.metrics import run_arrays, runs
 
@@ -186,20 +186,7 @@ def profile_ctxeval(run: Any, qrels: Any, label: str, top: int = 12) -> None:
         ("    measures (RunJudgments.values)", cumulative(run_arrays.RunJudgments.values)),
         ("  per-query path (rank_documents)", cumulative(runs.rank_documents)),
     ]
-    total = stages[0][1]
-    print(f"\n### Where ctxeval's time goes, {label} (cProfile)\n")
-    print("cProfile inflates Python-level costs; shares are of the profiled run.\n")
-    print("| stage | seconds | share |")
-    print("|---|---:|---:|")
-    for name, seconds in stages:
-        print(f"| {name} | {seconds:.3f} | {seconds / total:.0%} |")
-    print(f"\nTop {top} functions by own time:\n")
-    print("| function | calls | own s | cumulative s |")
-    print("|---|---:|---:|---:|")
-    rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-    for (path, line, name), (_, calls, own, cum, _) in rows:
-        where = f"{os.path.basename(path)}:{line}({name})" if line else name
-        print(f"| `{where}` | {calls} | {own:.3f} | {cum:.3f} |")
+    print_profile(f"Where ctxeval's time goes, {label} (cProfile)", stages, raw, top)
 
 
 def main() -> None:

@@ -67,7 +67,7 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cdist
 
-from _data import corpus_records, print_machine, text_records
+from _data import corpus_records, print_machine, print_profile, text_records
 from ctxeval import (
     PrecisionRecallF1,
     RankedRetrievalMetrics,
@@ -267,7 +267,6 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
     gc.callbacks.remove(gc_timer)
     stats = pstats.Stats(profiler)
     raw: dict[tuple[str, int, str], Any] = stats.stats  # type: ignore[attr-defined]
-    total = max(ct for (_, _, _, ct, _) in raw.values())
 
     def matches(key: tuple[str, int, str], path_end: str, name: str) -> bool:
         return key[0].replace(os.sep, "/").endswith(path_end) and key[2] == name
@@ -326,22 +325,12 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
             sum(pauses),
         ),
     ]
-    print(
-        f"\n### Where ctxeval's time goes, {label} (cProfile, {len(records)} records, workers=1)\n"
+    print_profile(
+        f"Where ctxeval's time goes, {label} (cProfile, {len(records)} records, workers=1)",
+        stages,
+        raw,
+        top,
     )
-    print("cProfile inflates Python-level costs; shares are of the profiled run.\n")
-    print("| stage | seconds | share |")
-    print("|---|---:|---:|")
-    for label, seconds in stages:
-        print(f"| {label} | {seconds:.3f} | {seconds / total:.0%} |")
-    print(f"\nTop {top} functions by own time:\n")
-    print("| function | calls | own s | cumulative s |")
-    print("|---|---:|---:|---:|")
-    rows = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-    for (f, line, name), (_, calls, own, cum, _) in rows:
-        where = f.split("site-packages/")[-1].split("src/")[-1] if f != "~" else ""
-        label = f"{where}:{line}({name})" if where else name
-        print(f"| `{label}` | {calls} | {own:.3f} | {cum:.3f} |")
 
 
 def bench_dataset(
