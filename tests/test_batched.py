@@ -7,6 +7,7 @@ rules), empty ground truth (policies), graded ground truth, duplicates and bad r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 
 from ctxeval import (
     ExactChunkMatch,
+    IDPrecisionRecallF1,
+    IDRankedRetrievalMetrics,
     PrecisionRecallF1,
     RankedRetrievalMetrics,
     RetrievalEvaluator,
@@ -172,3 +175,55 @@ def test_evaluator_aggregates_equal_the_mean_of_metric_calls_with_the_bulk_path(
     for key in metric.keys:
         expected = [metric(**d)[key] for d in data]
         assert result.aggregate[key] == float(sum(map(Fraction, expected)) / len(expected))
+
+
+ids = st.sampled_from(["a", "b", "c", "d", "e"])
+id_record = st.fixed_dictionaries(
+    {
+        "retrieved_ids": st.lists(ids, max_size=8),  # repeats included: never a second hit
+        "qrels": st.dictionaries(ids, st.sampled_from([0, 1, 2, 3, 0.5]), max_size=5),
+    }
+)
+ID_PLANS = {
+    "default": lambda: [IDPrecisionRecallF1(), IDRankedRetrievalMetrics()],
+    "level_2": lambda: [
+        IDPrecisionRecallF1(relevance_level=2),
+        IDRankedRetrievalMetrics(relevance_level=2, gain="exponential"),
+    ],
+    "mixed_levels": lambda: [
+        IDRankedRetrievalMetrics(relevance_level=2, k=3),
+        IDPrecisionRecallF1(empty_ground_truth="skip"),
+    ],
+    "continuous_eval": lambda: [IDRankedRetrievalMetrics(convention="continuous_eval")],
+}
+
+
+@pytest.mark.parametrize("plan_name", sorted(ID_PLANS))
+@settings(max_examples=60, deadline=None)
+@given(
+    raw=st.lists(id_record, min_size=1, max_size=12),
+    ks=st.sampled_from([(None,), (1, 3), (2, 5, 20)]),
+)
+def test_id_bulk_equals_per_record(
+    plan_name: str, raw: list[dict[str, object]], ks: tuple[int | None, ...]
+) -> None:
+    plan = ScoringPlan(tuple(ID_PLANS[plan_name]()), ks)
+    assert _bulk_eligible(plan)
+    batch = records_of(raw)
+    bulk = score_batch(plan, batch)
+    for item, got in zip(batch, bulk, strict=True):
+        expected = item if isinstance(item, RecordError) else score_record(plan, item)
+        assert_same(got, expected)
+
+
+def test_id_ndcg_counts_grades_below_the_level_in_bulk() -> None:
+    # trec_eval: with relevance_level=2, "b" (grade 1) is not a hit but is a gain for NDCG, and
+    # the ideal holds both grades. By hand: DCG = 1/log2(2) + 2/log2(3), IDCG = 2 + 1/log2(3).
+    plan = ScoringPlan((IDRankedRetrievalMetrics(relevance_level=2),), (None,))
+    (row,) = score_batch(
+        plan, records_of([{"retrieved_ids": ["b", "a"], "qrels": {"a": 2, "b": 1}}])
+    )
+    assert isinstance(row, RowResult)
+    assert row.values["ndcg"] == (1 / 1 + 2 / math.log2(3)) / (2 / 1 + 1 / math.log2(3))
+    assert row.values["reciprocal_rank"] == 0.5
+    assert row.values["recall"] == 1.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,13 @@ from ctxeval.io.records import Record, RecordError
 from ctxeval.matching.base import BoolMatrix, Matches, as_matches
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.metrics.base import MetricBase, SetMetricsMixin
-from ctxeval.metrics.batched import BatchJudgments, judge_batch, rank_values, set_values
+from ctxeval.metrics.batched import (
+    BatchJudgments,
+    judge_batch,
+    rank_values,
+    set_values,
+    stack_judgments,
+)
 from ctxeval.metrics.functional import SetCounts, set_counts
 from ctxeval.metrics.id_metrics import _IdMetric
 from ctxeval.metrics.judgments import Judgments, judge_ids
@@ -195,6 +201,8 @@ def score_batch(
     plan, and any record the bulk path does not cover, goes record by record.
     """
     if _bulk_eligible(plan):
+        if isinstance(plan.metrics[0], _IdMetric):
+            return _score_bulk_ids(plan, batch)
         return _score_bulk(plan, batch)
     return [_score_one(plan, item) for item in batch]
 
@@ -220,14 +228,17 @@ def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | Rec
 
 @functools.lru_cache(maxsize=64)
 def _bulk_eligible(plan: ScoringPlan) -> bool:
-    """Text metrics on whole chunks, with the ground-truth ideal: what ``batched`` computes."""
+    """What ``batched`` computes: text metrics on whole chunks, or ID metrics; both with the
+    ground-truth ideal."""
+    text = all(isinstance(m, _TextMetric) for m in plan.metrics)
+    ids = all(isinstance(m, _IdMetric) for m in plan.metrics)
     for metric in plan.metrics:
-        if not isinstance(metric, _TextMetric) or metric.matching_strategy.unit != "chunk":
+        if isinstance(metric, _TextMetric) and metric.matching_strategy.unit != "chunk":
             return False
         options = getattr(metric, "rank_options", None)
         if options is not None and options.ideal != "ground_truth":
             return False
-    return True
+    return text or ids
 
 
 def _score_bulk(
@@ -290,15 +301,64 @@ def _score_bulk(
         # Chunk units of a built-in strategy are the distinct texts themselves.
         relevant.append(len(units[0][0]) if builtin else _num_relevant(item))
     if bulk:
-        rows = _bulk_rows(
-            plan,
-            batch,
-            bulk,
-            {p: f for p, f in zip(passes, found, strict=True)},
-            {s: g for s, g in zip(strategies, grades, strict=True)},
-            tokenless,
-            relevant,
-        )
+        matrices = dict(zip(passes, found, strict=True))
+        grades_of = dict(zip(strategies, grades, strict=True))
+        judged: dict[tuple[Any, ...], BatchJudgments] = {}
+
+        def judgments(metric: MetricBase) -> BatchJudgments:
+            assert isinstance(metric, _TextMetric)
+            strategy, depth = metric.matching_strategy, _depth(plan, metric)
+            credit = metric._credit_rule()
+            key = (strategy, depth, credit)
+            if key not in judged:
+                judged[key] = judge_batch(matrices[(strategy, depth)], grades_of[strategy], credit)
+            return judged[key]
+
+        rows = _bulk_rows(plan, batch, bulk, judgments, tokenless, relevant)
+        for position, row in zip(bulk, rows, strict=True):
+            out[position] = row
+    return out  # type: ignore[return-value]
+
+
+def _score_bulk_ids(
+    plan: ScoringPlan, batch: Sequence[Record | RecordError]
+) -> list[RowResult | RecordError]:
+    """ID mode: judge every record (a lookup per id), then score the batch with arrays."""
+    out: list[RowResult | RecordError | None] = [None] * len(batch)
+    passes = list(
+        dict.fromkeys((m.relevance_level, _depth(plan, m)) for m in plan.metrics)  # type: ignore[attr-defined]
+    )
+    bulk: list[int] = []
+    judged: list[list[Judgments]] = [[] for _ in passes]
+    relevant: list[int] = []
+    for position, item in enumerate(batch):
+        if isinstance(item, RecordError) or item.mode != "id":
+            out[position] = _score_one(plan, item)
+            continue
+        qrels = item.ground_truth
+        assert isinstance(qrels, dict)
+        retrieved = item.retrieved
+        found = [
+            judge_ids(
+                retrieved if depth is None else retrieved[:depth], qrels, relevance_level=level
+            )
+            for level, depth in passes
+        ]
+        if not all(j.num_relevant for j in found):
+            out[position] = _score_one(plan, item)  # the empty-ground-truth policy
+            continue
+        bulk.append(position)
+        for into, j in zip(judged, found, strict=True):
+            into.append(j)
+        relevant.append(_num_relevant(item))
+    if bulk:
+        stacked = {key: stack_judgments(j) for key, j in zip(passes, judged, strict=True)}
+
+        def judgments(metric: MetricBase) -> BatchJudgments:
+            assert isinstance(metric, _IdMetric)
+            return stacked[(metric.relevance_level, _depth(plan, metric))]
+
+        rows = _bulk_rows(plan, batch, bulk, judgments, [0] * len(bulk), relevant)
         for position, row in zip(bulk, rows, strict=True):
             out[position] = row
     return out  # type: ignore[return-value]
@@ -308,32 +368,22 @@ def _bulk_rows(
     plan: ScoringPlan,
     batch: Sequence[Record | RecordError],
     bulk: list[int],
-    matrices: dict[tuple[Any, int | None], list[BoolMatrix]],
-    grades: dict[Any, list[list[float] | None]],
+    judgments: Callable[[MetricBase], BatchJudgments],
     tokenless: list[int],
     relevant: list[int],
 ) -> list[RowResult]:
-    judged: dict[tuple[Any, int | None, str], BatchJudgments] = {}
+    """Every metric at every cut-off for the records at ``bulk`` positions, as rows."""
     columns: list[Any] = []
     counts: list[tuple[tuple[int, int | None], list[SetCounts]]] = []
     for position, metric in enumerate(plan.metrics):
-        assert isinstance(metric, _TextMetric)
-        strategy, depth, credit = (
-            metric.matching_strategy,
-            _depth(plan, metric),
-            metric._credit_rule(),
-        )
-        key = (strategy, depth, credit)
-        if key not in judged:
-            judged[key] = judge_batch(matrices[(strategy, depth)], grades[strategy], credit)
-        j = judged[key]
+        j = judgments(metric)
         for k in plan.metric_ks(metric):
             if isinstance(metric, SetMetricsMixin):
                 values, set_count = set_values(j, k)
                 counts.append(((position, k), set_count))
             else:
                 values = rank_values(j, k, metric.rank_options)  # type: ignore[attr-defined]
-            columns.extend(values[key_] for key_ in metric.keys)
+            columns.extend(values[key] for key in metric.keys)
     names = plan.columns()
     table = np.column_stack(columns).tolist()
     rows = []

@@ -158,6 +158,8 @@ def validate_texts(
 def validate_ids(value: object, field: str, *, location: str | None = None) -> list[Hashable]:
     """Check a ranked list of chunk/document ids (strings or integers)."""
     items = _sequence(value, field, location, "ids (strings or integers)")
+    if set(map(type, items)) <= {str}:
+        return items  # the usual case: nothing to check item by item
     for i, item in enumerate(items):
         if isinstance(item, bool) or not isinstance(item, str | numbers.Integral):
             _bad_item(field, i, item, location, "an id (a string or an integer)")

@@ -356,14 +356,18 @@ class _IdRecordModel(BaseModel):
     def _retrieved(cls, value: object, info: ValidationInfo) -> list[str]:
         field = _fields(info)["retrieved"]
         _reject_nan(value, field, "ids")
-        return [str(doc) for doc in validate_ids(value, field)]
+        ids = validate_ids(value, field)
+        return ids if set(map(type, ids)) <= {str} else [str(doc) for doc in ids]  # type: ignore[return-value]
 
     @field_validator("ground_truth", mode="plain")
     @classmethod
     def _ground_truth(cls, value: object, info: ValidationInfo) -> dict[str, float]:
         field = _fields(info)["ground_truth"]
         _reject_nan(value, field, "ids")
-        return {str(doc): grade for doc, grade in validate_qrels(value, field).items()}
+        qrels = validate_qrels(value, field)
+        if set(map(type, qrels)) <= {str}:
+            return qrels  # type: ignore[return-value]
+        return {str(doc): grade for doc, grade in qrels.items()}
 
     @field_validator("id", mode="plain")
     @classmethod

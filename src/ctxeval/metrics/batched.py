@@ -19,8 +19,9 @@ operation is the same one in the same order:
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -30,9 +31,9 @@ import numpy.typing as npt
 
 from ctxeval.metrics.conventions import RankOptions
 from ctxeval.metrics.functional import SetCounts
-from ctxeval.metrics.judgments import Credit, judge_matrix
+from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
 
-__all__ = ["BatchJudgments", "judge_batch", "rank_values", "set_values"]
+__all__ = ["BatchJudgments", "judge_batch", "rank_values", "set_values", "stack_judgments"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -67,7 +68,9 @@ class BatchJudgments:
     hits: BoolArray  # (B, N)
     gains: FloatArray  # (B, N)
     first_match: IntArray  # (B, M)
-    ideal: FloatArray  # (B, M), highest first
+    ideal: FloatArray  # (B, I), highest first
+    ideal_n: IntArray  # (B,) gains in the ideal ranking: m[b] in text mode, every positive
+    # grade in ID mode (NDCG counts grades below the relevance level there, as trec_eval)
 
     def cut(self, k: int | None) -> IntArray:
         """Units kept by the cut-off ``k`` per record (``k`` counts chunks: chunk units only)."""
@@ -109,7 +112,37 @@ def judge_batch(
         hits[b, :rows] = judged.hits
         gains[b, :rows] = judged.gains
     ideal = -np.sort(-grade, axis=1)  # highest first; padding (0.0) last
-    return BatchJudgments(n, m, relevant, hits, gains, first_match, ideal)
+    return BatchJudgments(n, m, relevant, hits, gains, first_match, ideal, m)
+
+
+def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
+    """Pad per-record :class:`Judgments` (chunk units, ``num_relevant >= 1``) into a batch.
+
+    ID mode judges each record in Python (:func:`~ctxeval.metrics.judgments.judge_ids`: a
+    dictionary lookup per id) and scores the batch here."""
+    count = len(judged)
+    n = np.fromiter((j.n for j in judged), dtype=np.int64, count=count)
+    m = np.fromiter((j.num_relevant for j in judged), dtype=np.int64, count=count)
+    ideal_n = np.fromiter((len(j.ideal) for j in judged), dtype=np.int64, count=count)
+
+    def padded(lengths: IntArray, rows: Iterable[Sequence[Any]], dtype: Any, fill: Any) -> Any:
+        width = max(int(lengths.max(initial=0)), 1)
+        out = np.full((count, width), fill, dtype=dtype)
+        out[np.arange(width) < lengths[:, None]] = np.fromiter(
+            itertools.chain.from_iterable(rows), dtype=dtype, count=int(lengths.sum())
+        )
+        return out
+
+    return BatchJudgments(
+        n=n,
+        m=m,
+        relevant=padded(n, (j.relevant for j in judged), np.bool_, False),
+        hits=padded(n, (j.hits for j in judged), np.bool_, False),
+        gains=padded(n, (j.gains for j in judged), np.float64, 0.0),
+        first_match=padded(m, (j.first_match for j in judged), np.int64, _NEVER),
+        ideal=padded(ideal_n, (j.ideal for j in judged), np.float64, 0.0),
+        ideal_n=ideal_n,
+    )
 
 
 def _at(cumulative: npt.NDArray[Any], cut: IntArray) -> npt.NDArray[Any]:
@@ -176,7 +209,7 @@ def rank_values(j: BatchJudgments, k: int | None, options: RankOptions) -> dict[
         gains, ideal = _exponential(gains), _exponential(ideal)
     dcg = _at(np.cumsum(gains / _discounts(width), axis=1), cut)
     depth = ideal.shape[1]
-    ideal_cut = j.m if k is None else np.minimum(j.m, k)
+    ideal_cut = j.ideal_n if k is None else np.minimum(j.ideal_n, k)
     idcg = _at(np.cumsum(ideal / _discounts(depth), axis=1), ideal_cut)
     ndcg = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
