@@ -290,8 +290,9 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
         ("whole run (RetrievalEvaluator.run)", cumulative("ctxeval/evaluator.py", "run")),
         ("read + validate dicts (io/readers.py)", cumulative("ctxeval/evaluator.py", "_prepend")),
         (
-            "  of which validate_texts",
-            cumulative("ctxeval/validation.py", "validate_texts"),
+            "  of which checking the fields (readers._plain_text, or the pydantic model)",
+            cumulative("ctxeval/io/readers.py", "_plain_text")
+            + cumulative("ctxeval/validation.py", "validate_texts"),
         ),
         (
             "score the batches (scoring.score_batch)",
