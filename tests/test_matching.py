@@ -61,14 +61,23 @@ class TestTokenCache:
         assert calls == ["a b", "b c", "a b", "b c"]
         assert len(cache) == 2
 
-    def test_kept_texts_are_bounded_by_tokens(self) -> None:
-        cache = TokenCache(RougeTokenizer(), max_tokens=4)
+    def test_kept_texts_are_bounded_by_characters(self) -> None:
+        cache = TokenCache(RougeTokenizer(), max_chars=30)
         for _ in range(5):
             (r, g), _ = cache.encode_record(["delta beta", "gamma"], ["beta gamma"])
             assert r[0][1] == g[0][0]  # beta: equal tokens, equal keys or characters
             assert r[1][0] == g[0][1]  # gamma
             assert r[0][0] not in g[0]  # delta
-            assert cache._tokens <= 4
+            assert cache._chars <= 30
+
+    def test_texts_without_tokens_count_by_their_size(self) -> None:
+        # Russian under the ASCII tokenizer: no tokens, but the kept text still costs memory.
+        cache = TokenCache(RougeTokenizer(), max_chars=1_000)
+        for _ in range(2):
+            for i in range(200):
+                cache.encode_record([f"Текст номер {i} " * 10], ["truth"])
+        assert cache._chars <= 1_000
+        assert len(cache) <= 1_000 // 150
 
     def test_the_seen_bitmap_is_bounded_and_cleared_when_a_sixteenth_full(self) -> None:
         cache = TokenCache(RougeTokenizer(), seen_bits=64)  # cleared after 4 marks

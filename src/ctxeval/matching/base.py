@@ -96,28 +96,30 @@ class TokenCache:
     but a bit per text in a fixed bitmap of the texts it has seen (indexed by the text's hash; a
     false "seen" only keeps a text that did not need keeping).
 
-    Memory is bounded: the kept texts by ``max_tokens`` (characters), starting afresh with a
+    Memory is bounded: the kept texts and their codes by ``max_chars`` (characters of both, so
+    that texts with few tokens, e.g. non-English text under the ASCII tokenizer, count by their
+    size), starting afresh with a
     new vocabulary when full; the bitmap has ``seen_bits`` bits (8 MiB by default) and is
     cleared once a sixteenth of it is marked (4M texts; at most 1 in 16 new texts is then
     wrongly taken for a repeat).
     """
 
     def __init__(
-        self, tokenizer: Tokenizer, *, max_tokens: int = 2_000_000, seen_bits: int = 1 << 26
+        self, tokenizer: Tokenizer, *, max_chars: int = 16_000_000, seen_bits: int = 1 << 26
     ) -> None:
         if seen_bits < 8 or seen_bits & (seen_bits - 1):
             raise InvalidArgumentError(
                 f"TokenCache(seen_bits={seen_bits}): use a power of two >= 8"
             )
         self.tokenizer = tokenizer
-        self.max_tokens = max_tokens
+        self.max_chars = max_chars
         self._codes: dict[str, str] = {}
         self._vocab: dict[Hashable, str] = {}
         self._seen = bytearray(seen_bits >> 3)
         self._seen_mask = seen_bits - 1
         self._marked = 0
         self._max_marked = seen_bits >> 4
-        self._tokens = 0
+        self._chars = 0
         self._split: Callable[[str], list[Hashable]] = getattr(
             tokenizer,
             "match_keys",
@@ -188,15 +190,16 @@ class TokenCache:
                     vocab[key] = _code_char(len(vocab))
             code = "".join([vocab[key] for key in keys])
         if repeat:
-            if self._tokens + len(code) > self.max_tokens:
+            cost = len(text) + len(code)
+            if self._chars + cost > self.max_chars:
                 # Full: start afresh. The record's earlier codes used the old vocabulary, so
                 # the record falls back to keys.
                 self._codes.clear()
                 self._vocab.clear()
-                self._tokens = 0
+                self._chars = 0
                 raise _VocabularyFull
             self._codes[text] = code
-            self._tokens += len(code)
+            self._chars += cost
         return code
 
     def clear(self) -> None:
@@ -204,7 +207,7 @@ class TokenCache:
         self._vocab.clear()
         self._seen[:] = bytes(len(self._seen))
         self._marked = 0
-        self._tokens = 0
+        self._chars = 0
 
     def __len__(self) -> int:
         """How many texts are kept."""
@@ -218,7 +221,7 @@ _MAX_CODES = 0x110000 - 0x800
 
 
 class _VocabularyFull(Exception):
-    """More distinct tokens than characters, or more kept characters than ``max_tokens``: the
+    """More distinct tokens than characters, or more kept characters than ``max_chars``: the
     kept texts and the vocabulary have started afresh."""
 
 
