@@ -227,3 +227,66 @@ def test_id_ndcg_counts_grades_below_the_level_in_bulk() -> None:
     assert row.values["ndcg"] == (1 / 1 + 2 / math.log2(3)) / (2 / 1 + 1 / math.log2(3))
     assert row.values["reciprocal_rank"] == 0.5
     assert row.values["recall"] == 1.0
+
+
+def test_a_metric_given_twice_is_evaluated_once() -> None:
+    # Found in review: repeated columns shifted every later row's values under wrong keys.
+    data = [
+        {"id": "q0", "retrieved_context": ["a", "b"], "ground_truth_context": ["a"]},
+        {"id": "q1", "retrieved_context": ["c", "a"], "ground_truth_context": ["a", "b"]},
+    ]
+    twice = [
+        PrecisionRecallF1(ExactChunkMatch()),
+        RankedRetrievalMetrics(ExactChunkMatch()),
+        PrecisionRecallF1(ExactChunkMatch()),
+    ]
+    once = twice[:2]
+    got = RetrievalEvaluator(data, twice, workers=1).run(k=[1, 2])
+    expected = RetrievalEvaluator(data, once, workers=1).run(k=[1, 2])
+    assert got.per_query == expected.per_query
+    assert got.aggregate == expected.aggregate
+    assert got.per_query[1]["recall@2"] == 0.5  # by hand: "a" found at rank 2, "b" never
+
+
+def test_outliers_are_scored_one_by_one_with_the_same_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Found in review: one huge record padded the whole batch. Above the caps a record goes
+    # through score_record; its values, and its neighbours', do not change.
+    import ctxeval.scoring as scoring
+
+    monkeypatch.setattr(scoring, "BULK_MAX_RANKS", 3)
+    monkeypatch.setattr(scoring, "BULK_MAX_TRUTH", 2)
+    calls: list[str] = []
+    real = scoring.score_record
+
+    def counting(plan: ScoringPlan, record: Record) -> RowResult:
+        calls.append(record.id)
+        return real(plan, record)
+
+    monkeypatch.setattr(scoring, "score_record", counting)
+    text = records_of(
+        [
+            {"retrieved_context": ["a", "b"], "ground_truth_context": ["a"]},
+            {"retrieved_context": ["a", "b", "c", "d"], "ground_truth_context": ["d"]},
+            {"retrieved_context": ["a"], "ground_truth_context": ["a", "b", "c"]},
+        ]
+    )
+    plan = ScoringPlan((PrecisionRecallF1(ExactChunkMatch()), RankedRetrievalMetrics()), (None, 2))
+    rows = score_batch(plan, text)
+    assert calls == ["q1", "q2"]
+    for item, row in zip(text, rows, strict=True):
+        assert isinstance(item, Record)
+        assert_same(row, real(plan, item))
+    calls.clear()
+    ids = records_of(
+        [
+            {"retrieved_ids": ["a", "b", "c", "d"], "qrels": {"a": 1}},
+            {"retrieved_ids": ["a"], "qrels": {"a": 1, "b": 2, "c": 1}},
+            {"retrieved_ids": ["b", "a"], "qrels": {"a": 1}},
+        ]
+    )
+    plan = ScoringPlan((IDRankedRetrievalMetrics(),), (None,))
+    rows = score_batch(plan, ids)
+    assert calls == ["q0", "q1"]
+    assert [r.values["reciprocal_rank"] for r in rows] == [1.0, 1.0, 0.5]  # type: ignore[union-attr]

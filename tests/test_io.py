@@ -1380,3 +1380,21 @@ def test_plain_text_records_are_recognised() -> None:
     assert _plain_text({"retrieved": ["a"], "ground_truth": []}) is None  # policy decides
     assert _plain_text({"retrieved": ["a"], "ground_truth": ["b"], "id": None}) is None
     assert _plain_text({"retrieved": ["a"], "ground_truth": ["b"], "id": 7}) is None  # -> "7"
+
+
+def test_per_query_rows_concatenate_like_lists() -> None:
+    from ctxeval import RetrievalEvaluator
+
+    data = [{"id": "a", "retrieved_context": ["x"], "ground_truth_context": ["x"]}]
+    rows = RetrievalEvaluator(data, workers=1).run().per_query
+    assert rows + [{"id": "b"}] == [rows[0], {"id": "b"}]  # noqa: RUF005 (the operator is tested)
+    assert [{"id": "b"}] + rows == [{"id": "b"}, rows[0]]  # noqa: RUF005
+    assert json.loads(json.dumps(list(rows))) == [rows[0]]
+
+
+@pytest.mark.parametrize("grade", [10**400, -(10**400)])
+def test_grades_too_large_for_a_float_are_reported(grade: int) -> None:
+    items = list(read_records([{"id": "a", "retrieved_ids": ["d"], "qrels": {"d": grade}}]))
+    assert isinstance(items[0], RecordError)
+    assert items[0].field == "qrels"
+    assert "a grade must be a finite number" in items[0].message

@@ -223,3 +223,13 @@ class TestFuzzyMatch:
         r, g = ["abcdefghij"], ["abcdefghiX"]
         assert FuzzyChunkMatch("ratio", 0.9).match(r, g).relevant[0, 0]
         assert not FuzzyChunkMatch("ratio", 0.91).match(r, g).relevant[0, 0]
+
+
+def test_vocabulary_counts_against_the_character_budget() -> None:
+    # Found in review: ground truth of repeated records added vocabulary entries without bound.
+    cache = TokenCache(RougeTokenizer(), max_chars=2_000)
+    for i in range(300):
+        (r, g), _ = cache.encode_record(["alpha beta gamma"], [f"alpha w{i} x{i} y{i}"])
+        assert r[0][0] == g[0][0]  # alpha
+        assert cache._chars <= 2_000
+    assert len(cache._vocab) * 16 <= 2_000

@@ -628,6 +628,16 @@ class PerQueryRows(Sequence[dict[str, Any]]):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
+    def __add__(self, other: object) -> list[dict[str, Any]]:
+        if not isinstance(other, PerQueryRows | list):
+            return NotImplemented
+        return [*self, *other]
+
+    def __radd__(self, other: object) -> list[dict[str, Any]]:
+        if not isinstance(other, list):
+            return NotImplemented
+        return [*other, *self]
+
     def __repr__(self) -> str:
         return repr(list(self))
 

@@ -59,6 +59,8 @@ class ScoringPlan:
     def __post_init__(self) -> None:
         if not self.metrics:
             raise InvalidArgumentError("RetrievalEvaluator(metrics=...): give at least one metric")
+        # A metric given twice (equal options) is evaluated once: its columns appear once.
+        object.__setattr__(self, "metrics", tuple(dict.fromkeys(self.metrics)))
         seen: dict[str, MetricBase] = {}
         for metric in self.metrics:
             if not isinstance(metric, MetricBase):
@@ -226,6 +228,14 @@ def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | Rec
         )
 
 
+# Records longer than this (retrieved items, or distinct ground-truth items) are scored one by
+# one: the bulk path pads every record of a batch to the largest, so one record with 100,000
+# retrieved ids would cost batch_size times that. Below the caps a batch of 256 records needs a
+# few MiB at most.
+BULK_MAX_RANKS = 1_000
+BULK_MAX_TRUTH = 200
+
+
 @functools.lru_cache(maxsize=64)
 def _bulk_eligible(plan: ScoringPlan) -> bool:
     """What ``batched`` computes: text metrics on whole chunks, or ID metrics; both with the
@@ -272,6 +282,10 @@ def _score_bulk(
                 out[position] = _score_one(plan, item)  # the empty-ground-truth policy
                 continue
             chunks: list[str] = item.retrieved  # validated by the reader: strings only
+            if len(chunks) > BULK_MAX_RANKS or any(len(t) > BULK_MAX_TRUTH for t, _ in units):
+                # Padding a batch to an outlier's size would cost batch_size times its memory.
+                out[position] = _score_one(plan, item)
+                continue
             matched = []
             lost = 0
             for (strategy, depth), s in zip(passes, which, strict=True):
@@ -338,6 +352,9 @@ def _score_bulk_ids(
         qrels = item.ground_truth
         assert isinstance(qrels, dict)
         retrieved = item.retrieved
+        if len(retrieved) > BULK_MAX_RANKS or len(qrels) > BULK_MAX_TRUTH:
+            out[position] = _score_one(plan, item)  # an outlier: see _score_bulk
+            continue
         found = [
             judge_ids(
                 retrieved if depth is None else retrieved[:depth], qrels, relevance_level=level

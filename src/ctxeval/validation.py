@@ -20,6 +20,7 @@ __all__ = [
     "check_choice",
     "check_k",
     "check_policy",
+    "is_finite",
     "validate_ids",
     "validate_qrels",
     "validate_texts",
@@ -69,6 +70,14 @@ def _preview(value: object, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 4] + "...'"
 
 
+def is_finite(value: Any) -> bool:
+    """``math.isfinite``, False (not an OverflowError) for integers too large for a float."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -92,7 +101,7 @@ def _bad_item(field: str, i: int | None, item: object, location: str | None, exp
 
 
 def _check_grade(field: str, i: int, raw: object, location: str | None) -> float:
-    if not _is_number(raw) or not math.isfinite(raw):  # type: ignore[arg-type]
+    if not _is_number(raw) or not is_finite(raw):
         raise InvalidRecordError(
             f"{field}[{i}] has grade {_preview(raw)}; a grade must be a finite number > 0",
             field=field,
@@ -174,7 +183,7 @@ def validate_qrels(
         type(value) is dict
         and set(map(type, value)) <= {str}
         and set(map(type, value.values())) <= {int, float}
-        and all(map(math.isfinite, value.values()))
+        and all(map(is_finite, value.values()))
     ):
         return {doc: float(grade) for doc, grade in value.items()}  # the common case, fast
     if isinstance(value, Mapping):
@@ -182,7 +191,7 @@ def validate_qrels(
         for i, (doc, grade) in enumerate(value.items()):
             if isinstance(doc, bool) or not isinstance(doc, str | int):
                 _bad_item(field, i, doc, location, "an id (a string or an integer)")
-            if not _is_number(grade) or not math.isfinite(grade):
+            if not _is_number(grade) or not is_finite(grade):
                 raise InvalidRecordError(
                     f"{field}[{doc!r}] has grade {_preview(grade)}; a grade must be a finite "
                     "number (0 for judged non-relevant)",

@@ -96,9 +96,9 @@ class TokenCache:
     but a bit per text in a fixed bitmap of the texts it has seen (indexed by the text's hash; a
     false "seen" only keeps a text that did not need keeping).
 
-    Memory is bounded: the kept texts and their codes by ``max_chars`` (characters of both, so
-    that texts with few tokens, e.g. non-English text under the ASCII tokenizer, count by their
-    size), starting afresh with a
+    Memory is bounded: the kept texts, their codes and the vocabulary by ``max_chars``
+    (characters of texts and codes, 16 per vocabulary entry; so texts with few tokens, e.g.
+    non-English text under the ASCII tokenizer, count by their size), starting afresh with a
     new vocabulary when full; the bitmap has ``seen_bits`` bits (8 MiB by default) and is
     cleared once a sixteenth of it is marked (4M texts; at most 1 in 16 new texts is then
     wrongly taken for a repeat).
@@ -184,7 +184,10 @@ class TokenCache:
         except KeyError:
             for key in keys:
                 if key not in vocab:
-                    if len(vocab) >= _MAX_CODES:
+                    # A vocabulary entry costs about as much as the characters of its token,
+                    # plus the slot: charged to the same budget as the kept texts.
+                    self._chars += _VOCAB_ENTRY_CHARS
+                    if len(vocab) >= _MAX_CODES or self._chars > self.max_chars:
                         self.clear()  # every code is void with the vocabulary: start afresh
                         raise _VocabularyFull from None
                     vocab[key] = _code_char(len(vocab))
@@ -218,6 +221,7 @@ class TokenCache:
 # which are not characters.
 _SURROGATES = 0xD800
 _MAX_CODES = 0x110000 - 0x800
+_VOCAB_ENTRY_CHARS = 16
 
 
 class _VocabularyFull(Exception):

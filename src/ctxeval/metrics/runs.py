@@ -18,7 +18,6 @@ one here, with the same results to the last bit and the same errors.
 from __future__ import annotations
 
 import itertools
-import math
 import numbers
 import operator
 import warnings
@@ -34,6 +33,7 @@ from ctxeval.validation import (
     check_choice,
     check_policy,
     check_relevance_level,
+    is_finite,
     validate_ids,
     validate_qrels,
 )
@@ -66,7 +66,7 @@ def rank_documents(
     # Fast path: str ids and float scores (what run files give) need no per-item ABC checks.
     if not (all_str and set(map(type, scored.values())) <= {float}):
         _check_scored(items, location)
-    if not all(map(math.isfinite, scored.values())):
+    if not all(map(is_finite, scored.values())):
         _check_scored(items, location)
     if ties == "trec_eval":
         items.sort(key=operator.itemgetter(1, 0) if all_str else _tie_key, reverse=True)
@@ -82,13 +82,9 @@ def _check_scored(items: list[tuple[Hashable, Any]], location: str) -> None:
                 f"{location} has document id {doc!r} ({type_name(doc)}); ids must be strings "
                 "or integers"
             )
-        if (
-            isinstance(score, bool)
-            or not isinstance(score, numbers.Real)
-            or not math.isfinite(score)
-        ):
+        if isinstance(score, bool) or not isinstance(score, numbers.Real) or not is_finite(score):
             raise InvalidRecordError(
-                f"{location}[{doc!r}] has score {score!r}; a score must be a finite number "
+                f"{location}[{doc!r}] has score {score!r:.40}; a score must be a finite number "
                 "(higher ranks first)"
             )
 
