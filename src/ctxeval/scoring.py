@@ -18,7 +18,7 @@ import numpy as np
 
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.records import Record, RecordError
-from ctxeval.matching.base import BoolMatrix, Matches, as_matches
+from ctxeval.matching.base import BoolMatrix, as_matches
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.metrics.base import MetricBase, SetMetricsMixin
 from ctxeval.metrics.batched import (
@@ -199,8 +199,9 @@ def score_batch(
 ) -> list[RowResult | RecordError]:
     """Score a batch in order; a record that fails while scoring becomes a RecordError.
 
-    Plans of chunk-level text metrics score the batch in bulk (:func:`_score_bulk`); every other
-    plan, and any record the bulk path does not cover, goes record by record.
+    Plans of chunk-level text metrics, or of ID metrics, score the batch in bulk
+    (:func:`_score_bulk`, :func:`_score_bulk_ids`); every other plan, and any record the bulk
+    path does not cover, goes record by record.
     """
     if _bulk_eligible(plan):
         if isinstance(plan.metrics[0], _IdMetric):
@@ -291,13 +292,7 @@ def _score_bulk(
             for (strategy, depth), s in zip(passes, which, strict=True):
                 truth = units[s][0]
                 shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
-                matches = strategy.match(shown, truth)
-                if (
-                    type(matches) is not Matches
-                    or matches.relevant.shape != (len(shown), len(truth))
-                    or matches.relevant.dtype != np.bool_
-                ):
-                    matches = as_matches(matches, len(shown), len(truth), strategy)
+                matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
                 matched.append(matches.relevant)
                 if matches.tokenless:
                     lost = max(lost, len(matches.tokenless))
