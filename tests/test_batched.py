@@ -1,8 +1,9 @@
-"""The bulk path (metrics/batched.py via scoring._score_bulk) equals the per-record path exactly.
+"""The evaluation path (the vectorised core, ``metrics/core.py``) equals the reference path
+(``implementation="reference"``: record by record through ``metrics/reference.py``) exactly.
 
-Every value is compared with ``==`` (bit for bit), on random batches that include the cases the
-bulk path hands back to the per-record path: rows matching several ground-truth units (credit
-rules), empty ground truth (policies), graded ground truth, duplicates and bad records.
+Every value is compared with ``==`` (bit for bit), on random batches that include rows matching
+several ground-truth units (credit rules), empty ground truth (policies), graded ground truth,
+sentence units, duplicates and bad records.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from ctxeval import (
     RougeChunkMatch,
 )
 from ctxeval.io.records import Record, RecordError
-from ctxeval.metrics.batched import judge_batch, rank_values, set_values
-from ctxeval.metrics.conventions import RankOptions
+from ctxeval.matching import ExactSentenceMatch
+from ctxeval.metrics.core import judge_batch, measure_values, set_counts
 from ctxeval.metrics.judgments import judge_matrix
-from ctxeval.scoring import RowResult, ScoringPlan, _bulk_eligible, score_batch, score_record
+from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 
 
 def contains(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
@@ -70,6 +71,11 @@ PLANS = {
         PrecisionRecallF1(s, empty_ground_truth="skip"),
         RankedRetrievalMetrics(s, empty_ground_truth="skip"),
     ],
+    "error_empty": lambda s: [
+        PrecisionRecallF1(s, empty_ground_truth="error"),
+        RankedRetrievalMetrics(s, ideal="retrieved"),
+    ],
+    "sentences": lambda s: [PrecisionRecallF1(ExactSentenceMatch(), k=2), RankedRetrievalMetrics(s)],
 }
 STRATEGIES = {
     "contains": contains,
@@ -103,20 +109,21 @@ def assert_same(bulk: RowResult | RecordError, single: RowResult | RecordError) 
 @given(
     raw=st.lists(record, min_size=1, max_size=12), ks=st.sampled_from([(None,), (1, 3), (2, 5, 20)])
 )
-def test_bulk_equals_per_record(
+def test_core_equals_reference(
     plan_name: str, strategy_name: str, raw: list[dict[str, object]], ks: tuple[int | None, ...]
 ) -> None:
-    plan = ScoringPlan(tuple(PLANS[plan_name](STRATEGIES[strategy_name])), ks)
-    assert _bulk_eligible(plan)
+    metrics = tuple(PLANS[plan_name](STRATEGIES[strategy_name]))
+    core = ScoringPlan(metrics, ks, "core")
+    reference = ScoringPlan(metrics, ks, "reference")
     batch = records_of(raw)
-    bulk = score_batch(plan, batch)
-    assert len(bulk) == len(batch)
-    for item, got in zip(batch, bulk, strict=True):
-        expected = item if isinstance(item, RecordError) else score_record(plan, item)
-        assert_same(got, expected)
+    got = score_batch(core, batch)
+    expected = score_batch(reference, batch)
+    assert len(got) == len(batch) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert_same(a, b)
 
 
-def test_bulk_path_is_taken_and_agrees_on_a_known_record() -> None:
+def test_core_path_agrees_with_hand_computed_values() -> None:
     # Hand-computed (design.md definitions): chunks 1 and 3 are hits of the two truths.
     plan = ScoringPlan((PrecisionRecallF1(contains), RankedRetrievalMetrics(contains)), (None, 2))
     (row,) = score_batch(
@@ -147,7 +154,7 @@ def test_a_row_matching_two_truths_moves_credit_as_the_matching_rule_says() -> N
     for credit, hits in (("matching", [True, True]), ("first_come", [True, False])):
         batch = judge_batch([matrix], [None], credit)  # type: ignore[arg-type]
         assert batch.hits[0].tolist() == hits
-        assert tuple(batch.hits[0].tolist()) == judge_matrix(matrix, credit=credit).hits  # type: ignore[arg-type]
+        assert list(judge_matrix(matrix, credit=credit).hits) == hits  # type: ignore[arg-type]
 
 
 def test_set_and_rank_values_on_padded_records() -> None:
@@ -155,13 +162,12 @@ def test_set_and_rank_values_on_padded_records() -> None:
     a = np.array([[False], [True]])
     b = np.array([[True, False], [False, False], [False, True], [False, False]])
     judged = judge_batch([a, b], [None, [2.0, 1.0]], "matching")
-    values, counts = set_values(judged, None)
-    assert values["context_precision"].tolist() == [1 / 2, 2 / 4]
-    assert [c.retrieved for c in counts] == [2, 4]
-    ranked = rank_values(judged, 3, RankOptions())
-    assert ranked["precision"].tolist() == [1 / 3, 2 / 3]
-    assert ranked["recall"].tolist() == [1.0, 1.0]
-    assert ranked["reciprocal_rank"].tolist() == [1 / 2, 1.0]
+    assert measure_values(judged, "context_precision", None).tolist() == [1 / 2, 2 / 4]
+    assert set_counts(judged, None)[:, 1].tolist() == [2, 4]
+    assert measure_values(judged, "precision", 3).tolist() == [1 / 3, 2 / 3]
+    assert measure_values(judged, "recall", 3).tolist() == [1.0, 1.0]
+    assert measure_values(judged, "reciprocal_rank", 3).tolist() == [1 / 2, 1.0]
+    assert measure_values(judged, "hits", 3).tolist() == [1.0, 2.0]
 
 
 def test_evaluator_aggregates_equal_the_mean_of_metric_calls_with_the_bulk_path() -> None:
@@ -204,16 +210,15 @@ ID_PLANS = {
     raw=st.lists(id_record, min_size=1, max_size=12),
     ks=st.sampled_from([(None,), (1, 3), (2, 5, 20)]),
 )
-def test_id_bulk_equals_per_record(
+def test_id_core_equals_reference(
     plan_name: str, raw: list[dict[str, object]], ks: tuple[int | None, ...]
 ) -> None:
-    plan = ScoringPlan(tuple(ID_PLANS[plan_name]()), ks)
-    assert _bulk_eligible(plan)
+    metrics = tuple(ID_PLANS[plan_name]())
     batch = records_of(raw)
-    bulk = score_batch(plan, batch)
-    for item, got in zip(batch, bulk, strict=True):
-        expected = item if isinstance(item, RecordError) else score_record(plan, item)
-        assert_same(got, expected)
+    got = score_batch(ScoringPlan(metrics, ks, "core"), batch)
+    expected = score_batch(ScoringPlan(metrics, ks, "reference"), batch)
+    for a, b in zip(got, expected, strict=True):
+        assert_same(a, b)
 
 
 def test_id_ndcg_counts_grades_below_the_level_in_bulk() -> None:
@@ -248,23 +253,13 @@ def test_a_metric_given_twice_is_evaluated_once() -> None:
     assert got.per_query[1]["recall@2"] == 0.5  # by hand: "a" found at rank 2, "b" never
 
 
-def test_outliers_are_scored_one_by_one_with_the_same_values(
+def test_outliers_are_padded_on_their_own_with_the_same_values(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Found in review: one huge record padded the whole batch. Above the caps a record goes
-    # through score_record; its values, and its neighbours', do not change.
+    # Found in review: one huge record padded the whole batch. Above the caps a record is judged
+    # in a batch of its own; its values, and its neighbours', do not change.
     import ctxeval.scoring as scoring
 
-    monkeypatch.setattr(scoring, "BULK_MAX_RANKS", 3)
-    monkeypatch.setattr(scoring, "BULK_MAX_TRUTH", 2)
-    calls: list[str] = []
-    real = scoring.score_record
-
-    def counting(plan: ScoringPlan, record: Record) -> RowResult:
-        calls.append(record.id)
-        return real(plan, record)
-
-    monkeypatch.setattr(scoring, "score_record", counting)
     text = records_of(
         [
             {"retrieved_context": ["a", "b"], "ground_truth_context": ["a"]},
@@ -272,13 +267,6 @@ def test_outliers_are_scored_one_by_one_with_the_same_values(
             {"retrieved_context": ["a"], "ground_truth_context": ["a", "b", "c"]},
         ]
     )
-    plan = ScoringPlan((PrecisionRecallF1(ExactChunkMatch()), RankedRetrievalMetrics()), (None, 2))
-    rows = score_batch(plan, text)
-    assert calls == ["q1", "q2"]
-    for item, row in zip(text, rows, strict=True):
-        assert isinstance(item, Record)
-        assert_same(row, real(plan, item))
-    calls.clear()
     ids = records_of(
         [
             {"retrieved_ids": ["a", "b", "c", "d"], "qrels": {"a": 1}},
@@ -286,7 +274,17 @@ def test_outliers_are_scored_one_by_one_with_the_same_values(
             {"retrieved_ids": ["b", "a"], "qrels": {"a": 1}},
         ]
     )
-    plan = ScoringPlan((IDRankedRetrievalMetrics(),), (None,))
-    rows = score_batch(plan, ids)
-    assert calls == ["q0", "q1"]
-    assert [r.values["reciprocal_rank"] for r in rows] == [1.0, 1.0, 0.5]  # type: ignore[union-attr]
+    text_plan = ScoringPlan(
+        (PrecisionRecallF1(ExactChunkMatch()), RankedRetrievalMetrics()), (None, 2)
+    )
+    id_plan = ScoringPlan((IDRankedRetrievalMetrics(),), (None,))
+    before = score_batch(text_plan, text), score_batch(id_plan, ids)
+    assert scoring._groups([(2, 1), (4, 1), (1, 3)]) == [[0, 1, 2]]
+    monkeypatch.setattr(scoring, "PAD_MAX_RANKS", 3)
+    monkeypatch.setattr(scoring, "PAD_MAX_TRUTH", 2)
+    assert scoring._groups([(2, 1), (4, 1), (1, 3)]) == [[0], [1], [2]]
+    after = score_batch(text_plan, text), score_batch(id_plan, ids)
+    for rows_before, rows_after in zip(before, after, strict=True):
+        for a, b in zip(rows_before, rows_after, strict=True):
+            assert_same(a, b)
+    assert [r.values["reciprocal_rank"] for r in after[1]] == [1.0, 1.0, 0.5]  # type: ignore[union-attr]

@@ -200,8 +200,8 @@ def test_trec_files_agree_with_pytrec_eval(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)["aggregate"]
     per_query = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut_10"}).evaluate(run)
-    for measure in ("map", "ndcg_cut_10"):
-        assert got[measure] == sum(q[measure] for q in per_query.values()) / 2
+    for column, measure in (("average_precision", "map"), ("ndcg@10", "ndcg_cut_10")):
+        assert got[column] == sum(q[measure] for q in per_query.values()) / 2
 
 
 def test_trec_line_errors(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from ctxeval import (
     RougeSentenceMatch,
     evaluate_run,
 )
-from ctxeval.metrics import functional as F
+from ctxeval.metrics import reference as F
 from ctxeval.metrics.judgments import Judgments, judge_matrix
 
 settings.register_profile(
@@ -155,13 +155,13 @@ def test_id_metrics_are_in_unit_interval(
 RUN_MEASURES = [
     "map",
     "map@3",
-    "map(denominator='hits')@3",
+    "map(ap_denominator='hits')@3",
     "ndcg",
     "ndcg@3",
     "ndcg_burges@3",
     "ndcg(ideal='retrieved')@3",
     "P@3",
-    "precision(denominator='retrieved')@3",
+    "precision(precision_denominator='retrieved')@3",
     "recall@3",
     "mrr",
     "hit_rate@3",
@@ -522,12 +522,12 @@ def reference_metrics(ref: dict, k: int | None) -> dict[str, float]:
 def fast_metrics(j: Judgments, k: int | None) -> dict[str, float]:
     out = {
         "ap_relevant": F.average_precision(j, k),
-        "ap_hits": F.average_precision(j, k, denominator="hits"),
-        "ap_any": F.average_precision(j, k, denominator="hits", credit="any"),
+        "ap_hits": F.average_precision(j, k, ap_denominator="hits"),
+        "ap_any": F.average_precision(j, k, ap_denominator="hits", ap_credit="any"),
         "rr": F.reciprocal_rank(j, k),
         "hit_rate": F.hit_rate(j, k),
         "precision_k": F.precision(j, k),
-        "precision_n": F.precision(j, k, denominator="retrieved"),
+        "precision_n": F.precision(j, k, precision_denominator="retrieved"),
         "recall": F.recall(j, k),
         "context_precision": F.context_precision(j, k),
         "context_recall": F.context_recall(j, k),

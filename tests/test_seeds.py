@@ -31,7 +31,7 @@ from ctxeval import (
     RougeSentenceMatch,
     evaluate_run,
 )
-from ctxeval.metrics.functional import set_counts
+from ctxeval.metrics.reference import set_counts
 from ctxeval.metrics.judgments import judge_ids
 
 # ---------------------------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def _notebook_run(qids: tuple[str, ...]) -> tuple[dict[str, list[int]], dict[str
 
 def test_notebook_every_query_through_evaluate_run() -> None:
     run, qrels = _notebook_run(tuple(NOTEBOOK))
-    measures = ["P@5", "P@10", "recall@5", "recall@10", "map", "map(denominator='hits')", "mrr"]
+    measures = ["P@5", "P@10", "recall@5", "recall@10", "map", "map(ap_denominator='hits')", "mrr"]
     results = evaluate_run(run, qrels, measures)
     assert set(results) == set(NOTEBOOK)
     for qid, q in NOTEBOOK.items():
@@ -242,7 +242,7 @@ def test_notebook_every_query_through_evaluate_run() -> None:
 def test_notebook_toy_set_map_and_mrr() -> None:
     # 001, section 5: MAP = mean AP and MRR = mean RR over Q5-Q8, plus the summary's means.
     run, qrels = _notebook_run(TOY_SET)
-    measures = ["map(denominator='hits')", "map", "mrr", "P@5", "P@10", "recall@5", "recall@10"]
+    measures = ["map(ap_denominator='hits')", "map", "mrr", "P@5", "P@10", "recall@5", "recall@10"]
     results = evaluate_run(run, qrels, measures)
     per_query = {m: [results[qid][m] for qid in TOY_SET] for m in measures}
 
@@ -253,7 +253,7 @@ def test_notebook_toy_set_map_and_mrr() -> None:
         + (1 / 1 + 2 / 5 + 3 / 8 + 4 / 10) / 4  # Q7
         + 0.0  # Q8
     ) / 4
-    assert mean(per_query["map(denominator='hits')"]) == pytest.approx(notebook_map)
+    assert mean(per_query["map(ap_denominator='hits')"]) == pytest.approx(notebook_map)
     # Every relevant doc of Q5-Q7 is retrieved and Q8's AP is 0 either way, so trec_eval's
     # MAP agrees on this set.
     assert mean(per_query["map"]) == pytest.approx(notebook_map)
@@ -515,10 +515,10 @@ def test_order_aware_retrievers_a_and_b() -> None:
     assert sb["average_precision"] == pytest.approx((1 / 1 + 2 / 2) / 2)
     # mrr.py / map.py: the means over these two queries.
     results = evaluate_run(
-        {"A": a, "B": b}, {"A": relevant, "B": relevant}, ["mrr", "map(denominator='hits')"]
+        {"A": a, "B": b}, {"A": relevant, "B": relevant}, ["mrr", "map(ap_denominator='hits')"]
     )
     assert mean(results[q]["mrr"] for q in "AB") == pytest.approx((1 / 3 + 1 / 1) / 2)
-    assert mean(results[q]["map(denominator='hits')"] for q in "AB") == pytest.approx(
+    assert mean(results[q]["map(ap_denominator='hits')"] for q in "AB") == pytest.approx(
         ((1 / 3 + 2 / 4) / 2 + (1 / 1 + 2 / 2) / 2) / 2
     )
 
@@ -658,11 +658,11 @@ def test_order_aware_ndcg_conventions_differ_when_a_graded_doc_is_missed() -> No
 
 def test_order_aware_named_measures_for_the_seed_code() -> None:
     # 004's three code listings as evaluate_run measures on the same query.
-    measures = ["mrr", "map", "map(denominator='hits')", "ndcg_cut_3", "ndcg_burges@3"]
+    measures = ["mrr", "map", "map(ap_denominator='hits')", "ndcg_cut_3", "ndcg_burges@3"]
     got = evaluate_run({"q": MISSED_C}, {"q": BETTER_AUTH}, measures)["q"]
     assert got["mrr"] == 1 / 1
     assert got["map"] == pytest.approx((1 / 1 + 2 / 3) / 3)
-    assert got["map(denominator='hits')"] == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert got["map(ap_denominator='hits')"] == pytest.approx((1 / 1 + 2 / 3) / 2)
     assert got["ndcg_cut_3"] == pytest.approx((1 / L2 + 3 / L4) / (3 / L2 + 2 / L3 + 1 / L4))
     assert got["ndcg_burges@3"] == pytest.approx(
         ((2**1 - 1) / L2 + (2**3 - 1) / L4) / ((2**3 - 1) / L2 + (2**2 - 1) / L3 + 1 / L4)

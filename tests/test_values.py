@@ -342,7 +342,7 @@ def test_different_metrics(a: Any, b: Any) -> None:
 # Measures
 
 MEASURE_ALIASES = [
-    pytest.param(["P_5", "P@5", "precision@5", "p@5", "precision(denominator='k')@5"], id="P@5"),
+    pytest.param(["P_5", "P@5", "precision@5", "p@5", "precision(precision_denominator='k')@5"], id="P@5"),
     pytest.param(
         [
             "ndcg_cut_10",
@@ -355,7 +355,7 @@ MEASURE_ALIASES = [
     ),
     pytest.param(["ndcg_burges@10", "ndcg(gain='exponential')@10"], id="ndcg-burges@10"),
     pytest.param(["recip_rank", "mrr", "rr", "reciprocal_rank"], id="mrr"),
-    pytest.param(["map", "ap", "average_precision", "map(denominator='relevant')"], id="map"),
+    pytest.param(["map", "ap", "average_precision", "map(ap_denominator='relevant')"], id="map"),
     pytest.param(["success_1", "hit_rate@1", "success@1"], id="success"),
     pytest.param(["map_cut_10", "map@10"], id="map@10"),
     pytest.param(["recall_5", "recall@5", "R@5"], id="recall@5"),
@@ -376,9 +376,9 @@ def test_measure_groups_differ_from_each_other() -> None:
     canonical = [parse_measure(param.values[0][0]) for param in MEASURE_ALIASES]
     extra = [
         parse_measure("ndcg@5"),
-        parse_measure("map(denominator='hits')"),
+        parse_measure("map(ap_denominator='hits')"),
         parse_measure("ndcg(ideal='retrieved')@10"),
-        parse_measure("precision(denominator='retrieved')@5"),
+        parse_measure("precision(precision_denominator='retrieved')@5"),
         parse_measure("P@10"),
     ]
     values = canonical + extra
@@ -388,8 +388,8 @@ def test_measure_groups_differ_from_each_other() -> None:
 
 ALL_MEASURE_SPECS = [s for param in MEASURE_ALIASES for s in param.values[0]] + [
     "ndcg(gain='exponential', ideal='retrieved')@3",
-    "map(denominator='hits')@5",
-    "precision(denominator='retrieved')@5",
+    "map(ap_denominator='hits')@5",
+    "precision(precision_denominator='retrieved')@5",
     "context_f1@3",
     "hit_rate",
 ]

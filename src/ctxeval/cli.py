@@ -249,11 +249,17 @@ def _run_dataset(path: str, options: dict[str, Any]) -> Any:
         if value
     }
     strategy = _strategy(options["match"], options["threshold"], options["tokenizer"])
-    mode = _dataset_mode(path, fields, options["mode"])
-    metrics = _metrics(mode, options["metric_set"], strategy, options["convention"])
+    if options.get("measures"):
+        if options["metric_set"] != "all" or options["convention"]:
+            _fail("-m/--measure chooses the measures: leave out --metrics and --convention")
+        metrics: Any = list(options["measures"])
+    else:
+        mode = _dataset_mode(path, fields, options["mode"])
+        metrics = _metrics(mode, options["metric_set"], strategy, options["convention"])
     evaluator = RetrievalEvaluator(
         path,
         metrics,
+        matching=strategy,
         fields=fields or None,
         on_error=options["on_error"],
         workers=options["workers"],
@@ -283,11 +289,25 @@ def _parse_gates(gates: Sequence[str]) -> list[tuple[str, float]]:
     return parsed
 
 
+def _result_column(name: str) -> str:
+    """A metric named on the command line as its result column: measure aliases give the canonical spec
+    (``map@10`` -> ``average_precision@10``); micro averages keep their names."""
+    from ctxeval.metrics.measures import parse_measure
+
+    if name.startswith("micro_"):
+        return name
+    try:
+        return str(parse_measure(name))
+    except ValueError:
+        return name
+
+
 def _check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float]]) -> int:
     failed = 0
-    for name, threshold in gates:
+    for given, threshold in gates:
+        name = _result_column(given)
         if name not in aggregate:
-            _fail(f"--fail-under {name}: no such result; available: {', '.join(aggregate)}")
+            _fail(f"--fail-under {given}: no such result; available: {', '.join(aggregate)}")
         value = aggregate[name]
         if value is None or value < threshold:
             shown = "n/a" if value is None else f"{value:.4f}"
@@ -358,8 +378,9 @@ def main() -> None:
     "--measure",
     "measures",
     multiple=True,
-    help="Measure for --run/--qrels: map, mrr, ndcg@10, P@5, recall@100, hit_rate@5, "
-    "or trec_eval names (ndcg_cut_10, P_5). Default: map, mrr, ndcg@10, P@5, recall@100.",
+    help="Measure spec (repeatable): ndcg@10, P@5, recall@100, map, mrr, hit_rate@5, "
+    "context_recall@5, or trec_eval names (ndcg_cut_10, P_5); without @K it is evaluated at "
+    "every -k. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, P@5, recall@100.",
 )
 @_guard
 def evaluate(path: str | None, **options: Any) -> None:
@@ -374,50 +395,49 @@ def evaluate(path: str | None, **options: Any) -> None:
             _fail("give either a dataset PATH or --run/--qrels, not both")
         if not (options["run_file"] and options["qrels_file"]):
             _fail("--run and --qrels go together")
-        aggregate, summary = _evaluate_trec(options)
+        result = _evaluate_trec(options)
     else:
         if path is None:
             _fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
         result = _run_dataset(path, options)
-        if options["output"]:
-            saved = result.save(options["output"])
-            click.echo(f"ctxeval: saved {saved}", err=True)
-        aggregate, summary = result.aggregate, result.summary
-        for skipped in result.skipped[:5]:
-            click.echo(f"ctxeval: skipped {skipped['location']}: {skipped['message']}", err=True)
-        if len(result.skipped) > 5:
-            click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
+    if options["output"]:
+        saved = result.save(options["output"])
+        click.echo(f"ctxeval: saved {saved}", err=True)
+    aggregate, summary = result.aggregate, result.summary
+    for skipped in result.skipped[:5]:
+        click.echo(f"ctxeval: skipped {skipped['location']}: {skipped['message']}", err=True)
+    if len(result.skipped) > 5:
+        click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
     click.echo(_render_aggregate(aggregate, summary, options["fmt"]))
     sys.exit(_check_gates(aggregate, gates))
 
 
-def _evaluate_trec(options: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, Any]]:
-    import warnings
+TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
 
+
+def _evaluate_trec(options: dict[str, Any]) -> Any:
     from ctxeval.errors import ConventionWarning
-    from ctxeval.io.trec import read_trec_qrels, read_trec_run
-    from ctxeval.metrics.runs import evaluate_run
+    from ctxeval.evaluator import RetrievalEvaluator
 
-    measures = list(options["measures"]) or ["map", "mrr", "ndcg@10", "P@5", "recall@100"]
-    run = read_trec_run(options["run_file"])
-    qrels = read_trec_qrels(options["qrels_file"])
+    measures = list(options["measures"]) or list(TREC_MEASURES)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConventionWarning)
-        per_query = evaluate_run(run, qrels, measures)
+        evaluator = RetrievalEvaluator.from_trec(
+            options["run_file"],
+            options["qrels_file"],
+            measures,
+            workers=options["workers"],
+            progress=options["progress"],
+        )
+        result = evaluator.run(k=list(options["ks"]) or None)
     for warning in caught:
-        click.echo(f"ctxeval: note: {warning.message}", err=True)
-    count = len(per_query)
-    aggregate: dict[str, float | None] = {
-        m: (sum(q[m] for q in per_query.values()) / count if count else None) for m in measures
-    }
-    summary = {"source": options["run_file"], "queries": count, "skipped_records": 0}
-    if options["output"]:
-        from ctxeval.results import EvaluationResult
-
-        rows = [{"id": qid, **values} for qid, values in per_query.items()]
-        saved = EvaluationResult(rows, aggregate, summary).save(options["output"])
-        click.echo(f"ctxeval: saved {saved}", err=True)
-    return aggregate, summary
+        if isinstance(warning.message, ConventionWarning):
+            click.echo(f"ctxeval: note: {warning.message}", err=True)
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return result
 
 
 @main.command()
@@ -525,8 +545,8 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     "--metric",
     "metric_columns",
     multiple=True,
-    help="Result column to compare (repeatable), e.g. context_recall@5; default: every "
-    "metric at the deepest cut-off.",
+    help="Measure to compare (repeatable), e.g. context_recall@5, ndcg@10, map@5; default: "
+    "every metric at the deepest cut-off.",
 )
 @click.option(
     "--test",
@@ -580,7 +600,8 @@ def compare(paths: tuple[str, ...], **options: Any) -> None:
         warnings.simplefilter("always")
         report = compare_runs(
             results,
-            metrics=list(options["metric_columns"]) or _deepest_columns(results),
+            metrics=[_result_column(m) for m in options["metric_columns"]]
+            or _deepest_columns(results),
             baseline=options["baseline"],
             test=options["test"],
             n_resamples=options["n_resamples"],

@@ -18,15 +18,23 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
 from typing import Any, Literal
 
-from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError, InvalidRecordError
+from ctxeval.errors import (
+    EmptyTokensWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidRecordError,
+)
 from ctxeval.io.records import Mode, Record, RecordError
 from ctxeval.matching.rouge import RougeChunkMatch
+from ctxeval.matching.base import as_strategy
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
+from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures, parse_measures
+from ctxeval.metrics.measures import Measure, implementation
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
 from ctxeval.results import Aggregator, EvaluationResult, JsonlResultWriter
-from ctxeval.scoring import RowResult, ScoringPlan, score_batch
+from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
 from ctxeval.validation import check_choice, check_k
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
@@ -35,22 +43,22 @@ OnError = Literal["raise", "skip"]
 Batch = list[Record | RecordError]
 
 
-def default_metrics(mode: Mode) -> tuple[MetricBase, ...]:
+def default_metrics(mode: Mode, matching: object = None) -> tuple[MetricBase, ...]:
     if mode == "id":
         return (IDPrecisionRecallF1(), IDRankedRetrievalMetrics())
-    strategy = RougeChunkMatch()
+    strategy = RougeChunkMatch() if matching is None else matching
     return (PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy))
 
 
-def _normalise_ks(k: int | Sequence[int] | None) -> tuple[int | None, ...]:
+def _normalise_ks(k: object) -> tuple[int | None, ...]:
     if k is None:
         return (None,)
-    if isinstance(k, int):
+    if isinstance(k, str | bytes) or not isinstance(k, Iterable):
         return (check_k("RetrievalEvaluator.run", k),)
     ks = [check_k("RetrievalEvaluator.run", value) for value in k]
     if not ks:
         raise InvalidArgumentError("RetrievalEvaluator.run(k=[]): give at least one cut-off")
-    return tuple(sorted(set(ks)))  # type: ignore[type-var]
+    return sort_ks(ks)
 
 
 def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch]:
@@ -131,9 +139,14 @@ class RetrievalEvaluator:
     """Evaluate a dataset of retrieval results with ctxeval metrics.
 
     ``dataset``: a path (JSONL, JSON, CSV, Parquet, or a glob of them), a pandas DataFrame, or an
-    iterable of dicts (a list can be run many times; a generator once). ``metrics`` default to
-    ``PrecisionRecallF1`` and ``RankedRetrievalMetrics`` with ``RougeChunkMatch()`` for contexts,
-    or their ID-mode versions for chunk ids. ``fields`` maps the dataset's field names when
+    iterable of dicts (a list can be run many times; a generator once). ``metrics``: metric
+    objects and/or measure specs (``["ndcg@10", "P@5", "context_recall@5"]``; a spec without
+    ``@k`` is evaluated at every cut-off of ``run(k=...)``); specs are judged with ``matching``
+    (a strategy or its spec; ROUGE-L chunk matching by default) on contexts, or by id. By
+    default ``PrecisionRecallF1`` and ``RankedRetrievalMetrics`` with ``matching``, or their
+    ID-mode versions for chunk ids. A metric object's own ``k`` adds to the run's cut-offs.
+    ``implementation="reference"`` computes every number with the readable reference formulas
+    instead of the vectorised core (the same numbers; for checking). ``fields`` maps the dataset's field names when
     auto-detection is not enough (``{"retrieved": ..., "ground_truth": ..., "id": ...}``).
 
     ``on_error="raise"`` stops at the first bad record with a message naming its file and line,
@@ -156,8 +169,9 @@ class RetrievalEvaluator:
     def __init__(
         self,
         dataset: Any,
-        metrics: Iterable[MetricBase] | MetricBase | None = None,
+        metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
         *,
+        matching: object = None,
         fields: Any = None,
         format: str | None = None,
         on_error: OnError = "raise",
@@ -168,14 +182,42 @@ class RetrievalEvaluator:
         scheduler: Any = None,
         partition_bytes: int = 64 << 20,
         partition_records: int = 20_000,
+        implementation: str | None = None,
     ) -> None:
         self.dataset = dataset
         self.source: str | None = None
-        if isinstance(metrics, MetricBase):
+        self.matching = None if matching is None else as_strategy(matching, owner="RetrievalEvaluator")
+        if isinstance(metrics, MetricBase | str | Measure):
             metrics = [metrics]
-        self.metrics: tuple[MetricBase, ...] | None = None if metrics is None else tuple(metrics)
-        if self.metrics is not None:
-            ScoringPlan(self.metrics, (None,))  # validate now, not at run time
+        self.objects: tuple[MetricBase, ...] = ()
+        self.measures: tuple[Measure, ...] = ()
+        if metrics is not None:
+            items = list(metrics)
+            self.objects = tuple(m for m in items if isinstance(m, MetricBase))
+            specs = [m for m in items if not isinstance(m, MetricBase)]
+            for spec in specs:
+                if not isinstance(spec, str | Measure):
+                    raise InvalidArgumentTypeError(
+                        f"RetrievalEvaluator(metrics=...): {spec!r} is not a ctxeval metric; "
+                        "give measure specs ('ndcg@10', 'P@5'), PrecisionRecallF1, "
+                        "RankedRetrievalMetrics or their ID-mode versions"
+                    )
+            if specs:
+                self.measures = parse_measures("RetrievalEvaluator(metrics=...)", specs)
+            if not items:
+                raise InvalidArgumentError(
+                    "RetrievalEvaluator(metrics=[]): give at least one metric or measure spec, "
+                    "or leave metrics out for the defaults"
+                )
+        self._given_metrics = metrics is not None
+        try:
+            self.implementation = _implementation(implementation)
+        except ValueError as exc:
+            raise InvalidArgumentError(f"RetrievalEvaluator(implementation=...): {exc}") from None
+        if self._given_metrics:
+            # Validate now, not at run time (both modes, since the data decides which).
+            for mode in self._modes():
+                ScoringPlan(self.metrics_for(mode), (None,))
         self.fields = fields
         self.format = format
         self.on_error: OnError = check_choice(
@@ -226,21 +268,45 @@ class RetrievalEvaluator:
         a query of the run without judgments is left out, as trec_eval does.
         """
         from ctxeval.io.trec import read_trec_qrels, read_trec_run
-        from ctxeval.metrics.runs import rank_documents
+        from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
 
         ranked = read_trec_run(run)
         judged = read_trec_qrels(qrels)
-        records = [
-            {
-                "id": qid,
-                "retrieved_ids": rank_documents(ranked.get(qid, {}), location=f"{run}: {qid}"),
-                "qrels": grades,
-            }
-            for qid, grades in judged.items()
-        ]
+        records = []
+        tied = 0
+        for qid, grades in judged.items():
+            scored = ranked.get(qid, {})
+            order = rank_documents(scored, location=f"{run}: {qid}")
+            if len(set(scored.values())) < len(scored):
+                tied += ties_straddle_relevance(scored, order, grades)
+            records.append({"id": qid, "retrieved_ids": order, "qrels": grades})
+        missing = [qid for qid in judged if qid not in ranked]
+        warn_policies(ranked, judged, missing, "zero", tied, "trec_eval")
         evaluator = cls(records, metrics, **options)
         evaluator.source = os.fspath(run)
         return evaluator
+
+    def _modes(self) -> tuple[Mode, ...]:
+        """The modes the chosen metrics can run in (metric objects fix the mode)."""
+        if self.objects:
+            return (self.objects[0].mode,)  # type: ignore[return-value]
+        return ("text", "id")
+
+    def metrics_for(self, mode: Mode) -> tuple[MetricBase, ...]:
+        """The metric objects that run on data of ``mode``: the given objects, and the measure
+        specs as one metric object of that mode."""
+        if not self._given_metrics:
+            return default_metrics(mode, self.matching)
+        metrics = list(self.objects)
+        if self.measures:
+            if mode == "id":
+                metrics.append(IDMeasures(self.measures))
+            else:
+                metrics.append(TextMeasures(self.measures, self.matching))
+        return tuple(metrics)
+
+    def _plan(self, mode: Mode, ks: tuple[int | None, ...]) -> ScoringPlan:
+        return ScoringPlan(self.metrics_for(mode), ks, self.implementation)
 
     def _records(self) -> Iterator[Record | RecordError]:
         from ctxeval.io.readers import read_records
@@ -279,12 +345,11 @@ class RetrievalEvaluator:
         records = self._records()
         first = next(records, None)
         if first is None:
-            metrics = self.metrics or default_metrics("text")
-            return Aggregator(ScoringPlan(metrics, ks), self._source_name()).result()
-        mode: Mode = first.mode if isinstance(first, Record) else "text"
-        if isinstance(first, RecordError) and self.metrics is None:
+            return Aggregator(self._plan(self._modes()[0], ks), self._source_name()).result()
+        mode: Mode = first.mode if isinstance(first, Record) else self._modes()[0]
+        if isinstance(first, RecordError) and not self.objects:
             mode = self._guess_mode(first)
-        plan = ScoringPlan(self.metrics or default_metrics(mode), ks)
+        plan = self._plan(mode, ks)
         aggregator = Aggregator(
             plan,
             self._source_name(),
@@ -314,14 +379,13 @@ class RetrievalEvaluator:
     ) -> EvaluationResult:
         from ctxeval.distributed import evaluate_distributed
 
-        metrics = self.metrics
-        if metrics is None:
+        mode: Mode = self._modes()[0]
+        if len(self._modes()) > 1:
             first = next(self._records(), None)
-            mode: Mode = first.mode if isinstance(first, Record) else "text"
-            metrics = default_metrics(mode)
+            mode = first.mode if isinstance(first, Record) else mode
         result = evaluate_distributed(
             self.dataset,
-            ScoringPlan(metrics, ks),
+            self._plan(mode, ks),
             scheduler=self.scheduler,
             fields=self.fields,
             format=self.format,
@@ -366,9 +430,13 @@ def _prepend(
     yield from rest
 
 
+def _implementation(choice: str | None) -> str:
+    return implementation(choice)
+
+
 def evaluate(
     dataset: Any,
-    metrics: Iterable[MetricBase] | MetricBase | None = None,
+    metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
     *,
     k: int | Sequence[int] | None = None,
     **options: Any,

@@ -1,16 +1,22 @@
-"""Scoring one record with several metrics at several cut-offs, matching it only once.
+"""Scoring a batch of records with several metrics at several cut-offs, matching each once.
 
 This is the unit of work the evaluator ships to worker processes: a :class:`ScoringPlan` (the
-metrics and cut-offs, picklable) applied to a batch of :class:`~ctxeval.io.records.Record`. Every
-metric that shares a strategy shares one matching pass, judged at the largest cut-off; every
-cut-off is then a prefix of the same judgments.
+metrics and cut-offs, picklable) applied to a batch of records. Every metric that shares a way
+of judging (strategy, credit rule, depth; or relevance level in ID mode) shares one judging
+pass, at the largest cut-off; every cut-off is then a prefix of the same judgments.
+
+One path computes every number: the records of a batch are judged into one padded
+:class:`~ctxeval.metrics.core.BatchJudgments` per judging pass and every measure at every
+cut-off is a column of the vectorised core. ``implementation="reference"`` (or the environment
+variable ``CTXEVAL_IMPLEMENTATION=reference``) scores record by record with the readable
+reference formulas instead, for checking: the numbers are the same, bit for bit.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,22 +25,17 @@ import numpy as np
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.records import Record, RecordError
 from ctxeval.matching.base import BoolMatrix, as_matches
-from ctxeval.matching.builtin import BuiltinStrategy
-from ctxeval.metrics.base import MetricBase, SetMetricsMixin
-from ctxeval.metrics.batched import (
-    BatchJudgments,
-    judge_batch,
-    rank_values,
-    set_values,
-    stack_judgments,
-)
-from ctxeval.metrics.functional import SetCounts, set_counts
-from ctxeval.metrics.id_metrics import _IdMetric
+from ctxeval.metrics.base import MetricBase
+from ctxeval.metrics.core import BatchJudgments, judge_batch, set_counts, stack_judgments
+from ctxeval.metrics.id_metrics import IdMetric
 from ctxeval.metrics.judgments import Judgments, judge_ids
-from ctxeval.metrics.text_metrics import _TextMetric, ground_truth_units, judge_texts
+from ctxeval.metrics.measures import Implementation, Measure, implementation
+from ctxeval.metrics.reference import SetCounts
+from ctxeval.metrics.reference import set_counts as reference_set_counts
+from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
 from ctxeval.validation import GradedText
 
-__all__ = ["RowResult", "ScoringPlan", "column_name", "score_batch"]
+__all__ = ["Evaluated", "RowResult", "ScoringPlan", "column_name", "score_batch"]
 
 Ks = tuple[int | None, ...]
 
@@ -49,46 +50,95 @@ def column_name(key: str, k: int | None) -> str:
     return sys.intern(key if k is None else f"{key}@{k}")
 
 
+def sort_ks(ks: Sequence[int | None]) -> Ks:
+    """Distinct cut-offs, smallest first, ``None`` (the whole list) last."""
+    return tuple(sorted(set(ks), key=lambda k: (k is None, k or 0)))
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """One column of a metric: the measure at its cut-off."""
+
+    k: int | None
+    measure: Measure
+    column: str
+
+
 @dataclass(frozen=True)
 class ScoringPlan:
-    """Which metrics, at which cut-offs. ``ks`` holds ``None`` for "the whole list"."""
+    """Which metrics, at which cut-offs. ``ks`` holds ``None`` for "the whole list".
+
+    A metric's own ``k`` combines with the run's cut-offs (both are evaluated); a measure given
+    with its own cut-off (``"ndcg@10"``) is evaluated there only.
+    """
 
     metrics: tuple[MetricBase, ...]
     ks: Ks
+    implementation: Implementation = "core"
 
     def __post_init__(self) -> None:
         if not self.metrics:
             raise InvalidArgumentError("RetrievalEvaluator(metrics=...): give at least one metric")
         # A metric given twice (equal options) is evaluated once: its columns appear once.
         object.__setattr__(self, "metrics", tuple(dict.fromkeys(self.metrics)))
+        object.__setattr__(self, "implementation", implementation(self.implementation))
         seen: dict[str, MetricBase] = {}
         for metric in self.metrics:
             if not isinstance(metric, MetricBase):
                 raise InvalidArgumentTypeError(
                     f"RetrievalEvaluator(metrics=...): {metric!r} is not a ctxeval metric; use "
-                    "PrecisionRecallF1, RankedRetrievalMetrics or their ID-mode versions"
+                    "measure specs ('ndcg@10'), PrecisionRecallF1, RankedRetrievalMetrics or "
+                    "their ID-mode versions"
                 )
-            for key in metric.keys:
-                if key in seen and seen[key] != metric:
+            for entry in self.evaluated(metric):
+                other = seen.get(entry.column)
+                if other is not None and other != metric:
                     raise InvalidArgumentError(
-                        f"RetrievalEvaluator(metrics=...): {metric!r} and {seen[key]!r} both "
-                        f"produce {key!r}; evaluate them in separate runs (or compare runs)"
+                        f"RetrievalEvaluator(metrics=...): {metric!r} and {other!r} both "
+                        f"produce {entry.column!r}; evaluate them in separate runs (or compare "
+                        "runs)"
                     )
-                seen[key] = metric
+                seen[entry.column] = metric
+
+    def run_ks(self, metric: MetricBase) -> Ks:
+        """The cut-offs of the measures that have none of their own."""
+        if metric.k is None:
+            return self.ks
+        if self.ks == (None,):
+            return (metric.k,)
+        return sort_ks([*self.ks, metric.k])
+
+    @functools.cache  # noqa: B019 (plans are few, small and immutable)
+    def evaluated(self, metric: MetricBase) -> tuple[Evaluated, ...]:
+        """Every column of ``metric``, in order: by cut-off, then by its measures' order."""
+        out: list[Evaluated] = []
+        measures = metric.measures()
+        for k in self.run_ks(metric):
+            for measure in measures:
+                if measure.k is None:
+                    at = measure.at(k)
+                    out.append(Evaluated(k, at, sys.intern(str(at))))
+        for measure in measures:
+            if measure.k is not None:
+                out.append(Evaluated(measure.k, measure, sys.intern(str(measure))))
+        return tuple(out)
 
     def metric_ks(self, metric: MetricBase) -> Ks:
-        """The cut-offs a metric is evaluated at: the run's, or the metric's own ``k``."""
-        if self.ks == (None,) and metric.k is not None:
-            return (metric.k,)
-        return self.ks
+        """Every cut-off ``metric`` is evaluated at."""
+        return sort_ks([entry.k for entry in self.evaluated(metric)])
+
+    def set_ks(self, metric: MetricBase) -> Ks:
+        """The cut-offs at which ``metric`` has set measures (micro averages are kept there)."""
+        return sort_ks(
+            [e.k for e in self.evaluated(metric) if e.measure.definition.family == "set"]
+        )
+
+    def depth(self, metric: MetricBase) -> int | None:
+        """How many retrieved items to judge so that every cut-off is a prefix."""
+        return metric.judge_depth(self.metric_ks(metric))
 
     def columns(self) -> list[str]:
-        return [
-            column_name(key, k)
-            for metric in self.metrics
-            for k in self.metric_ks(metric)
-            for key in metric.keys
-        ]
+        return [entry.column for metric in self.metrics for entry in self.evaluated(metric)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,55 +158,6 @@ class RowResult:
     skipped_values: bool = field(default=False)
 
 
-def _depth(plan: ScoringPlan, metric: MetricBase) -> int | None:
-    """How many retrieved items to judge so that every cut-off is a prefix."""
-    ks = plan.metric_ks(metric)
-    options = getattr(metric, "rank_options", None)
-    if None in ks or (options is not None and options.ideal == "retrieved"):
-        return None  # the whole list: no cut-off, or an ideal built from all of it
-    return max(k for k in ks if k is not None)
-
-
-def _judge(
-    plan: ScoringPlan, record: Record, metric: MetricBase, cache: dict[Hashable, Any]
-) -> tuple[Judgments, int]:
-    depth = _depth(plan, metric)
-    if isinstance(metric, _TextMetric):
-        if record.mode != "text":
-            raise InvalidArgumentError(
-                f"{metric!r} scores contexts, but the dataset has chunk ids; use "
-                "IDPrecisionRecallF1 / IDRankedRetrievalMetrics for ID-mode data"
-            )
-        credit = metric._credit_rule()
-        key: Hashable = ("text", metric.matching_strategy, credit, depth)
-        if key not in cache:
-            judged = judge_texts(
-                metric.matching_strategy,
-                record.retrieved,
-                record.ground_truth,
-                k=depth,
-                location=record.location,
-                credit=credit,
-                validated=True,  # the reader validated the record with the same checks
-            )
-            cache[key] = (judged.judgments, len(judged.tokenless))
-        return cache[key]  # type: ignore[no-any-return]
-    if isinstance(metric, _IdMetric):
-        if record.mode != "id":
-            raise InvalidArgumentError(
-                f"{metric!r} scores chunk ids, but the dataset has contexts; use "
-                "PrecisionRecallF1 / RankedRetrievalMetrics for text data"
-            )
-        key = ("id", metric.relevance_level, depth)
-        if key not in cache:
-            retrieved = record.retrieved if depth is None else record.retrieved[:depth]
-            qrels = record.ground_truth
-            assert isinstance(qrels, dict)
-            cache[key] = (judge_ids(retrieved, qrels, relevance_level=metric.relevance_level), 0)
-        return cache[key]  # type: ignore[no-any-return]
-    raise InvalidArgumentTypeError(f"{metric!r} is not a metric the evaluator can run")
-
-
 def _num_relevant(record: Record) -> int:
     truth = record.ground_truth
     if isinstance(truth, dict):
@@ -164,22 +165,74 @@ def _num_relevant(record: Record) -> int:
     return len({t.text if isinstance(t, GradedText) else t for t in truth})
 
 
+def _check_mode(metric: MetricBase, record: Record) -> None:
+    if metric.mode == record.mode:
+        return
+    if record.mode == "id":
+        raise InvalidArgumentError(
+            f"{metric!r} scores contexts, but the dataset has chunk ids; use measure specs "
+            "('ndcg@10') or IDPrecisionRecallF1 / IDRankedRetrievalMetrics for ID-mode data"
+        )
+    raise InvalidArgumentError(
+        f"{metric!r} scores chunk ids, but the dataset has contexts; use measure specs "
+        "('ndcg@10') or PrecisionRecallF1 / RankedRetrievalMetrics for text data"
+    )
+
+
+def _pass_key(plan: ScoringPlan, metric: MetricBase) -> Hashable:
+    """Metrics with equal keys share one judging pass."""
+    depth = plan.depth(metric)
+    if isinstance(metric, TextMetric):
+        return ("text", metric.matching_strategy, metric.credit_rule(), depth)
+    if isinstance(metric, IdMetric):
+        return ("id", metric.relevance_level, depth)
+    raise InvalidArgumentTypeError(f"{metric!r} is not a metric the evaluator can run")
+
+
+def _judge(plan: ScoringPlan, record: Record, metric: MetricBase) -> tuple[Judgments, int]:
+    """One record's judgments for ``metric`` (the reference path), with its tokenless count."""
+    _check_mode(metric, record)
+    depth = plan.depth(metric)
+    if isinstance(metric, TextMetric):
+        judged = judge_texts(
+            metric.matching_strategy,
+            record.retrieved,
+            record.ground_truth,
+            k=depth,
+            location=record.location,
+            credit=metric.credit_rule(),
+            validated=True,  # the reader validated the record with the same checks
+        )
+        return judged.judgments, len(judged.tokenless)
+    assert isinstance(metric, IdMetric) and isinstance(record.ground_truth, dict)
+    retrieved = record.retrieved if depth is None else record.retrieved[:depth]
+    judgments = judge_ids(retrieved, record.ground_truth, relevance_level=metric.relevance_level)
+    return judgments, 0
+
+
 def score_record(plan: ScoringPlan, record: Record) -> RowResult:
+    """One record through the reference formulas."""
     values: dict[str, float | None] = {}
     counts: dict[tuple[int, int | None], SetCounts] = {}
-    cache: dict[Hashable, Any] = {}
+    cache: dict[Hashable, tuple[Judgments, int]] = {}
     tokenless = 0
     relevant = None
     for position, metric in enumerate(plan.metrics):
-        judgments, lost = _judge(plan, record, metric, cache)
+        key = _pass_key(plan, metric)
+        if key not in cache:
+            cache[key] = _judge(plan, record, metric)
+        judgments, lost = cache[key]
         tokenless = max(tokenless, lost)
         relevant = judgments.num_relevant if relevant is None else relevant
-        for k in plan.metric_ks(metric):
-            scores = metric.scores(judgments, k, location=record.location)
-            for key, value in scores.items():
-                values[column_name(key, k)] = value
-            if isinstance(metric, SetMetricsMixin) and None not in scores.values():
-                counts[(position, k)] = set_counts(judgments, k)
+        if judgments.num_relevant == 0 and metric.empty_ground_truth != "zero":
+            if metric.empty_ground_truth == "error":
+                raise metric.empty_ground_truth_error(record.location)
+            values.update(dict.fromkeys((e.column for e in plan.evaluated(metric)), None))
+            continue
+        for entry in plan.evaluated(metric):
+            values[entry.column] = entry.measure(judgments)
+        for k in plan.set_ks(metric):
+            counts[(position, k)] = reference_set_counts(judgments, k)
     return RowResult(
         index=record.index,
         id=record.id,
@@ -197,17 +250,23 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
 def score_batch(
     plan: ScoringPlan, batch: Sequence[Record | RecordError]
 ) -> list[RowResult | RecordError]:
-    """Score a batch in order; a record that fails while scoring becomes a RecordError.
-
-    Plans of chunk-level text metrics, or of ID metrics, score the batch in bulk
-    (:func:`_score_bulk`, :func:`_score_bulk_ids`); every other plan, and any record the bulk
-    path does not cover, goes record by record.
-    """
-    if _bulk_eligible(plan):
-        if isinstance(plan.metrics[0], _IdMetric):
-            return _score_bulk_ids(plan, batch)
-        return _score_bulk(plan, batch)
-    return [_score_one(plan, item) for item in batch]
+    """Score a batch in order; a record that fails while scoring becomes a RecordError."""
+    if plan.implementation == "reference":
+        return [_score_one(plan, item) for item in batch]
+    out: list[RowResult | RecordError | None] = [None] * len(batch)
+    records: list[Record] = []
+    for position, item in enumerate(batch):
+        if isinstance(item, RecordError):
+            out[position] = item
+        else:
+            records.append(item)
+    judged = _judge_batch(plan, records)
+    rows = _rows(plan, [r for r in records if r.index not in judged.failed], judged)
+    by_index: dict[int, RowResult | RecordError] = {**judged.failed, **rows}
+    for position, item in enumerate(batch):
+        if isinstance(item, Record):
+            out[position] = by_index[item.index]
+    return out  # type: ignore[return-value]
 
 
 def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | RecordError:
@@ -218,201 +277,180 @@ def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | Rec
     except InvalidArgumentError:
         raise  # a configuration mistake, not a bad record: stop the run
     except CtxevalError as exc:
-        message = str(exc)
-        prefix = f"{item.location}: "
-        return RecordError(
-            index=item.index,
-            id=item.id,
-            location=item.location,
-            field=getattr(exc, "field", None),
-            message=message[len(prefix) :] if message.startswith(prefix) else message,
-        )
+        return _record_error(item, exc)
 
 
-# Records longer than this (retrieved items, or distinct ground-truth items) are scored one by
-# one: the bulk path pads every record of a batch to the largest, so one record with 100,000
-# retrieved ids would cost batch_size times that. Below the caps a batch of 256 records needs a
-# few MiB at most.
-BULK_MAX_RANKS = 1_000
-BULK_MAX_TRUTH = 200
+def _record_error(record: Record, exc: CtxevalError) -> RecordError:
+    message = str(exc)
+    prefix = f"{record.location}: "
+    return RecordError(
+        index=record.index,
+        id=record.id,
+        location=record.location,
+        field=getattr(exc, "field", None),
+        message=message[len(prefix) :] if message.startswith(prefix) else message,
+    )
 
 
-@functools.lru_cache(maxsize=64)
-def _bulk_eligible(plan: ScoringPlan) -> bool:
-    """What ``batched`` computes: text metrics on whole chunks, or ID metrics; both with the
-    ground-truth ideal."""
-    text = all(isinstance(m, _TextMetric) for m in plan.metrics)
-    ids = all(isinstance(m, _IdMetric) for m in plan.metrics)
+# Records longer than this (retrieved items, or distinct ground-truth items) are judged in a
+# batch of their own: a batch is padded to its largest record, so one record with 100,000
+# retrieved ids among 256 would cost 256 times its memory. Below the caps a batch of 256
+# records needs a few MiB at most. (Only memory: every record goes through the same core.)
+PAD_MAX_RANKS = 1_000
+PAD_MAX_TRUTH = 200
+
+
+@dataclass
+class _Judged:
+    """A batch judged once per judging pass: records in order, their judgments by pass."""
+
+    failed: dict[int, RecordError] = field(default_factory=dict)
+    # pass key -> per good record (in order): a relevance matrix and grades (chunk units), or
+    # per-record Judgments (ID mode, sentence units)
+    matrices: dict[Hashable, list[tuple[BoolMatrix, list[float] | None]]] = field(
+        default_factory=dict
+    )
+    judgments: dict[Hashable, list[Judgments]] = field(default_factory=dict)
+    tokenless: dict[int, int] = field(default_factory=dict)
+
+
+def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
+    """Judge every record once per judging pass; a record that fails is a RecordError."""
+    judged = _Judged()
+    passes: dict[Hashable, MetricBase] = {}
     for metric in plan.metrics:
-        if isinstance(metric, _TextMetric) and metric.matching_strategy.unit != "chunk":
-            return False
-        options = getattr(metric, "rank_options", None)
-        if options is not None and options.ideal != "ground_truth":
-            return False
-    return text or ids
-
-
-def _score_bulk(
-    plan: ScoringPlan, batch: Sequence[Record | RecordError]
-) -> list[RowResult | RecordError]:
-    """Match every record, then judge and score the batch with array operations.
-
-    Records with no ground truth (their policy decides), records that fail, and anything that is
-    not a text record go through :func:`score_record`, which gives them their usual result or
-    error; the rest get the same values as there (``tests/test_batched.py``).
-    """
-    out: list[RowResult | RecordError | None] = [None] * len(batch)
-    text_metrics = [m for m in plan.metrics if isinstance(m, _TextMetric)]
-    # One matching pass per (strategy, depth), one judging pass per credit rule on top of it.
-    passes = list(dict.fromkeys((m.matching_strategy, _depth(plan, m)) for m in text_metrics))
-    strategies = list(dict.fromkeys(strategy for strategy, _ in passes))
-    builtin = all(isinstance(s, BuiltinStrategy) for s in strategies)
-    bulk: list[int] = []
-    found: list[list[BoolMatrix]] = [[] for _ in passes]
-    grades: list[list[list[float] | None]] = [[] for _ in strategies]
-    tokenless: list[int] = []
-    relevant: list[int] = []
-    which = [strategies.index(strategy) for strategy, _ in passes]
-    for position, item in enumerate(batch):
-        if isinstance(item, RecordError) or item.mode != "text":
-            out[position] = _score_one(plan, item)
-            continue
+        passes.setdefault(_pass_key(plan, metric), metric)
+    staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
+    for record in records:
+        results: dict[Hashable, Any] = {}
+        lost = 0
         try:
-            units = [ground_truth_units(s, item.ground_truth) for s in strategies]  # type: ignore[arg-type]
-            if not all(truth for truth, _ in units):
-                out[position] = _score_one(plan, item)  # the empty-ground-truth policy
-                continue
-            chunks: list[str] = item.retrieved  # validated by the reader: strings only
-            if len(chunks) > BULK_MAX_RANKS or any(len(t) > BULK_MAX_TRUTH for t, _ in units):
-                # Padding a batch to an outlier's size would cost batch_size times its memory.
-                out[position] = _score_one(plan, item)
-                continue
-            matched = []
-            lost = 0
-            for (strategy, depth), s in zip(passes, which, strict=True):
-                truth = units[s][0]
-                shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
-                matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
-                matched.append(matches.relevant)
-                if matches.tokenless:
-                    lost = max(lost, len(matches.tokenless))
+            for key, metric in passes.items():
+                _check_mode(metric, record)
+                result, tokens = _judge_one(plan, metric, record)
+                results[key] = result
+                lost = max(lost, tokens)
         except InvalidArgumentError:
             raise
-        except CtxevalError:
-            out[position] = _score_one(plan, item)  # the same error, as a RecordError
+        except CtxevalError as exc:
+            judged.failed[record.index] = _record_error(record, exc)
             continue
-        bulk.append(position)
-        for into, relevance in zip(found, matched, strict=True):
-            into.append(relevance)
-        for graded_into, (_, graded) in zip(grades, units, strict=True):
-            graded_into.append(graded)
-        tokenless.append(lost)
-        # Chunk units of a built-in strategy are the distinct texts themselves.
-        relevant.append(len(units[0][0]) if builtin else _num_relevant(item))
-    if bulk:
-        matrices = dict(zip(passes, found, strict=True))
-        grades_of = dict(zip(strategies, grades, strict=True))
-        judged: dict[tuple[Any, ...], BatchJudgments] = {}
-
-        def judgments(metric: MetricBase) -> BatchJudgments:
-            assert isinstance(metric, _TextMetric)
-            strategy, depth = metric.matching_strategy, _depth(plan, metric)
-            credit = metric._credit_rule()
-            key = (strategy, depth, credit)
-            if key not in judged:
-                judged[key] = judge_batch(matrices[(strategy, depth)], grades_of[strategy], credit)
-            return judged[key]
-
-        rows = _bulk_rows(plan, batch, bulk, judgments, tokenless, relevant)
-        for position, row in zip(bulk, rows, strict=True):
-            out[position] = row
-    return out  # type: ignore[return-value]
+        judged.tokenless[record.index] = lost
+        for key, result in results.items():
+            staged[key].append(result)
+    for key, results in staged.items():
+        if results and isinstance(results[0], Judgments):
+            judged.judgments[key] = results
+        else:
+            judged.matrices[key] = results
+    return judged
 
 
-def _score_bulk_ids(
-    plan: ScoringPlan, batch: Sequence[Record | RecordError]
-) -> list[RowResult | RecordError]:
-    """ID mode: judge every record (a lookup per id), then score the batch with arrays."""
-    out: list[RowResult | RecordError | None] = [None] * len(batch)
-    passes = list(
-        dict.fromkeys((m.relevance_level, _depth(plan, m)) for m in plan.metrics)  # type: ignore[attr-defined]
-    )
-    bulk: list[int] = []
-    judged: list[list[Judgments]] = [[] for _ in passes]
-    relevant: list[int] = []
-    for position, item in enumerate(batch):
-        if isinstance(item, RecordError) or item.mode != "id":
-            out[position] = _score_one(plan, item)
-            continue
-        qrels = item.ground_truth
-        assert isinstance(qrels, dict)
-        retrieved = item.retrieved
-        if len(retrieved) > BULK_MAX_RANKS or len(qrels) > BULK_MAX_TRUTH:
-            out[position] = _score_one(plan, item)  # an outlier: see _score_bulk
-            continue
-        found = [
-            judge_ids(
-                retrieved if depth is None else retrieved[:depth], qrels, relevance_level=level
-            )
-            for level, depth in passes
-        ]
-        if not all(j.num_relevant for j in found):
-            out[position] = _score_one(plan, item)  # the empty-ground-truth policy
-            continue
-        bulk.append(position)
-        for into, j in zip(judged, found, strict=True):
-            into.append(j)
-        relevant.append(_num_relevant(item))
-    if bulk:
-        stacked = {key: stack_judgments(j) for key, j in zip(passes, judged, strict=True)}
-
-        def judgments(metric: MetricBase) -> BatchJudgments:
-            assert isinstance(metric, _IdMetric)
-            return stacked[(metric.relevance_level, _depth(plan, metric))]
-
-        rows = _bulk_rows(plan, batch, bulk, judgments, [0] * len(bulk), relevant)
-        for position, row in zip(bulk, rows, strict=True):
-            out[position] = row
-    return out  # type: ignore[return-value]
+def _judge_one(plan: ScoringPlan, metric: MetricBase, record: Record) -> tuple[Any, int]:
+    """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments."""
+    if isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk":
+        strategy = metric.matching_strategy
+        truth, grades = ground_truth_units(strategy, record.ground_truth)  # type: ignore[arg-type]
+        depth = plan.depth(metric)
+        chunks: list[str] = record.retrieved  # validated by the reader: strings only
+        shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
+        matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
+        return (matches.relevant, grades), len(matches.tokenless)
+    return _judge(plan, record, metric)
 
 
-def _bulk_rows(
-    plan: ScoringPlan,
-    batch: Sequence[Record | RecordError],
-    bulk: list[int],
-    judgments: Callable[[MetricBase], BatchJudgments],
-    tokenless: list[int],
-    relevant: list[int],
-) -> list[RowResult]:
-    """Every metric at every cut-off for the records at ``bulk`` positions, as rows."""
-    columns: list[Any] = []
-    counts: list[tuple[tuple[int, int | None], list[SetCounts]]] = []
-    for position, metric in enumerate(plan.metrics):
-        j = judgments(metric)
-        for k in plan.metric_ks(metric):
-            if isinstance(metric, SetMetricsMixin):
-                values, set_count = set_values(j, k)
-                counts.append(((position, k), set_count))
-            else:
-                values = rank_values(j, k, metric.rank_options)  # type: ignore[attr-defined]
-            columns.extend(values[key] for key in metric.keys)
-    names = plan.columns()
-    table = np.column_stack(columns).tolist()
-    rows = []
-    for i, position in enumerate(bulk):
-        record = batch[position]
-        assert isinstance(record, Record)
-        rows.append(
-            RowResult(
-                index=record.index,
-                id=record.id,
-                metadata=record.metadata,
-                values=dict(zip(names, table[i], strict=True)),
-                counts={key: set_count[i] for key, set_count in counts},
-                num_relevant=relevant[i],
-                num_retrieved=len(record.retrieved),
-                empty_ground_truth=False,
-                tokenless=tokenless[i],
-            )
+def _groups(sizes: list[tuple[int, int]]) -> list[list[int]]:
+    """Positions batched together: every record within the padding caps in one group, each
+    outlier in a group of its own."""
+    within = [i for i, (n, m) in enumerate(sizes) if n <= PAD_MAX_RANKS and m <= PAD_MAX_TRUTH]
+    outliers = [[i] for i, (n, m) in enumerate(sizes) if n > PAD_MAX_RANKS or m > PAD_MAX_TRUTH]
+    return ([within] if within else []) + outliers
+
+
+def _batch_judgments(
+    plan: ScoringPlan, metric: MetricBase, key: Hashable, judged: _Judged
+) -> list[tuple[list[int], BatchJudgments]]:
+    """The pass's records as padded batches (with the positions each batch holds)."""
+    if key in judged.judgments:
+        items = judged.judgments[key]
+        groups = _groups([(j.n, j.num_relevant) for j in items])
+        return [(g, stack_judgments([items[i] for i in g])) for g in groups]
+    pairs = judged.matrices[key]
+    groups = _groups([matrix.shape for matrix, _ in pairs])
+    credit = metric.credit_rule()
+    return [
+        (
+            g,
+            judge_batch([pairs[i][0] for i in g], [pairs[i][1] for i in g], credit),
         )
-    return rows
+        for g in groups
+    ]
+
+
+def _rows(plan: ScoringPlan, records: list[Record], judged: _Judged) -> dict[int, RowResult | RecordError]:
+    """Every measure of every metric at every cut-off for the judged records, as rows."""
+    count = len(records)
+    if not count:
+        return {}
+    columns = plan.columns()
+    table = np.empty((count, len(columns)), dtype=np.float64)
+    skipped = np.zeros((count, len(columns)), dtype=bool)
+    errors: dict[int, RecordError] = {}
+    counts: list[dict[tuple[int, int | None], SetCounts]] = [{} for _ in range(count)]
+    relevant = [0] * count  # relevant ground-truth units, as the first metric judged them
+    batches: dict[Hashable, list[tuple[list[int], BatchJudgments]]] = {}
+    column = 0
+    for position, metric in enumerate(plan.metrics):
+        key = _pass_key(plan, metric)
+        if key not in batches:
+            batches[key] = _batch_judgments(plan, metric, key, judged)
+        entries = plan.evaluated(metric)
+        width = len(entries)
+        for rows, batch in batches[key]:
+            index = np.asarray(rows, dtype=np.int64)
+            m = batch.m.tolist()
+            if position == 0:
+                for row, value in zip(rows, m, strict=True):
+                    relevant[row] = value
+            for offset, entry in enumerate(entries):
+                table[index, column + offset] = entry.measure.values(batch)
+            for k in plan.set_ks(metric):
+                for row, c in zip(rows, set_counts(batch, k).tolist(), strict=True):
+                    counts[row][(position, k)] = SetCounts(*c)
+            if metric.empty_ground_truth != "zero":
+                for row, relevant_units in zip(rows, m, strict=True):
+                    if relevant_units:
+                        continue
+                    if metric.empty_ground_truth == "error":
+                        record = records[row]
+                        errors.setdefault(
+                            row,
+                            _record_error(record, metric.empty_ground_truth_error(record.location)),
+                        )
+                    skipped[row, column : column + width] = True
+                    for k in plan.set_ks(metric):
+                        counts[row].pop((position, k), None)
+        column += width
+    values = table.tolist()
+    out: dict[int, RowResult | RecordError] = {}
+    for row, record in enumerate(records):
+        if row in errors:
+            out[record.index] = errors[row]
+            continue
+        row_values: list[Any] = values[row]
+        missing = skipped[row]
+        if missing.any():
+            row_values = [None if gone else v for v, gone in zip(row_values, missing.tolist(), strict=True)]
+        out[record.index] = RowResult(
+            index=record.index,
+            id=record.id,
+            metadata=record.metadata,
+            values=dict(zip(columns, row_values, strict=True)),
+            counts=counts[row],
+            num_relevant=_num_relevant(record),
+            num_retrieved=len(record.retrieved),
+            empty_ground_truth=relevant[row] == 0,
+            tokenless=judged.tokenless.get(record.index, 0),
+            skipped_values=bool(missing.any()),
+        )
+    return out

@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxeval.errors import SpecError
 
-__all__ = ["ParsedSpec", "parse_spec"]
+__all__ = ["ParsedSpec", "parse_spec", "unknown_name"]
 
 _SPEC = re.compile(
     r"""^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-.]*)\s*
@@ -94,3 +94,32 @@ def _literal(spec: str, node: ast.expr) -> Any:
 
 
 _NOT_LITERAL = object()
+
+
+def unknown_name(
+    spec: object,
+    what: str,
+    name: str,
+    known: list[str],
+    *,
+    also: list[str] | None = None,
+    hint: str | None = None,
+    none: str = "none exist",
+) -> SpecError:
+    """The one error for a name no registry knows (a strategy, measure, option, tokenizer,
+    splitter, convention), with the closest known name as a suggestion (from ``known`` and the
+    aliases in ``also``, which are not listed)."""
+    import difflib
+
+    candidates = [*known, *(also or [])]
+    lowered = [k.lower() for k in candidates]
+    close = difflib.get_close_matches(name.lower(), lowered, n=1, cutoff=0.6)
+    lead = f"{spec!r}: " if spec is not None and str(spec) != name else ""
+    message = f"{lead}unknown {what} {name!r}"
+    if close:
+        message += f"; did you mean {candidates[lowered.index(close[0])]!r}?"
+    listed = ", ".join(repr(k) for k in known)
+    message += f" (use one of {listed})" if known else f" ({none})"
+    if hint:
+        message += f"; {hint}"
+    return SpecError(message)

@@ -9,7 +9,7 @@ from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.exact import ExactChunkMatch, ExactSentenceMatch
 from ctxeval.matching.fuzzy import FuzzyChunkMatch
 from ctxeval.matching.rouge import RougeChunkMatch, RougeSentenceMatch
-from ctxeval.specs import parse_spec
+from ctxeval.specs import parse_spec, unknown_name
 
 __all__ = ["STRATEGIES", "parse_strategy"]
 
@@ -33,15 +33,11 @@ def parse_strategy(spec: str) -> BuiltinStrategy:
     key = parsed.name.lower().replace("_", "-")
     cls = STRATEGIES.get(key)
     if cls is None:
-        names = ", ".join(repr(n) for n in STRATEGIES)
-        raise SpecError(f"{spec!r}: unknown strategy {parsed.name!r}; use one of {names}")
+        raise unknown_name(spec, "strategy", parsed.name, list(STRATEGIES))
     accepted = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
     for option in parsed.kwargs:
         if option not in accepted:
-            raise SpecError(
-                f"{spec!r}: unknown option {option!r} for {key}; "
-                f"valid options: {', '.join(accepted)}"
-            )
+            raise unknown_name(spec, f"{key} option", option, accepted, none="it has none")
     try:
         return cls(*parsed.args, **parsed.kwargs)
     except CtxevalError as exc:

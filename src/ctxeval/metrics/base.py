@@ -1,9 +1,12 @@
 """What every metric object shares, in text mode and ID mode alike.
 
 A metric object is a value: its options are validated at construction, it compares and hashes by
-them, and its ``repr`` shows them. It judges a record once (``judge``) and computes its values
-from the judgments at any cut-off (``scores``), which is how an evaluation derives every K from
-one matching pass.
+them, and its ``repr`` shows them. It is a bundle of :class:`~ctxeval.metrics.measures.Measure`
+values (``measures()``) plus how to judge a record (the matching strategy, or the relevance
+level in ID mode). It judges a record once (``judge``) and computes its values from the
+judgments at any cut-off (``scores``), which is how an evaluation derives every K from one
+matching pass. The keys of ``metric(**datum)`` are its measures' names (continuous-eval's
+shape); the columns of an evaluation are their canonical specs at each cut-off.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ctxeval.errors import InvalidRecordError
-from ctxeval.metrics import functional as F
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
 from ctxeval.metrics.judgments import Credit, Judgments
+from ctxeval.metrics.measures import Measure, make_measure
 from ctxeval.validation import EmptyGroundTruthPolicy, check_k, check_policy
 
 __all__ = ["MetricBase", "RankMetricsMixin", "Scores", "SetMetricsMixin"]
@@ -22,7 +25,8 @@ Scores = dict[str, float | None]
 
 
 class MetricBase:
-    keys: ClassVar[tuple[str, ...]]
+    keys: tuple[str, ...]
+    mode: ClassVar[str]  # "text" or "id": the records it scores
 
     def __init__(
         self, *, k: int | None = None, empty_ground_truth: EmptyGroundTruthPolicy = "zero"
@@ -35,9 +39,31 @@ class MetricBase:
         """How many retrieved items to judge (all of them when a metric needs the whole list)."""
         return self.k
 
-    def _credit_rule(self) -> Credit:
+    def credit_rule(self) -> Credit:
         """How hits are credited (only rank metrics have a choice)."""
         return "matching"
+
+    def needs_whole_list(self) -> bool:
+        """True when a value at any cut-off depends on the whole retrieved list."""
+        return False
+
+    def judge_depth(self, ks: tuple[int | None, ...]) -> int | None:
+        """How many retrieved items to judge so that every cut-off in ``ks`` is a prefix
+        (None: all of them)."""
+        if None in ks or self.needs_whole_list():
+            return None
+        return max(k for k in ks if k is not None)
+
+    def measures(self) -> tuple[Measure, ...]:
+        """The measures this metric computes, in the order of ``keys``, without a cut-off."""
+        cached: tuple[Measure, ...] | None = self.__dict__.get("_measures")
+        if cached is None:
+            cached = self._measures()
+            self.__dict__["_measures"] = cached
+        return cached
+
+    def _measures(self) -> tuple[Measure, ...]:
+        raise NotImplementedError
 
     def scores(
         self, judgments: Judgments, k: int | None = None, *, location: str | None = None
@@ -52,18 +78,25 @@ class MetricBase:
         k = self.k if k is None else k
         if judgments.num_relevant == 0:
             if self.empty_ground_truth == "error":
-                raise InvalidRecordError(
-                    "the record has no relevant ground truth, so recall is undefined; give the "
-                    "query its ground truth, or pass empty_ground_truth='zero' or 'skip'",
-                    field="ground_truth",
-                    location=location,
-                )
+                raise self.empty_ground_truth_error(location)
             if self.empty_ground_truth == "skip":
                 return dict.fromkeys(self.keys, None)
         return self._scores(judgments, k)
 
+    def empty_ground_truth_error(self, location: str | None) -> InvalidRecordError:
+        """The error of ``empty_ground_truth="error"`` for a record with no relevant item."""
+        return InvalidRecordError(
+            "the record has no relevant ground truth, so recall is undefined; give the "
+            "query its ground truth, or pass empty_ground_truth='zero' or 'skip'",
+            field="ground_truth",
+            location=location,
+        )
+
     def _scores(self, judgments: Judgments, k: int | None) -> Scores:
-        raise NotImplementedError
+        return {
+            key: (measure if measure.k is not None else measure.at(k))(judgments)
+            for key, measure in zip(self.keys, self.measures(), strict=True)
+        }
 
     # -- value semantics -------------------------------------------------------------------
     def _identity(self) -> tuple[Any, ...]:
@@ -96,19 +129,16 @@ class MetricBase:
 class SetMetricsMixin(MetricBase):
     """``context_precision``, ``context_recall`` and ``context_f1`` (order does not matter)."""
 
-    keys: ClassVar[tuple[str, ...]] = ("context_precision", "context_recall", "context_f1")
+    keys: tuple[str, ...] = ("context_precision", "context_recall", "context_f1")
 
-    def _scores(self, judgments: Judgments, k: int | None) -> Scores:
-        c = F.set_counts(judgments, k)
-        p = c.relevant_retrieved / c.retrieved if c.retrieved else 0.0
-        r = c.matched_ground_truth / c.ground_truth if c.ground_truth else 0.0
-        return {"context_precision": p, "context_recall": r, "context_f1": F.f1_score(p, r)}
+    def _measures(self) -> tuple[Measure, ...]:
+        return tuple(make_measure(key) for key in self.keys)
 
 
 class RankMetricsMixin(MetricBase):
     """AP, RR, NDCG, hit rate, precision and recall, under a named convention."""
 
-    keys: ClassVar[tuple[str, ...]] = (
+    keys: tuple[str, ...] = (
         "average_precision",
         "reciprocal_rank",
         "ndcg",
@@ -121,25 +151,33 @@ class RankMetricsMixin(MetricBase):
     def _init_rank_options(self, convention: str | None, **overrides: Any) -> None:
         self.rank_options = resolve_rank_options(type(self).__name__, convention, **overrides)
 
-    def _credit_rule(self) -> Credit:
+    def credit_rule(self) -> Credit:
         return self.rank_options.credit
 
-    def _judge_k(self) -> int | None:
+    def needs_whole_list(self) -> bool:
         # The "retrieved" ideal re-sorts the whole retrieved list, so judge all of it.
-        return None if self.rank_options.ideal == "retrieved" else self.k
+        return self.rank_options.ideal == "retrieved"
 
-    def _scores(self, judgments: Judgments, k: int | None) -> Scores:
+    def _judge_k(self) -> int | None:
+        return None if self.needs_whole_list() else self.k
+
+    def _measures(self) -> tuple[Measure, ...]:
         o = self.rank_options
-        return {
-            "average_precision": F.average_precision(
-                judgments, k, denominator=o.ap_denominator, credit=o.ap_credit
+        return (
+            make_measure(
+                "average_precision",
+                credit=o.credit,
+                ap_denominator=o.ap_denominator,
+                ap_credit=o.ap_credit,
             ),
-            "reciprocal_rank": F.reciprocal_rank(judgments, k),
-            "ndcg": F.ndcg(judgments, k, gain=o.gain, ideal=o.ideal),
-            "hit_rate": F.hit_rate(judgments, k),
-            "precision": F.precision(judgments, k, denominator=o.precision_denominator),
-            "recall": F.recall(judgments, k),
-        }
+            make_measure("reciprocal_rank"),
+            make_measure("ndcg", credit=o.credit, gain=o.gain, ideal=o.ideal),
+            make_measure("hit_rate"),
+            make_measure(
+                "precision", credit=o.credit, precision_denominator=o.precision_denominator
+            ),
+            make_measure("recall", credit=o.credit),
+        )
 
     def _options(self) -> dict[str, Any]:
         opts = super()._options()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxeval.errors import InvalidArgumentError
-from ctxeval.metrics.functional import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
+from ctxeval.metrics.reference import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
 from ctxeval.metrics.judgments import Credit
 from ctxeval.validation import check_choice
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from ctxeval.errors import InvalidRecordError
-from ctxeval.metrics import functional as F
+from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
 from ctxeval.metrics.judgments import Judgments, judge_ids
 from ctxeval.validation import (
@@ -22,7 +22,7 @@ from ctxeval.validation import (
     validate_qrels,
 )
 
-__all__ = ["IDPrecisionRecallF1", "IDRankedRetrievalMetrics", "judge_id_record"]
+__all__ = ["IDPrecisionRecallF1", "IDRankedRetrievalMetrics", "IdMetric", "judge_id_record"]
 
 
 def judge_id_record(
@@ -53,7 +53,11 @@ def judge_id_record(
     return judge_ids(retrieved, judged, relevance_level=relevance_level)
 
 
-class _IdMetric(MetricBase):
+class IdMetric(MetricBase):
+    """A metric over chunk or document ids, judged against graded qrels."""
+
+    mode = "id"
+
     def __init__(
         self,
         *,
@@ -97,11 +101,11 @@ class _IdMetric(MetricBase):
         return opts
 
 
-class IDPrecisionRecallF1(SetMetricsMixin, _IdMetric):
+class IDPrecisionRecallF1(SetMetricsMixin, IdMetric):
     """Context precision, recall and F1 over ids: TP / (TP + FP), TP / (TP + FN)."""
 
 
-class IDRankedRetrievalMetrics(RankMetricsMixin, _IdMetric):
+class IDRankedRetrievalMetrics(RankMetricsMixin, IdMetric):
     """AP, RR, NDCG, hit rate, P and R over ranked ids; options as RankedRetrievalMetrics."""
 
     def __init__(

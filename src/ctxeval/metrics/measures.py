@@ -1,71 +1,136 @@
-"""Measures as values: ``"ndcg@10"``, ``"map"``, ``"P@5"``, ``"ndcg(gain='exponential')@10"``.
+"""Measures as values, and the one registry that defines them.
 
-A :class:`Measure` hashes, compares and prints as its canonical spec, so it can key dicts and
-name result columns. trec_eval/pytrec_eval names are accepted too (``P_5``, ``ndcg_cut_10``,
-``recip_rank``, ``success_1``, ``map_cut_100``) and ranx's (``mrr``, ``ndcg_burges``,
-``hit_rate``).
+A :class:`Measure` is one measure at one cut-off with options: ``"ndcg@10"``,
+``"average_precision"``, ``"precision(precision_denominator='retrieved')@5"``. It hashes,
+compares and prints as its canonical spec, which is also the name of its column in every result
+(per-query rows, aggregates, saved files, comparisons, the CLI).
+
+:data:`MEASURES` is the one place that says what exists: each measure's canonical name, its two
+implementations (the readable reference in :mod:`ctxeval.metrics.reference` and the vectorised
+core in :mod:`ctxeval.metrics.core`), the options it takes (each option name means one thing
+everywhere: the same names as the metric objects' arguments), and the family it belongs to.
+
+Names other tools use are accepted and mean what they mean there: trec_eval's (``P_5``,
+``ndcg_cut_10``, ``recip_rank``, ``success_1``, ``map_cut_100``), ranx's (``map``, ``mrr``,
+``hits``, ``f1``, ``ndcg_burges``, ``hit_rate``), ir_measures' (``AP``, ``RR``, ``nDCG``,
+``P``, ``R``, ``Success``). Each parses to the canonical measure, so aliases give one column.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ctxeval.errors import SpecError
-from ctxeval.metrics import functional as F
+from ctxeval.metrics import core
+from ctxeval.metrics import reference as ref
 from ctxeval.metrics.judgments import Judgments
-from ctxeval.specs import parse_spec
+from ctxeval.specs import parse_spec, unknown_name
 
-__all__ = ["MEASURES", "Measure", "parse_measure"]
+__all__ = [
+    "IMPLEMENTATIONS",
+    "MEASURES",
+    "Implementation",
+    "Measure",
+    "MeasureDefinition",
+    "implementation",
+    "parse_measure",
+]
 
-_Fn = Callable[..., float]
+Implementation = Literal["core", "reference"]
+IMPLEMENTATIONS: tuple[Implementation, ...] = ("core", "reference")
+
+
+def implementation(choice: str | None = None) -> Implementation:
+    """Which implementation computes the measures: ``choice``, else the environment variable
+    ``CTXEVAL_IMPLEMENTATION``, else ``"core"`` (the vectorised core). ``"reference"`` runs every
+    record through the readable per-record reference instead: slower, the same numbers."""
+    value = choice if choice is not None else os.environ.get("CTXEVAL_IMPLEMENTATION") or "core"
+    if value not in IMPLEMENTATIONS:
+        raise SpecError(
+            f"implementation {value!r} is not known; use 'core' (default) or 'reference' "
+            "(argument implementation=..., or the environment variable CTXEVAL_IMPLEMENTATION)"
+        )
+    return value  # type: ignore[return-value]
+
+
+# Options of the rank measures, with their allowed values, default first. The names are those
+# of the metric objects' arguments (RankedRetrievalMetrics(ap_denominator=...)).
+_CREDIT = ("credit", ("matching", "first_come"))
+_AP_DENOMINATOR = ("ap_denominator", ("relevant", "hits"))
+_AP_CREDIT = ("ap_credit", ("one_to_one", "any"))
+_GAIN = ("gain", ("linear", "exponential"))
+_IDEAL = ("ideal", ("ground_truth", "retrieved"))
+_PRECISION_DENOMINATOR = ("precision_denominator", ("k", "retrieved"))
 
 
 @dataclass(frozen=True)
-class _Definition:
-    fn: _Fn
-    options: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    doc: str = ""
+class MeasureDefinition:
+    """What the registry knows of one measure."""
+
+    name: str
+    family: Literal["set", "rank"]
+    reference: Callable[..., float]
+    core: Callable[..., Any]
+    options: dict[str, tuple[Any, ...]]
+    doc: str
+
+    def default(self, option: str) -> Any:
+        return self.options[option][0]
 
 
-MEASURES: dict[str, _Definition] = {
-    "map": _Definition(
-        F.average_precision,
-        {"denominator": ("relevant", "hits"), "credit": ("one_to_one", "any")},
-        "average precision (mean over queries: MAP)",
-    ),
-    "mrr": _Definition(F.reciprocal_rank, {}, "reciprocal rank of the first hit"),
-    "ndcg": _Definition(
-        F.ndcg,
-        {"gain": ("linear", "exponential"), "ideal": ("ground_truth", "retrieved")},
-        "normalised discounted cumulative gain",
-    ),
-    "precision": _Definition(
-        F.precision, {"denominator": ("k", "retrieved")}, "hits in the top k / k"
-    ),
-    "recall": _Definition(F.recall, {}, "hits in the top k / relevant items"),
-    "hit_rate": _Definition(F.hit_rate, {}, "1 if any of the top k is relevant"),
-    "context_precision": _Definition(F.context_precision, {}, "set precision"),
-    "context_recall": _Definition(F.context_recall, {}, "set recall"),
-    "context_f1": _Definition(F.context_f1, {}, "set F1"),
+def _define(
+    name: str,
+    family: Literal["set", "rank"],
+    doc: str,
+    *options: tuple[str, tuple[Any, ...]],
+) -> MeasureDefinition:
+    return MeasureDefinition(
+        name, family, getattr(ref, name), core.CORE[name], dict(options), doc
+    )
+
+
+MEASURES: dict[str, MeasureDefinition] = {
+    d.name: d
+    for d in (
+        _define("context_precision", "set", "retrieved units matching some ground truth / retrieved units"),
+        _define("context_recall", "set", "ground-truth units matched by some retrieved unit / ground-truth units"),
+        _define("context_f1", "set", "harmonic mean of context_precision and context_recall"),
+        _define(
+            "average_precision",
+            "rank",
+            "average precision (its mean over queries is MAP)",
+            _CREDIT,
+            _AP_DENOMINATOR,
+            _AP_CREDIT,
+        ),
+        _define("reciprocal_rank", "rank", "1 / rank of the first hit (mean: MRR)"),
+        _define("ndcg", "rank", "normalised discounted cumulative gain", _CREDIT, _GAIN, _IDEAL),
+        _define(
+            "precision", "rank", "hits in the top k / k", _CREDIT, _PRECISION_DENOMINATOR
+        ),
+        _define("recall", "rank", "hits in the top k / relevant items", _CREDIT),
+        _define("hit_rate", "rank", "1 if any of the top k is relevant, else 0"),
+        _define("hits", "rank", "the number of hits in the top k (ranx hits)", _CREDIT),
+        _define("f1", "rank", "harmonic mean of precision@k and recall@k (ranx f1)", _CREDIT),
+    )
 }
 
 _ALIASES = {
-    "ap": "map",
-    "average_precision": "map",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "reciprocal_rank": "mrr",
+    "map": "average_precision",
+    "ap": "average_precision",
+    "map_cut": "average_precision",
+    "mrr": "reciprocal_rank",
+    "rr": "reciprocal_rank",
+    "recip_rank": "reciprocal_rank",
     "p": "precision",
     "r": "recall",
     "success": "hit_rate",
-    "hits": "hit_rate",
     "hit": "hit_rate",
     "ndcg_cut": "ndcg",
-    "map_cut": "map",
-    "f1": "context_f1",
 }
 # ranx's name for exponential-gain NDCG.
 _PRESET_OPTIONS = {"ndcg_burges": ("ndcg", {"gain": "exponential"})}
@@ -75,7 +140,11 @@ _TREC_CUT = re.compile(r"^(?P<name>p|recall|ndcg_cut|map_cut|success)_(?P<k>\d+)
 
 @dataclass(frozen=True)
 class Measure:
-    """One measure at one cut-off, with options. ``str(m)`` is its canonical spec."""
+    """One measure at one cut-off, with options. ``str(m)`` is its canonical spec.
+
+    Build one with :func:`parse_measure`; ``options`` holds only the values that differ from
+    the defaults, sorted by name, so equal measures are equal values with one spec.
+    """
 
     name: str
     k: int | None = None
@@ -92,17 +161,39 @@ class Measure:
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
 
+    @property
+    def definition(self) -> MeasureDefinition:
+        return MEASURES[self.name]
+
     def at(self, k: int | None) -> Measure:
         """The same measure at another cut-off."""
         return Measure(self.name, k, self.options)
 
+    def option(self, name: str) -> Any:
+        """The value of an option (its default when not given)."""
+        return dict(self.options).get(name, self.definition.default(name))
+
+    def formula_options(self) -> dict[str, Any]:
+        """The options the formulas take (``credit`` is a judging option: how hits are
+        decided, not how they are counted)."""
+        return {key: value for key, value in self.options if key != "credit"}
+
     def __call__(self, judgments: Judgments) -> float:
-        """The value of this measure for one judged record."""
-        return MEASURES[self.name].fn(judgments, self.k, **dict(self.options))
+        """The reference value of this measure for one judged record."""
+        return self.definition.reference(judgments, self.k, **self.formula_options())
+
+    def values(self, batch: core.BatchJudgments) -> Any:
+        """The core's values of this measure for every record of a batch."""
+        return self.definition.core(batch, self.k, **self.formula_options())
+
+
+def make_measure(name: str, k: int | None = None, **options: Any) -> Measure:
+    """A measure from its canonical name and options (validated; defaults dropped)."""
+    return parse_measure(str(Measure(name, k, tuple(sorted(options.items())))))
 
 
 def parse_measure(spec: str | Measure) -> Measure:
-    """Parse a measure spec; a :class:`Measure` passes through."""
+    """Parse a measure spec into its canonical :class:`Measure`; a Measure passes through."""
     if isinstance(spec, Measure):
         return spec
     parsed = parse_spec(spec, what="measure")
@@ -115,7 +206,7 @@ def parse_measure(spec: str | Measure) -> Measure:
     if trec:
         if k is not None:
             raise SpecError(f"{spec!r}: give the cut-off once, as {trec['name']}_K or name@K")
-        name, k = trec["name"], int(trec["k"])
+        name, k = trec["name"].lower(), int(trec["k"])
         if k < 1:
             raise SpecError(f"{spec!r}: the cut-off must be at least 1")
     if name in _PRESET_OPTIONS:
@@ -124,26 +215,32 @@ def parse_measure(spec: str | Measure) -> Measure:
     name = _ALIASES.get(name, name)
     definition = MEASURES.get(name)
     if definition is None:
-        known = ", ".join(sorted(MEASURES))
-        raise SpecError(
-            f"{spec!r}: unknown measure {parsed.name!r}; use one of {known} "
-            "(trec_eval names such as P_5, ndcg_cut_10, recip_rank work too)"
+        raise unknown_name(
+            spec,
+            "measure",
+            parsed.name,
+            list(MEASURES),
+            also=[*_ALIASES, *_PRESET_OPTIONS],
+            hint="trec_eval names such as P_5, ndcg_cut_10, recip_rank work too",
         )
     for option, value in parsed.kwargs.items():
         allowed = definition.options.get(option)
         if allowed is None:
-            valid = ", ".join(definition.options) or "none"
-            raise SpecError(f"{spec!r}: {name} has no option {option!r} (options: {valid})")
+            raise unknown_name(
+                spec, f"{name} option", option, list(definition.options), none="it has none"
+            )
         if value not in allowed:
             raise SpecError(
                 f"{spec!r}: {option}={value!r} is not valid; use one of "
                 + ", ".join(repr(a) for a in allowed)
             )
         options[option] = value
+    if options.get("ap_credit") == "any" and options.get("ap_denominator") != "hits":
+        raise SpecError(
+            f"{spec!r}: ap_credit='any' needs ap_denominator='hits' (AP would exceed 1)"
+        )
     # Options equal to the defaults are dropped, so equal measures have one canonical spec.
-    if options.get("credit") == "any" and options.get("denominator") != "hits":
-        raise SpecError(f"{spec!r}: credit='any' needs denominator='hits' (AP would exceed 1)")
-    defaults = {"denominator": ("relevant" if name == "map" else "k"), "gain": "linear"}
-    defaults.update(ideal="ground_truth", credit="one_to_one")
-    canonical = tuple(sorted((o, v) for o, v in options.items() if defaults.get(o) != v))
+    canonical = tuple(
+        sorted((o, v) for o, v in options.items() if v != definition.default(o))
+    )
     return Measure(name, k, canonical)

@@ -1,4 +1,4 @@
-"""ID-mode measures over a whole run at once, in numpy, equal to the per-query path bit for bit.
+"""Judging a whole ID-mode run at once, in numpy, equal to the per-query path bit for bit.
 
 :func:`~ctxeval.metrics.runs.evaluate_run` can rank and judge one query at a time in Python. For
 the common input, ``{docid: float score}`` dicts with string ids, this module does the same work
@@ -12,11 +12,9 @@ for all queries together:
    (docid descending as strings, as trec_eval, or input order): by comparing the document with
    each member of its tie group, or, when groups are large and hold many graded documents, by
    sorting each group's ids once (memory stays bounded either way);
-3. each measure is a few array operations over those ranks. Sums that the per-query path (and
-   trec_eval) accumulates rank by rank, AP and DCG, are accumulated in the same order, one rank
-   position at a time across all queries, never with numpy's pairwise ``sum``; discounts are
-   ``math.log2`` values, as in :mod:`ctxeval.metrics.functional`. So the results are the same
-   floats, not merely close ones.
+3. those ranks and grades become the padded :class:`~ctxeval.metrics.core.BatchJudgments` that
+   every other path emits too (in blocks of queries, so memory stays bounded), and the
+   vectorised core computes every measure from it, with the same floats as the reference.
 
 Anything else (ranked lists, integer ids, non-numeric or non-finite scores, integer scores that
 floats cannot hold exactly, invalid qrels) is not handled here: :func:`judge_run` returns
@@ -28,15 +26,15 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.metrics.measures import Measure
+from ctxeval.metrics.core import NEVER, BatchJudgments
 
-__all__ = ["RunJudgments", "computes", "judge_run", "plain_judged", "plain_scored"]
+__all__ = ["RunJudgments", "judge_run", "plain_judged", "plain_scored"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -149,32 +147,6 @@ def _positions(query: IntArray, queries: int) -> IntArray:
     return np.arange(len(query), dtype=np.int64) - starts[query]
 
 
-def _sequential_sums(
-    terms: FloatArray, query: IntArray, position: IntArray, queries: int
-) -> FloatArray:
-    """Per query, ``total += term`` over its terms in position order, as a Python loop adds.
-
-    One position at a time across all queries: each step adds at most one term per query, so
-    every query's sum is formed left to right (numpy's ``sum`` would pair them up instead).
-    """
-    total = np.zeros(queries, dtype=np.float64)
-    if len(terms) == 0:
-        return total
-    order = np.argsort(position, kind="stable")
-    bounds = np.searchsorted(position[order], np.arange(int(position.max()) + 2))
-    for begin, end in itertools.pairwise(bounds.tolist()):
-        step = order[begin:end]
-        total[query[step]] += terms[step]
-    return total
-
-
-def _ratio(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> FloatArray:
-    """``numerator / denominator``, 0 where the denominator is 0 (the measures' convention)."""
-    out = np.zeros(len(numerator), dtype=np.float64)
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
-
-
 def _search(
     ordered: FloatArray, base: IntArray, length: IntArray, target: FloatArray, *, right: bool
 ) -> IntArray:
@@ -226,51 +198,53 @@ class RunJudgments:
         self.pair_hit = pair_grade >= relevance_level
         self.ideal_query = ideal_query
         self.ideal_grade = ideal_grade
-        self._discounts: FloatArray = np.empty(0, dtype=np.float64)
 
-    def values(self, measure: Measure) -> FloatArray | None:
-        """The measure for every query, or None when this module does not compute it."""
-        compute = _MEASURES.get(measure.name)
-        if compute is None:
-            return None
-        values: FloatArray = compute(self, measure.k, **dict(measure.options))
-        return values
+    def batches(
+        self, depth: int | None, cells: int = 1 << 22
+    ) -> Iterator[tuple[slice, BatchJudgments]]:
+        """The run as padded judgments for the core, judged to ``depth`` (None: every
+        document), in blocks of queries of at most about ``cells`` ranks (memory stays bounded
+        on long runs)."""
+        n = self.lengths if depth is None else np.minimum(self.lengths, depth)
+        width = max(int(n.max(initial=0)), 1)
+        step = max(cells // width, 1)
+        for start in range(0, max(self.queries, 1), step):
+            stop = min(start + step, self.queries)
+            yield slice(start, stop), self._batch(start, stop, n[start:stop], width)
 
-    # -- shared pieces ------------------------------------------------------------------------
-
-    def discount(self, rank: IntArray) -> FloatArray:
-        """``math.log2(rank + 2)``, the DCG discount, computed by Python's math as functional
-        does (numpy's log2 may differ in the last bit)."""
-        needed = int(rank.max(initial=-1)) + 1
-        if len(self._discounts) < needed:
-            self._discounts = np.array([math.log2(i + 2) for i in range(needed)])
-        return self._discounts[rank]
-
-    def cutoff(self, k: int | None) -> IntArray:
-        """Documents the cut-off keeps, per query."""
-        return self.lengths if k is None else np.minimum(self.lengths, k)
-
-    def hit_mask(self, k: int | None) -> BoolArray:
-        return self.pair_hit if k is None else self.pair_hit & (self.pair_rank < k)
-
-    def hits(self, k: int | None) -> IntArray:
-        """Relevant documents in the top ``k``, per query."""
-        return np.bincount(self.pair_query[self.hit_mask(k)], minlength=self.queries)
-
-    def dcg(self, query: IntArray, rank: IntArray, gain: FloatArray) -> FloatArray:
-        """Per query, the sum of gain / log2(rank + 2) over entries grouped by query, ranks in
-        ascending order within each query."""
-        terms = gain / self.discount(rank)
-        return _sequential_sums(terms, query, _positions(query, self.queries), self.queries)
-
-
-def _gains(grades: FloatArray, gain: str) -> FloatArray:
-    if gain == "linear":
-        return grades
-    # 2**g - 1 in Python floats, as functional computes it, for each distinct grade.
-    distinct, index = np.unique(grades, return_inverse=True)
-    exponential = np.array([2.0**g - 1.0 for g in distinct.tolist()], dtype=np.float64)
-    return exponential[index]
+    def _batch(self, start: int, stop: int, n: IntArray, width: int) -> BatchJudgments:
+        queries = stop - start
+        lo, hi = np.searchsorted(self.pair_query, [start, stop])
+        query = self.pair_query[lo:hi] - start
+        rank = self.pair_rank[lo:hi]
+        grade = self.pair_grade[lo:hi]
+        hit = self.pair_hit[lo:hi]
+        keep = rank < n[query]
+        query, rank, grade, hit = query[keep], rank[keep], grade[keep], hit[keep]
+        hits = np.zeros((queries, width), dtype=np.bool_)
+        hits[query[hit], rank[hit]] = True
+        gains = np.zeros((queries, width), dtype=np.float64)
+        gains[query, rank] = grade
+        m = self.num_relevant[start:stop]
+        first_match = np.full((queries, max(int(m.max(initial=0)), 1)), NEVER, dtype=np.int64)
+        hit_query = query[hit]
+        first_match[hit_query, _positions(hit_query, queries)] = rank[hit]
+        lo, hi = np.searchsorted(self.ideal_query, [start, stop])
+        ideal_query = self.ideal_query[lo:hi] - start
+        ideal_n = np.bincount(ideal_query, minlength=queries).astype(np.int64)
+        ideal = np.zeros((queries, max(int(ideal_n.max(initial=0)), 1)), dtype=np.float64)
+        ideal[ideal_query, _positions(ideal_query, queries)] = self.ideal_grade[lo:hi]
+        # A dict run cannot repeat a document, so "matches some ground truth" is "is a hit".
+        return BatchJudgments(
+            n=n.astype(np.int64),
+            m=m.astype(np.int64),
+            relevant=hits,
+            hits=hits,
+            gains=gains,
+            first_match=first_match,
+            ideal=ideal,
+            ideal_n=ideal_n,
+        )
 
 
 def _by_grade_descending(query: IntArray, grade: FloatArray) -> tuple[IntArray, FloatArray]:
@@ -280,101 +254,6 @@ def _by_grade_descending(query: IntArray, grade: FloatArray) -> tuple[IntArray, 
     distinct, code = np.unique(grade, return_inverse=True)
     order = np.argsort(query * len(distinct) + (len(distinct) - 1 - code), kind="stable")
     return query[order], grade[order]
-
-
-def _precision(j: RunJudgments, k: int | None, *, denominator: str = "k") -> FloatArray:
-    hits = j.hits(k)
-    if denominator == "k" and k is not None:
-        return hits / k
-    return _ratio(hits, j.cutoff(k))
-
-
-def _recall(j: RunJudgments, k: int | None) -> FloatArray:
-    return _ratio(j.hits(k), j.num_relevant)
-
-
-def _hit_rate(j: RunJudgments, k: int | None) -> FloatArray:
-    return (j.hits(k) > 0).astype(np.float64)
-
-
-def _reciprocal_rank(j: RunJudgments, k: int | None) -> FloatArray:
-    mask = j.hit_mask(k)
-    query, rank = j.pair_query[mask], j.pair_rank[mask]
-    first = np.ones(len(query), dtype=np.bool_)
-    first[1:] = query[1:] != query[:-1]
-    out = np.zeros(j.queries, dtype=np.float64)
-    out[query[first]] = 1.0 / (rank[first] + 1)
-    return out
-
-
-def _average_precision(
-    j: RunJudgments, k: int | None, *, denominator: str = "relevant", credit: str = "one_to_one"
-) -> FloatArray:
-    # credit="any" counts repeated matches too; a dict run cannot repeat a document.
-    mask = j.hit_mask(k)
-    query, rank = j.pair_query[mask], j.pair_rank[mask]
-    position = _positions(query, j.queries)
-    total = _sequential_sums((position + 1) / (rank + 1), query, position, j.queries)
-    count = j.num_relevant if denominator == "relevant" else j.hits(k)
-    return _ratio(total, count)
-
-
-def _ndcg(
-    j: RunJudgments, k: int | None, *, gain: str = "linear", ideal: str = "ground_truth"
-) -> FloatArray:
-    query, rank, grade = j.pair_query, j.pair_rank, j.pair_grade
-    if k is not None:
-        keep = rank < k
-        query, rank, grade = query[keep], rank[keep], grade[keep]
-    dcg = j.dcg(query, rank, _gains(grade, gain))
-    if ideal == "ground_truth":
-        best_query, best_grade = j.ideal_query, j.ideal_grade
-    else:  # the retrieved documents' own gains, best first
-        best_query, best_grade = _by_grade_descending(j.pair_query, j.pair_grade)
-    best_rank = _positions(best_query, j.queries)
-    if k is not None:  # (retrieved: a query's positive gains never outnumber its documents)
-        keep_best = best_rank < k
-        best_query, best_grade, best_rank = (
-            best_query[keep_best],
-            best_grade[keep_best],
-            best_rank[keep_best],
-        )
-    idcg = j.dcg(best_query, best_rank, _gains(best_grade, gain))
-    return _ratio(dcg, idcg)
-
-
-def _context_precision(j: RunJudgments, k: int | None) -> FloatArray:
-    # A dict run has no repeated document, so "matches some ground truth" is "is a hit".
-    return _ratio(j.hits(k), j.cutoff(k))
-
-
-def _context_recall(j: RunJudgments, k: int | None) -> FloatArray:
-    return _ratio(j.hits(k), j.num_relevant)
-
-
-def _context_f1(j: RunJudgments, k: int | None) -> FloatArray:
-    p, r = _context_precision(j, k), _context_recall(j, k)
-    out = np.zeros(j.queries, dtype=np.float64)
-    np.divide(2 * p * r, p + r, out=out, where=p + r > 0)
-    return out
-
-
-_MEASURES: dict[str, Any] = {
-    "map": _average_precision,
-    "mrr": _reciprocal_rank,
-    "ndcg": _ndcg,
-    "precision": _precision,
-    "recall": _recall,
-    "hit_rate": _hit_rate,
-    "context_precision": _context_precision,
-    "context_recall": _context_recall,
-    "context_f1": _context_f1,
-}
-
-
-def computes(measure: Measure) -> bool:
-    """True when :meth:`RunJudgments.values` computes this measure."""
-    return measure.name in _MEASURES
 
 
 def judge_run(

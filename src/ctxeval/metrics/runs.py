@@ -10,9 +10,11 @@ default and a :class:`~ctxeval.errors.ConventionWarning` when they change a resu
 
 A query in the run but not in the qrels has no judgments and is left out, as trec_eval does.
 
-Queries given as ``{str docid: score}`` are evaluated all at once in numpy
+Queries given as ``{str docid: score}`` are judged all at once in numpy
 (:mod:`ctxeval.metrics.run_arrays`); the others (ranked lists, integer ids, invalid input) one by
-one here, with the same results to the last bit and the same errors.
+one here, with the same results to the last bit and the same errors. Either way the values come
+from the vectorised core (:mod:`ctxeval.metrics.core`), or, with ``implementation="reference"``,
+from the reference formulas.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from ctxeval.errors import ConventionWarning, InvalidArgumentError, InvalidRecordError, type_name
-from ctxeval.metrics.judgments import judge_ids
-from ctxeval.metrics.measures import Measure, parse_measure
-from ctxeval.metrics.run_arrays import computes, judge_run, plain_judged, plain_scored
+from ctxeval.metrics.core import stack_judgments
+from ctxeval.metrics.judgments import Judgments, judge_ids
+from ctxeval.metrics.measures import Measure, implementation, parse_measure
+from ctxeval.metrics.run_arrays import judge_run, plain_judged, plain_scored
 from ctxeval.validation import (
     EmptyGroundTruthPolicy,
     check_choice,
@@ -38,7 +41,7 @@ from ctxeval.validation import (
     validate_qrels,
 )
 
-__all__ = ["evaluate_run", "rank_documents"]
+__all__ = ["evaluate_run", "rank_documents", "ties_straddle_relevance", "warn_policies"]
 
 Ties = Literal["trec_eval", "input"]
 MissingQueries = Literal["zero", "skip", "error"]
@@ -89,7 +92,7 @@ def _check_scored(items: list[tuple[Hashable, Any]], location: str) -> None:
             )
 
 
-def _ties_straddle_relevance(
+def ties_straddle_relevance(
     scored: Mapping[Hashable, float], ranked: list[Hashable], qrels: Mapping[Hashable, float]
 ) -> bool:
     """True when two documents of equal score differ in grade, so tie order changes a score.
@@ -112,6 +115,7 @@ def evaluate_run(
     missing_queries: MissingQueries = "zero",
     empty_ground_truth: EmptyGroundTruthPolicy = "zero",
     relevance_level: float = 1,
+    implementation: str | None = None,
 ) -> dict[Hashable, dict[str, float]]:
     """Score a run against qrels, per query, for each measure.
 
@@ -119,15 +123,20 @@ def evaluate_run(
     ``qrels``: ``{qid: {docid: grade}}`` (or ``{qid: [relevant docid, ...]}``);
     ``measures``: specs such as ``"map"``, ``"ndcg@10"``, ``"P@5"``, ``"recall@10"``, ``"mrr"``,
     ``"hit_rate@5"`` (trec_eval's ``P_5``, ``ndcg_cut_10`` too). The result keys each query's
-    values by the measure exactly as given.
+    values by the measure's canonical spec (``"map"`` and ``"AP"`` both give
+    ``"average_precision"``; ``"P_5"`` gives ``"precision@5"``), as every result column does.
+    ``implementation``: ``"core"`` (default) or ``"reference"`` (see
+    :func:`ctxeval.metrics.measures.implementation`).
     """
+    use = _implementation(implementation)
     check_choice("evaluate_run", "ties", ties, ("trec_eval", "input"))
     check_choice("evaluate_run", "missing_queries", missing_queries, ("zero", "skip", "error"))
     check_policy("evaluate_run", empty_ground_truth)
     relevance_level = check_relevance_level("evaluate_run", relevance_level)
     if isinstance(measures, str | Measure):
         measures = [measures]
-    parsed: list[tuple[str, Measure]] = [(str(m), parse_measure(m)) for m in measures]
+    canonical = list(dict.fromkeys(parse_measure(m) for m in measures))
+    parsed: list[tuple[str, Measure]] = [(str(m), m) for m in canonical]
     if not parsed:
         raise InvalidArgumentError("evaluate_run(measures=...): give at least one measure")
     for mapping, name in ((run, "run"), (qrels, "qrels")):
@@ -138,7 +147,11 @@ def evaluate_run(
             )
 
     keys = [key for key, _ in parsed]
-    plain = _evaluate_plain_queries(run, qrels, parsed, ties, relevance_level)
+    plain = (
+        _evaluate_plain_queries(run, qrels, parsed, ties, relevance_level)
+        if use == "core"
+        else _PlainQueries({}, set(), 0)
+    )
     tied_queries = plain.tied_queries
     missing: list[Hashable] = []
     skipped_empty: list[Hashable] = []
@@ -169,7 +182,7 @@ def evaluate_run(
                 if (
                     isinstance(scored, Mapping)
                     and len(set(scored.values())) < len(scored)
-                    and _ties_straddle_relevance(scored, ranked, judged)
+                    and ties_straddle_relevance(scored, ranked, judged)
                 ):
                     tied_queries += 1
                 judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
@@ -184,10 +197,10 @@ def evaluate_run(
                     skipped_empty.append(qid)
                     continue
             if values is None:
-                values = {key: measure(judgments) for key, measure in parsed}
+                values = _values(judgments, parsed, use)
             results[qid] = values
 
-    _warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
+    warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
     if skipped_empty:
         warnings.warn(
             ConventionWarning(
@@ -217,8 +230,6 @@ def _evaluate_plain_queries(
     """Evaluate at once every judged query whose run is ``{str id: finite float}`` and whose
     qrels are valid; the others are left to the per-query path (which reports what is wrong
     with them, in qrels order: nothing here raises)."""
-    if not all(computes(measure) for _, measure in measures):
-        return _PlainQueries({}, set(), 0)
     qids: list[Hashable] = list(qrels)
     scored: list[Any] = list(map(run.get, qids))
     judged: list[Any] = list(qrels.values())
@@ -244,12 +255,10 @@ def _evaluate_plain_queries(
     if judgments is None:
         return _PlainQueries({}, set(), 0)
     keys = [key for key, _ in measures]
-    columns = []
-    for _, measure in measures:
-        values = judgments.values(measure)
-        if values is None:
-            return _PlainQueries({}, set(), 0)
-        columns.append(values.tolist())
+    columns: list[list[float]] = [[] for _ in measures]
+    for _, batch in judgments.batches(_depth([m for _, m in measures])):
+        for column, (_, measure) in zip(columns, measures, strict=True):
+            column.extend(measure.values(batch).tolist())
     rows = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
     no_relevant = (judgments.num_relevant == 0).tolist()
     return _PlainQueries(
@@ -257,6 +266,32 @@ def _evaluate_plain_queries(
         without_relevant=set(itertools.compress(qids, no_relevant)),
         tied_queries=int(judgments.tied.sum()),
     )
+
+
+def _implementation(choice: str | None) -> str:
+    try:
+        return implementation(choice)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"evaluate_run(implementation=...): {exc}") from None
+
+
+def _depth(measures: list[Measure]) -> int | None:
+    """How many documents to judge so that every measure's cut-off is a prefix."""
+    ks = [m.k for m in measures]
+    whole = any(
+        "ideal" in m.definition.options and m.option("ideal") == "retrieved" for m in measures
+    )
+    if whole or None in ks:
+        return None
+    return max(k for k in ks if k is not None)
+
+
+def _values(judgments: Judgments, measures: list[tuple[str, Measure]], use: str) -> dict[str, float]:
+    """One query's values, from the reference or from the core (a batch of one)."""
+    if use == "reference":
+        return {key: measure(judgments) for key, measure in measures}
+    batch = stack_judgments([judgments])
+    return {key: float(measure.values(batch)[0]) for key, measure in measures}
 
 
 def _valid_qrels(qid: Hashable, judged: object) -> dict[Hashable, float] | None:
@@ -281,7 +316,7 @@ def _drop_none(
     )
 
 
-def _warn_policies(
+def warn_policies(
     run: Mapping[Hashable, Any],
     qrels: Mapping[Hashable, Any],
     missing: list[Hashable],

@@ -17,13 +17,14 @@ from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
 from ctxeval.matching.base import MatchingStrategy, as_matches, as_strategy
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.rouge import RougeChunkMatch
-from ctxeval.metrics import functional as F
+from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
 from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
 from ctxeval.validation import EmptyGroundTruthPolicy, GradedText, validate_texts
 
 __all__ = [
     "JudgedRecord",
+    "TextMetric",
     "PrecisionRecallF1",
     "RankedRetrievalMetrics",
     "ground_truth_units",
@@ -119,7 +120,12 @@ def warn_tokenless(tokenless: Sequence[str], strategy: MatchingStrategy, stackle
     )
 
 
-class _TextMetric(MetricBase):
+class TextMetric(MetricBase):
+    """A metric over context texts: its matching strategy decides which retrieved units match
+    which ground-truth units."""
+
+    mode = "text"
+
     def __init__(
         self,
         matching_strategy: object = None,
@@ -148,7 +154,7 @@ class _TextMetric(MetricBase):
             ground_truth_context,
             k=self._judge_k(),
             location=location,
-            credit=self._credit_rule(),
+            credit=self.credit_rule(),
         )
 
     def __call__(
@@ -165,7 +171,7 @@ class _TextMetric(MetricBase):
         return (self.matching_strategy,)
 
 
-class PrecisionRecallF1(SetMetricsMixin, _TextMetric):
+class PrecisionRecallF1(SetMetricsMixin, TextMetric):
     """Context precision, recall and F1 of the retrieved contexts (order does not matter).
 
     - precision: retrieved units that match some ground-truth unit / retrieved units;
@@ -177,7 +183,7 @@ class PrecisionRecallF1(SetMetricsMixin, _TextMetric):
     """
 
 
-class RankedRetrievalMetrics(RankMetricsMixin, _TextMetric):
+class RankedRetrievalMetrics(RankMetricsMixin, TextMetric):
     """Rank-aware metrics of the retrieved contexts: AP, RR, NDCG, hit rate, P and R (at ``k``).
 
     Credit is one-to-one and greedy by rank (see :mod:`ctxeval.metrics.judgments`). Conventions

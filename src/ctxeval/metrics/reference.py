@@ -1,4 +1,10 @@
-"""Metric definitions as pure functions of :class:`Judgments` and a cut-off ``k``.
+"""The reference definition of every measure: a readable pure function of one record's
+:class:`Judgments` and a cut-off ``k``.
+
+This is one of the two places a measure is defined; the other is the vectorised core
+(:mod:`ctxeval.metrics.core`), which every evaluation path runs. ``tests/metrics`` checks the two
+against each other on every measure, option and cut-off (set ``CTXEVAL_IMPLEMENTATION=reference``
+to run any evaluation through these functions instead).
 
 ``k=None`` means the whole judged list. Sums run rank by rank in plain floats, in the order
 trec_eval accumulates them, so values agree with it to the last bit. The definitions are the ones
@@ -24,7 +30,9 @@ __all__ = [
     "context_f1",
     "context_precision",
     "context_recall",
+    "f1",
     "hit_rate",
+    "hits",
     "ndcg",
     "precision",
     "recall",
@@ -79,20 +87,32 @@ def context_f1(j: Judgments, k: int | None = None) -> float:
 
 
 def precision(
-    j: Judgments, k: int | None = None, *, denominator: PrecisionDenominator = "k"
+    j: Judgments, k: int | None = None, *, precision_denominator: PrecisionDenominator = "k"
 ) -> float:
     """Hits in the top ``k`` divided by ``k`` (trec_eval ``P_k``) or by the units retrieved."""
     n = j.cutoff(k)
-    hits = sum(j.hits[:n])
-    if denominator == "k" and k is not None and j.chunk_ends is None:
-        return hits / k
-    return hits / n if n else 0.0
+    found = sum(j.hits[:n])
+    if precision_denominator == "k" and k is not None and j.chunk_ends is None:
+        return found / k
+    return found / n if n else 0.0
 
 
 def recall(j: Judgments, k: int | None = None) -> float:
     """Hits in the top ``k`` divided by the number of relevant ground-truth units."""
     m = j.num_relevant
     return sum(j.hits[: j.cutoff(k)]) / m if m else 0.0
+
+
+def hits(j: Judgments, k: int | None = None) -> float:
+    """The number of hits in the top ``k`` (ranx ``hits``: relevant documents retrieved)."""
+    return float(sum(j.hits[: j.cutoff(k)]))
+
+
+def f1(j: Judgments, k: int | None = None) -> float:
+    """The harmonic mean of ``precision`` (denominator ``k``) and ``recall`` at ``k`` (ranx
+    ``f1``), written as ranx computes it: ``2 * ((p * r) / (p + r))``."""
+    p, r = precision(j, k), recall(j, k)
+    return 2 * ((p * r) / (p + r)) if p + r > 0 else 0.0
 
 
 def hit_rate(j: Judgments, k: int | None = None) -> float:
@@ -112,25 +132,25 @@ def average_precision(
     j: Judgments,
     k: int | None = None,
     *,
-    denominator: APDenominator = "relevant",
-    credit: APCredit = "one_to_one",
+    ap_denominator: APDenominator = "relevant",
+    ap_credit: APCredit = "one_to_one",
 ) -> float:
-    """Sum of precision at each hit in the top ``k``, divided by ``denominator``.
+    """Sum of precision at each hit in the top ``k``, divided by ``ap_denominator``.
 
     ``"relevant"``: the number of relevant ground-truth units (trec_eval, ranx, pytrec_eval);
-    ``"hits"``: the number of hits retrieved (continuous-eval). ``credit="any"`` counts every
+    ``"hits"``: the number of hits retrieved (continuous-eval). ``ap_credit="any"`` counts every
     retrieved unit that matches some ground truth as a hit, even when an earlier one already
     matched the same item (continuous-eval's AP); it is only defined with ``"hits"``, where the
     result stays <= 1.
     """
     total = 0.0
     hits_so_far = 0
-    marks = j.relevant if credit == "any" else j.hits
+    marks = j.relevant if ap_credit == "any" else j.hits
     # Only the hit ranks contribute; compress walks to them in C (lists are mostly misses).
     for i in itertools.compress(range(j.cutoff(k)), marks):
         hits_so_far += 1
         total += hits_so_far / (i + 1)
-    count = j.num_relevant if denominator == "relevant" else hits_so_far
+    count = j.num_relevant if ap_denominator == "relevant" else hits_so_far
     return total / count if count else 0.0
 
 

@@ -1,0 +1,336 @@
+"""The vectorised core: every measure for a whole batch of judged records at once, in numpy.
+
+This is the second of the two places a measure is defined (the first, readable one is
+:mod:`ctxeval.metrics.reference`). Every evaluation path runs it: text batches
+(:func:`judge_batch`), ID-mode and sentence-unit records judged one by one
+(:func:`stack_judgments`), and whole TREC-style runs (:mod:`ctxeval.metrics.run_arrays`) all emit
+the same padded :class:`BatchJudgments`, and :func:`measure_values` computes any measure from it.
+
+The values are the reference's, bit for bit, because every floating-point operation is the same
+one in the same order:
+
+- quotients of small integers (precision, recall, ``hits / rank``) are exact integers divided
+  once, correctly rounded either way;
+- running sums (AP, DCG) accumulate rank by rank with ``np.cumsum``, which adds sequentially like
+  the Python loop (``np.sum`` would not: it sums pairwise); the ranks a loop skips contribute
+  ``0.0``, which leaves a sum unchanged;
+- NDCG discounts come from the same ``math.log2`` calls, and exponential gains from the same
+  ``2.0 ** g - 1.0``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
+
+__all__ = [
+    "CORE",
+    "BatchJudgments",
+    "judge_batch",
+    "measure_values",
+    "set_counts",
+    "stack_judgments",
+]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+NEVER = np.iinfo(np.int64).max
+"""``first_match`` of a padding column, or of a ground-truth unit never matched."""
+
+
+@lru_cache(maxsize=64)
+def _discounts(size: int) -> FloatArray:
+    """``log2(rank + 1)`` for ranks 1..size, from ``math.log2`` as the reference."""
+    return np.array([math.log2(i + 2) for i in range(size)], dtype=np.float64)
+
+
+@lru_cache(maxsize=64)
+def _ranks(size: int) -> FloatArray:
+    return np.arange(1, size + 1, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class BatchJudgments:
+    """The :class:`~ctxeval.metrics.judgments.Judgments` of ``B`` records, padded.
+
+    ``n[b]`` units were judged for record ``b`` and it has ``m[b]`` relevant ground-truth units;
+    rows beyond ``n[b]`` and columns beyond ``m[b]`` are padding (never relevant, never a hit,
+    gain 0, first match never). ``chunk_ends`` (sentence units only) holds, per record, the
+    number of units in its first 1, 2, ... chunks, padded with its last value, and ``chunks``
+    the number of chunks: a cut-off then counts chunks, as in the reference.
+    """
+
+    n: IntArray  # (B,)
+    m: IntArray  # (B,)
+    relevant: BoolArray  # (B, N)
+    hits: BoolArray  # (B, N)
+    gains: FloatArray  # (B, N)
+    first_match: IntArray  # (B, M)
+    ideal: FloatArray  # (B, I), highest first
+    ideal_n: IntArray  # (B,) gains in the ideal ranking: m[b] in text mode, every positive
+    # grade in ID mode (NDCG counts grades below the relevance level there, as trec_eval)
+    chunk_ends: IntArray | None = None  # (B, C)
+    chunks: IntArray | None = None  # (B,)
+
+    def __len__(self) -> int:
+        return len(self.n)
+
+    def cut(self, k: int | None) -> IntArray:
+        """Units kept by the cut-off ``k`` per record (``k`` counts chunks)."""
+        if k is None:
+            return self.n
+        if self.chunk_ends is None or self.chunks is None:
+            return np.minimum(self.n, k)
+        kept = np.minimum(self.chunks, k)
+        return np.where(kept > 0, _pick(self.chunk_ends, kept - 1), 0)
+
+
+def _pick(table: npt.NDArray[Any], column: IntArray) -> npt.NDArray[Any]:
+    """``table[b, column[b]]`` per row (``column`` clipped into the table)."""
+    if table.shape[1] == 0:
+        return np.zeros(len(column), dtype=table.dtype)
+    index = np.clip(column, 0, table.shape[1] - 1)[:, None]
+    return np.take_along_axis(table, index, axis=1)[:, 0]
+
+
+def _padded(
+    lengths: IntArray, rows: Iterable[Sequence[Any]], dtype: Any, fill: Any, width: int = 1
+) -> Any:
+    """Rows of the given lengths, concatenated, into a (B, max length) array."""
+    count = len(lengths)
+    width = max(int(lengths.max(initial=0)), width)
+    out = np.full((count, width), fill, dtype=dtype)
+    out[np.arange(width) < lengths[:, None]] = np.fromiter(
+        itertools.chain.from_iterable(rows), dtype=dtype, count=int(lengths.sum())
+    )
+    return out
+
+
+def judge_batch(
+    matrices: Sequence[BoolArray],
+    grades: Sequence[Sequence[float] | None],
+    credit: Credit,
+) -> BatchJudgments:
+    """Judge relevance matrices (retrieved chunks x distinct ground truth) of a batch.
+
+    Equal to :func:`~ctxeval.metrics.judgments.judge_matrix` on each matrix: rows that match at
+    most one ground-truth unit are credited in bulk (the first such row of a column is its hit,
+    under either credit rule); a record with a row matching several units is judged on its own.
+    """
+    count = len(matrices)
+    n = np.fromiter((mat.shape[0] for mat in matrices), dtype=np.int64, count=count)
+    m = np.fromiter((mat.shape[1] for mat in matrices), dtype=np.int64, count=count)
+    width = max(int(n.max(initial=0)), 1)
+    depth = max(int(m.max(initial=0)), 1)
+    relevance = np.zeros((count, width, depth), dtype=bool)
+    grade = np.zeros((count, depth), dtype=np.float64)
+    for b, (mat, g) in enumerate(zip(matrices, grades, strict=True)):
+        relevance[b, : mat.shape[0], : mat.shape[1]] = mat
+        grade[b, : mat.shape[1]] = 1.0 if g is None else g
+    relevant: BoolArray = np.asarray(relevance.any(axis=2))
+    column = relevance.argmax(axis=2)
+    matched = relevance.any(axis=1)
+    first_match = np.where(matched, relevance.argmax(axis=1), NEVER)
+    ranks = np.arange(width)
+    hits = relevant & (np.take_along_axis(first_match, column, axis=1) == ranks)
+    gains = np.where(hits, np.take_along_axis(grade, column, axis=1), 0.0)
+    # Rows matching several ground-truth units: the credit rule decides, record by record.
+    for b in np.flatnonzero((relevance.sum(axis=2) > 1).any(axis=1)).tolist():
+        judged = judge_matrix(matrices[b], grades[b], credit=credit)
+        rows = len(judged.hits)
+        hits[b, :rows] = judged.hits
+        gains[b, :rows] = judged.gains
+    ideal = -np.sort(-grade, axis=1)  # highest first; padding (0.0) last
+    return BatchJudgments(n, m, relevant, hits, gains, first_match, ideal, m)
+
+
+def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
+    """Pad per-record :class:`Judgments` into a batch (ID mode, sentence units, and any record
+    judged on its own)."""
+    count = len(judged)
+    n = np.fromiter((j.n for j in judged), dtype=np.int64, count=count)
+    m = np.fromiter((j.num_relevant for j in judged), dtype=np.int64, count=count)
+    ideal_n = np.fromiter((len(j.ideal) for j in judged), dtype=np.int64, count=count)
+    chunk_ends = chunks = None
+    if count and judged[0].chunk_ends is not None:
+        ends = [j.chunk_ends or () for j in judged]
+        chunks = np.fromiter(map(len, ends), dtype=np.int64, count=count)
+        chunk_ends = _padded(chunks, ends, np.int64, 0)
+        # Pad each row with its last value, so that a cut beyond the last chunk keeps all.
+        last = np.where(chunks > 0, _pick(chunk_ends, chunks - 1), 0)
+        chunk_ends = np.where(np.arange(chunk_ends.shape[1]) < chunks[:, None], chunk_ends, last[:, None])
+    return BatchJudgments(
+        n=n,
+        m=m,
+        relevant=_padded(n, (j.relevant for j in judged), np.bool_, False),
+        hits=_padded(n, (j.hits for j in judged), np.bool_, False),
+        gains=_padded(n, (j.gains for j in judged), np.float64, 0.0),
+        first_match=_padded(m, (j.first_match for j in judged), np.int64, NEVER),
+        ideal=_padded(ideal_n, (j.ideal for j in judged), np.float64, 0.0),
+        ideal_n=ideal_n,
+        chunk_ends=chunk_ends,
+        chunks=chunks,
+    )
+
+
+# -- shared pieces ---------------------------------------------------------------------------
+
+
+def _at(cumulative: npt.NDArray[Any], cut: IntArray) -> npt.NDArray[Any]:
+    """``cumulative[b, cut[b] - 1]``, or 0 where ``cut[b] == 0``."""
+    if cumulative.shape[1] == 0:
+        return np.zeros(len(cut), dtype=cumulative.dtype)
+    return np.where(cut > 0, _pick(cumulative, cut - 1), 0)
+
+
+def _divide(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> FloatArray:
+    """``numerator / denominator``, 0.0 where the denominator is 0."""
+    num = numerator.astype(np.float64)
+    den = denominator.astype(np.float64)
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _hits(j: BatchJudgments, k: int | None) -> IntArray:
+    return _at(np.cumsum(j.hits, axis=1), j.cut(k))  # type: ignore[no-any-return]
+
+
+def set_counts(j: BatchJudgments, k: int | None) -> IntArray:
+    """The counts behind the set measures, one row per record: relevant retrieved units,
+    retrieved units, matched ground-truth units, ground-truth units (for micro averages)."""
+    cut = j.cut(k)
+    relevant_retrieved = _at(np.cumsum(j.relevant, axis=1), cut)
+    matched = (j.first_match < cut[:, None]).sum(axis=1)
+    return np.stack([relevant_retrieved, cut, matched, j.m], axis=1).astype(np.int64)
+
+
+def _exponential(grades: FloatArray) -> FloatArray:
+    """``2.0 ** g - 1.0`` per value, computed by Python as the reference does."""
+    flat = grades.ravel().tolist()
+    table = {g: (2.0**g - 1.0 if g else 0.0) for g in set(flat)}
+    return np.array([table[g] for g in flat], dtype=np.float64).reshape(grades.shape)
+
+
+def _dcg(gains: FloatArray, cut: IntArray) -> FloatArray:
+    return _at(np.cumsum(gains / _discounts(gains.shape[1]), axis=1), cut)  # type: ignore[no-any-return]
+
+
+# -- the measures ----------------------------------------------------------------------------
+
+
+def context_precision(j: BatchJudgments, k: int | None) -> FloatArray:
+    counts = set_counts(j, k)
+    return _divide(counts[:, 0], counts[:, 1])
+
+
+def context_recall(j: BatchJudgments, k: int | None) -> FloatArray:
+    counts = set_counts(j, k)
+    return _divide(counts[:, 2], counts[:, 3])
+
+
+def context_f1(j: BatchJudgments, k: int | None) -> FloatArray:
+    p, r = context_precision(j, k), context_recall(j, k)
+    total = p + r
+    return np.divide(2 * p * r, total, out=np.zeros_like(p), where=total > 0)
+
+
+def precision(j: BatchJudgments, k: int | None, *, precision_denominator: str = "k") -> FloatArray:
+    if precision_denominator == "k" and k is not None and j.chunk_ends is None:
+        return _hits(j, k) / float(k)
+    return _divide(_hits(j, k), j.cut(k))
+
+
+def recall(j: BatchJudgments, k: int | None) -> FloatArray:
+    return _divide(_hits(j, k), j.m)
+
+
+def hits(j: BatchJudgments, k: int | None) -> FloatArray:
+    return _hits(j, k).astype(np.float64)
+
+
+def f1(j: BatchJudgments, k: int | None) -> FloatArray:
+    p, r = precision(j, k), recall(j, k)
+    total = p + r
+    return np.where(total > 0, 2 * np.divide(p * r, total, out=np.zeros_like(p), where=total > 0), 0.0)
+
+
+def hit_rate(j: BatchJudgments, k: int | None) -> FloatArray:
+    return np.where(_hits(j, k) > 0, 1.0, 0.0)
+
+
+def reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+    within = j.hits & (np.arange(j.hits.shape[1]) < j.cut(k)[:, None])
+    return np.where(within.any(axis=1), 1.0 / (within.argmax(axis=1) + 1), 0.0)
+
+
+def average_precision(
+    j: BatchJudgments,
+    k: int | None,
+    *,
+    ap_denominator: str = "relevant",
+    ap_credit: str = "one_to_one",
+) -> FloatArray:
+    """Sum over hit ranks of (hits so far / rank), rank by rank, over the denominator."""
+    cut = j.cut(k)
+    marks = j.relevant if ap_credit == "any" else j.hits
+    marked = np.cumsum(marks, axis=1)
+    contributions = np.where(marks, marked / _ranks(marks.shape[1]), 0.0)
+    total = _at(np.cumsum(contributions, axis=1), cut)
+    count = j.m if ap_denominator == "relevant" else _at(marked, cut)
+    return _divide(total, count)
+
+
+def ndcg(
+    j: BatchJudgments, k: int | None, *, gain: str = "linear", ideal: str = "ground_truth"
+) -> FloatArray:
+    """DCG of the top ``k`` over the ideal DCG: every relevant ground-truth unit by grade
+    (``ideal="ground_truth"``), or the judged list's own gains re-sorted (``"retrieved"``)."""
+    cut = j.cut(k)
+    gains = j.gains
+    if ideal == "ground_truth":
+        best = j.ideal
+        ideal_cut = j.ideal_n if k is None else np.minimum(j.ideal_n, k)
+    else:
+        best = -np.sort(-gains, axis=1)
+        ideal_cut = cut
+    if gain == "exponential":
+        gains, best = _exponential(gains), _exponential(best)
+    dcg = _dcg(gains, cut)
+    idcg = _dcg(best, ideal_cut)
+    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+
+
+CoreFn = Callable[..., FloatArray]
+
+CORE: dict[str, CoreFn] = {
+    "context_precision": context_precision,
+    "context_recall": context_recall,
+    "context_f1": context_f1,
+    "average_precision": average_precision,
+    "reciprocal_rank": reciprocal_rank,
+    "ndcg": ndcg,
+    "precision": precision,
+    "recall": recall,
+    "hit_rate": hit_rate,
+    "hits": hits,
+    "f1": f1,
+}
+"""The core function of each measure by canonical name (the registry in
+:mod:`ctxeval.metrics.measures` pairs it with its reference)."""
+
+
+def measure_values(
+    j: BatchJudgments, name: str, k: int | None, options: Iterable[tuple[str, Any]] = ()
+) -> FloatArray:
+    """One measure at one cut-off for every record of the batch."""
+    return CORE[name](j, k, **dict(options))

@@ -1,0 +1,116 @@
+"""Metric objects built from measure specs: ``TextMeasures(["ndcg@10", "P@5"], RougeChunkMatch())``
+and ``IDMeasures(["map", "recall@100"])``.
+
+What ``RetrievalEvaluator(metrics=["ndcg@10", "context_recall@5"])`` and the CLI's ``-m`` build.
+A measure given with ``@k`` is evaluated at that cut-off only; one without is evaluated at every
+cut-off of the run. The keys of ``metric(**datum)`` are the measures' canonical specs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxeval.errors import InvalidArgumentError
+from ctxeval.metrics.base import MetricBase
+from ctxeval.metrics.id_metrics import IdMetric
+from ctxeval.metrics.judgments import Credit
+from ctxeval.metrics.measures import Measure, parse_measure
+from ctxeval.metrics.text_metrics import TextMetric
+from ctxeval.validation import EmptyGroundTruthPolicy
+
+__all__ = ["IDMeasures", "MeasureSetMixin", "TextMeasures", "parse_measures"]
+
+
+def parse_measures(owner: str, measures: object) -> tuple[Measure, ...]:
+    """Specs or Measures (one, or an iterable) as distinct canonical Measures, in order."""
+    if isinstance(measures, str | Measure):
+        measures = [measures]
+    if not isinstance(measures, Iterable):
+        raise InvalidArgumentError(
+            f"{owner}(measures={measures!r}): give measure specs such as ['ndcg@10', 'P@5']"
+        )
+    parsed = tuple(dict.fromkeys(parse_measure(m) for m in measures))  # type: ignore[arg-type]
+    if not parsed:
+        raise InvalidArgumentError(f"{owner}(measures=[]): give at least one measure")
+    return parsed
+
+
+class MeasureSetMixin(MetricBase):
+    """A metric object that is any set of measures sharing one way of judging."""
+
+    _chosen: tuple[Measure, ...]
+
+    def _init_measures(self, measures: object) -> None:
+        owner = type(self).__name__
+        self._chosen = parse_measures(owner, measures)
+        self.keys = tuple(str(m) for m in self._chosen)
+        credits = {m.option("credit") for m in self._chosen if "credit" in m.definition.options}
+        if len(credits) > 1:
+            raise InvalidArgumentError(
+                f"{owner}: the measures ask for different credit rules ({sorted(credits)}); a "
+                "record is judged once per metric object: split them into two objects"
+            )
+        self._credit: Credit = credits.pop() if credits else "matching"
+
+    def _measures(self) -> tuple[Measure, ...]:
+        return self._chosen
+
+    def credit_rule(self) -> Credit:
+        return self._credit
+
+    def needs_whole_list(self) -> bool:
+        return any(
+            "ideal" in m.definition.options and m.option("ideal") == "retrieved"
+            for m in self._chosen
+        )
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.keys,)
+
+
+class TextMeasures(MeasureSetMixin, TextMetric):
+    """Any measures over context texts, judged with one matching strategy (ROUGE-L chunk
+    matching by default)."""
+
+    def __init__(
+        self,
+        measures: object,
+        matching_strategy: object = None,
+        *,
+        empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    ) -> None:
+        TextMetric.__init__(self, matching_strategy, empty_ground_truth=empty_ground_truth)
+        self._init_measures(measures)
+        ranked = [str(m) for m in self._chosen if m.definition.family == "rank"]
+        if ranked and self.matching_strategy.unit != "chunk":
+            raise InvalidArgumentError(
+                f"TextMeasures({self.matching_strategy.spec}): {', '.join(ranked)} rank "
+                "retrieved chunks, but this strategy matches sentences; use a chunk strategy "
+                "(rouge-chunk, exact-chunk, fuzzy-chunk) for rank measures, or only the "
+                "context_* measures with sentence matching"
+            )
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.keys, self.matching_strategy)
+
+
+class IDMeasures(MeasureSetMixin, IdMetric):
+    """Any measures over chunk or document ids."""
+
+    def __init__(
+        self,
+        measures: object,
+        *,
+        relevance_level: float = 1,
+        empty_ground_truth: EmptyGroundTruthPolicy = "zero",
+    ) -> None:
+        IdMetric.__init__(
+            self, relevance_level=relevance_level, empty_ground_truth=empty_ground_truth
+        )
+        self._init_measures(measures)
+        if self._credit != "matching":
+            raise InvalidArgumentError(
+                "IDMeasures: an id matches one qrels entry, so there is no credit rule to "
+                "choose; leave credit out of the measure specs"
+            )
