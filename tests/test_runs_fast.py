@@ -96,13 +96,13 @@ def per_query(
     out: dict[Hashable, dict[str, float]] = {}
     for qid, judged in qrels.items():
         if qid not in run:
-            out[qid] = dict.fromkeys(measures, 0.0)
+            out[qid] = dict.fromkeys((str(m) for _, m in parsed), 0.0)
             continue
         ranked = rank_documents(run[qid], ties=ties)  # type: ignore[arg-type]
         judgments = judge_ids(
             ranked, validate_qrels(judged, "qrels"), relevance_level=relevance_level
         )
-        out[qid] = {spec: measure(judgments) for spec, measure in parsed}
+        out[qid] = {str(measure): measure(judgments) for _, measure in parsed}
     return out
 
 
@@ -119,9 +119,9 @@ def evaluate(
 def evaluate_per_query(
     run: dict[Any, Any], qrels: dict[Any, Any], measures: list[str], **options: Any
 ) -> tuple[dict[Hashable, dict[str, float]], list[str]]:
-    """evaluate_run with the whole-run path switched off: every query takes the per-query path."""
-    with mock.patch.object(runs, "judge_run", return_value=None):
-        return evaluate(run, qrels, measures, **options)
+    """evaluate_run through the public reference switch: every query is judged on its own and
+    scored with the reference formulas."""
+    return evaluate(run, qrels, measures, implementation="reference", **options)
 
 
 def assert_identical(got: dict[Hashable, dict[str, float]], expected: dict[Hashable, Any]) -> None:
@@ -263,9 +263,9 @@ def test_tie_groups_by_hand() -> None:
     with pytest.warns(ConventionWarning, match="1 query"):
         got = evaluate_run(run, qrels, measures)["q"]
     # Relevant: d9, d10, y, missing (4). Hits at ranks 2, 4, 5.
-    assert got["map"] == (1 / 2 + 2 / 4 + 3 / 5) / 4
-    assert got["mrr"] == 1 / 2
-    assert got["P@3"] == 1 / 3
+    assert got["average_precision"] == (1 / 2 + 2 / 4 + 3 / 5) / 4
+    assert got["reciprocal_rank"] == 1 / 2
+    assert got["precision@3"] == 1 / 3
     assert got["recall@4"] == 2 / 4
     dcg = 1 / math.log2(3) + 2 / math.log2(5) + 3 / math.log2(6)
     idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4) + 1 / math.log2(5)
@@ -274,8 +274,8 @@ def test_tie_groups_by_hand() -> None:
     # Input order keeps the dict's order within the tie: d10, d2, d9.
     with pytest.warns(ConventionWarning, match="1 query"):
         by_input = evaluate_run(run, qrels, measures, ties="input")["q"]
-    assert by_input["map"] == (1 / 2 + 2 / 4 + 3 / 5) / 4  # d10 then d9: hits at 2, 4, 5 again
-    assert by_input["mrr"] == 1 / 2
+    assert by_input["average_precision"] == (1 / 2 + 2 / 4 + 3 / 5) / 4  # d10 then d9: hits at 2, 4, 5 again
+    assert by_input["reciprocal_rank"] == 1 / 2
     assert by_input["ndcg@3"] == (2 / math.log2(3)) / (3 + 2 / math.log2(3) + 1 / math.log2(4))
 
 
@@ -285,7 +285,7 @@ def test_ties_among_equal_grades_do_not_warn() -> None:
     qrels = {"q": {"a": 2, "b": 2}}  # c, d: unjudged, tied with each other only
     got, messages = evaluate(run, qrels, ["map", "ndcg"])
     assert messages == []
-    assert got["q"] == {"map": 1.0, "ndcg": 1.0}
+    assert got["q"] == {"average_precision": 1.0, "ndcg": 1.0}
 
 
 def test_uneven_lengths_use_one_flat_sort() -> None:
@@ -340,7 +340,7 @@ def test_mixed_inputs_equal_per_query_path() -> None:
     # are 2**60, a tie that docid descending would give to b.
     exact = {"q": {"b": 2**60, "a": 2**60 + 1}}
     got_exact, _ = evaluate(exact, {"q": {"a": 1}}, ["P@1"])
-    assert got_exact["q"]["P@1"] == 1.0
+    assert got_exact["q"]["precision@1"] == 1.0
 
 
 def test_which_queries_take_the_fast_path() -> None:
@@ -469,7 +469,7 @@ def test_bad_query_outside_the_qrels_is_ignored() -> None:
     run = _with(RUN, unjudged={"a": math.nan, "b": "x"})
     got, messages = evaluate(run, QRELS, ["map"])
     # By hand: a ranks 1st, then the tie at 0.5 puts c ("c" > "b") 2nd; both relevant.
-    assert got == {qid: {"map": (1 / 1 + 2 / 2) / 2} for qid in QRELS}
+    assert got == {qid: {"average_precision": (1 / 1 + 2 / 2) / 2} for qid in QRELS}
     assert messages == [
         "1 query(ies) in the run have no relevance judgments in the qrels and were left out, "
         "as trec_eval does",

@@ -12,7 +12,11 @@
 {'context_precision': 0.5, 'context_recall': 1.0, 'context_f1': 0.6666666666666666}
 """
 
-from ctxeval.comparison import ComparisonReport, PairedComparison, compare
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ctxeval.errors import (
     ConventionWarning,
     CtxevalError,
@@ -24,37 +28,98 @@ from ctxeval.errors import (
     MissingDependencyError,
     SpecError,
 )
-from ctxeval.evaluator import RetrievalEvaluator, evaluate
-from ctxeval.io import FieldMap, Record, RecordError, read_records
-from ctxeval.matching import (
-    ExactChunkMatch,
-    ExactSentenceMatch,
-    FuzzyChunkMatch,
-    Matches,
-    MatchingStrategy,
-    PairwiseMatch,
-    RougeChunkMatch,
-    RougeSentenceMatch,
-    parse_strategy,
-)
-from ctxeval.metrics import (
-    CONVENTIONS,
-    IDPrecisionRecallF1,
-    IDRankedRetrievalMetrics,
-    Judgments,
-    Measure,
-    PrecisionRecallF1,
-    RankedRetrievalMetrics,
-    evaluate_run,
-    parse_measure,
-)
-from ctxeval.results import EvaluationResult
-from ctxeval.text import RougeTokenizer, UnicodeTokenizer, get_splitter, get_tokenizer
 
 __version__ = "0.1.0"
 
+# The public API, imported on first use (PEP 562): ``import ctxeval`` and ``ctxeval --help``
+# stay fast, and a script pays only for the stages it uses.
+_LAZY = {
+    "ComparisonReport": "ctxeval.comparison",
+    "PairedComparison": "ctxeval.comparison",
+    "compare": "ctxeval.comparison",
+    "RetrievalEvaluator": "ctxeval.evaluator",
+    "evaluate": "ctxeval.evaluator",
+    "FieldMap": "ctxeval.io",
+    "Record": "ctxeval.io",
+    "RecordError": "ctxeval.io",
+    "read_records": "ctxeval.io",
+    "ExactChunkMatch": "ctxeval.matching",
+    "ExactSentenceMatch": "ctxeval.matching",
+    "FuzzyChunkMatch": "ctxeval.matching",
+    "Matches": "ctxeval.matching",
+    "MatchingStrategy": "ctxeval.matching",
+    "PairwiseMatch": "ctxeval.matching",
+    "RougeChunkMatch": "ctxeval.matching",
+    "RougeSentenceMatch": "ctxeval.matching",
+    "parse_strategy": "ctxeval.matching",
+    "CONVENTIONS": "ctxeval.metrics",
+    "IDMeasures": "ctxeval.metrics",
+    "IDPrecisionRecallF1": "ctxeval.metrics",
+    "IDRankedRetrievalMetrics": "ctxeval.metrics",
+    "Judgments": "ctxeval.metrics",
+    "MEASURES": "ctxeval.metrics",
+    "Measure": "ctxeval.metrics",
+    "PrecisionRecallF1": "ctxeval.metrics",
+    "RankedRetrievalMetrics": "ctxeval.metrics",
+    "TextMeasures": "ctxeval.metrics",
+    "evaluate_run": "ctxeval.metrics",
+    "parse_measure": "ctxeval.metrics",
+    "EvaluationResult": "ctxeval.results",
+    "RougeTokenizer": "ctxeval.text",
+    "UnicodeTokenizer": "ctxeval.text",
+    "get_splitter": "ctxeval.text",
+    "get_tokenizer": "ctxeval.text",
+}
+
+if TYPE_CHECKING:
+    from ctxeval.comparison import ComparisonReport, PairedComparison, compare
+    from ctxeval.evaluator import RetrievalEvaluator, evaluate
+    from ctxeval.io import FieldMap, Record, RecordError, read_records
+    from ctxeval.matching import (
+        ExactChunkMatch,
+        ExactSentenceMatch,
+        FuzzyChunkMatch,
+        Matches,
+        MatchingStrategy,
+        PairwiseMatch,
+        RougeChunkMatch,
+        RougeSentenceMatch,
+        parse_strategy,
+    )
+    from ctxeval.metrics import (
+        CONVENTIONS,
+        MEASURES,
+        IDMeasures,
+        IDPrecisionRecallF1,
+        IDRankedRetrievalMetrics,
+        Judgments,
+        Measure,
+        PrecisionRecallF1,
+        RankedRetrievalMetrics,
+        TextMeasures,
+        evaluate_run,
+        parse_measure,
+    )
+    from ctxeval.results import EvaluationResult
+    from ctxeval.text import RougeTokenizer, UnicodeTokenizer, get_splitter, get_tokenizer
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
     "CONVENTIONS",
+    "MEASURES",
     "ComparisonReport",
     "ConventionWarning",
     "CtxevalError",
@@ -65,6 +130,7 @@ __all__ = [
     "ExactSentenceMatch",
     "FieldMap",
     "FuzzyChunkMatch",
+    "IDMeasures",
     "IDPrecisionRecallF1",
     "IDRankedRetrievalMetrics",
     "InvalidArgumentError",
@@ -86,6 +152,7 @@ __all__ = [
     "RougeSentenceMatch",
     "RougeTokenizer",
     "SpecError",
+    "TextMeasures",
     "UnicodeTokenizer",
     "__version__",
     "compare",

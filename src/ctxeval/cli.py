@@ -14,14 +14,16 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import tomllib
 
 from ctxeval import __version__
 from ctxeval.errors import CtxevalError
-from ctxeval.metrics.base import MetricBase
+
+if TYPE_CHECKING:
+    from ctxeval.metrics.base import MetricBase
 
 EXIT_GATE = 1
 EXIT_USAGE = 2

@@ -3,6 +3,7 @@
 from ctxeval.metrics.conventions import CONVENTIONS, RankOptions
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
+from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures
 from ctxeval.metrics.measures import MEASURES, Measure, parse_measure
 from ctxeval.metrics.runs import evaluate_run, rank_documents
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics, judge_texts
@@ -10,6 +11,7 @@ from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetri
 __all__ = [
     "CONVENTIONS",
     "MEASURES",
+    "IDMeasures",
     "IDPrecisionRecallF1",
     "IDRankedRetrievalMetrics",
     "Judgments",
@@ -17,6 +19,7 @@ __all__ = [
     "PrecisionRecallF1",
     "RankOptions",
     "RankedRetrievalMetrics",
+    "TextMeasures",
     "evaluate_run",
     "judge_ids",
     "judge_matrix",
