@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ctxeval.comparison as compare_module
+import ctxeval.comparison.stats as compare_module
 from ctxeval import (
     ConventionWarning,
     IDPrecisionRecallF1,

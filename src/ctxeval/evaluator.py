@@ -18,6 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
 from typing import Any, Literal
 
+from ctxeval.aggregation import Aggregator
 from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError, InvalidRecordError
 from ctxeval.io.records import Mode, Record, RecordError
 from ctxeval.matching.rouge import RougeChunkMatch
@@ -25,7 +26,7 @@ from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
-from ctxeval.results import Aggregator, EvaluationResult, JsonlResultWriter
+from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 from ctxeval.validation import check_choice, check_k
 
@@ -280,7 +281,8 @@ class RetrievalEvaluator:
         first = next(records, None)
         if first is None:
             metrics = self.metrics or default_metrics("text")
-            return Aggregator(ScoringPlan(metrics, ks), self._source_name()).result()
+            plan = ScoringPlan(metrics, ks)
+            return Aggregator(plan, self._source_name(), fields=self.fields).result()
         mode: Mode = first.mode if isinstance(first, Record) else "text"
         if isinstance(first, RecordError) and self.metrics is None:
             mode = self._guess_mode(first)
@@ -288,6 +290,7 @@ class RetrievalEvaluator:
         aggregator = Aggregator(
             plan,
             self._source_name(),
+            fields=self.fields,
             keep_rows=self.keep_per_query,
             row_sink=None if writer is None else writer.write,
         )
