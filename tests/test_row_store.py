@@ -339,6 +339,11 @@ def test_none_and_nan_are_told_apart() -> None:
     assert b[2] is None
     assert table[1]["a"] is None
     assert math.isnan(table[1]["b"])
+    # a value that is not a number fails before the table changes
+    with pytest.raises(TypeError):
+        table.append("bad", {"x": 1}, ["n/a", 0.5])  # type: ignore[list-item]
+    assert len(table) == 3
+    assert table.column_names() == ["id", "a", "b"]
 
 
 def test_metadata_clashes_are_renamed() -> None:

@@ -284,8 +284,9 @@ def _run_strategy(result: EvaluationResult | None) -> MatchingStrategy | None:
 
 _SHOWN_CHUNKS = 3
 _NOT_JUDGED = (
-    "not judged again: the run does not record a matching strategy that ctxeval can rebuild "
-    "(a custom strategy), so no chunk is marked"
+    "not judged again: the run does not record a matching strategy that ctxeval can rebuild (a "
+    "custom strategy, several strategies, or a result saved by an older ctxeval), so no chunk "
+    "is marked"
 )
 
 
@@ -324,7 +325,7 @@ def _worst_queries(
             record = run_records.get(qid)
             if record is not None:
                 question = str(record.metadata.get("question", ""))
-                truth = [getattr(t, "text", t) for t in record.ground_truth]
+                truth = [str(getattr(t, "text", t)) for t in record.ground_truth]
                 break
         columns = []
         for run, value in zip(report.runs, values, strict=True):
@@ -401,7 +402,9 @@ def html_report(
 
     ``results`` are the runs' :class:`EvaluationResult`, by the names the report uses (for the
     curves and the first-relevant-rank plot); ``datasets`` the run files, by the same names, so
-    that the worst queries show their retrieved and ground-truth text; ``focus`` the metric of
+    that the worst queries show their retrieved and ground-truth text, read with each run's field
+    names and marked as each run's matching strategy judged them (``summary["fields"]`` and
+    ``summary["strategy"]`` of its result); ``focus`` the metric of
     the worst-query list (default: the deepest context recall; the scatter plot shows the
     deepest NDCG, whose per-query values spread more).
     """

@@ -19,9 +19,11 @@ import operator
 import sys
 from array import array
 from collections.abc import Container, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
+
+from ctxeval.errors import InvalidArgumentError
 
 __all__ = ["PerQueryTable", "metadata_column"]
 
@@ -75,7 +77,9 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         self._metrics: tuple[str, ...] = tuple(metric_columns)
         self._position = {name: j for j, name in enumerate(self._metrics)}
         if len(self._position) != len(self._metrics):
-            raise ValueError(f"PerQueryTable: metric columns named twice in {self._metrics}")
+            raise InvalidArgumentError(
+                f"PerQueryTable({list(self._metrics)}): a metric column is named twice"
+            )
         self._width = len(self._metrics)
         self._ids: list[Any] = []
         self._metadata: dict[str, list[Any]] = {}
@@ -98,9 +102,16 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         """Add a scored record's row: its id, its metadata fields (renamed by
         :func:`metadata_column`) and one value per metric column, a float or None."""
         if len(values) != self._width:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"PerQueryTable.append: {len(values)} values for {self._width} metric columns"
             )
+        # The values first: a value that is not a number fails before the table changes.
+        missing = None
+        if None in values:
+            missing = bytes(value is None for value in values)
+            row = array("d", [0.0 if value is None else value for value in values])
+        else:
+            row = array("d", cast("Sequence[float]", values))
         keys = tuple(metadata)
         route = self._routes.get(keys)
         if route is None:
@@ -116,18 +127,13 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         for column in absent:
             column.append(_ABSENT)
         self._ids.append(record_id)
-        if None in values:
-            self._append_with_none(values)
-        else:
-            self._block.extend(values)
-            if self._none is not None:
-                self._none.extend(bytes(self._width))
-
-    def _append_with_none(self, values: Sequence[float | None]) -> None:
-        if self._none is None:
-            self._none = bytearray(len(self._block))
-        self._block.extend([0.0 if value is None else value for value in values])
-        self._none.extend(bytes(value is None for value in values))
+        self._block.extend(row)
+        if missing is not None:
+            if self._none is None:
+                self._none = bytearray(len(self._block) - self._width)
+            self._none.extend(missing)
+        elif self._none is not None:
+            self._none.extend(bytes(self._width))
 
     def _route(self, keys: tuple[str, ...]) -> _Route:
         names = [metadata_column(key, self._position) for key in keys]
@@ -159,7 +165,7 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         """Add a row read back from a result file (see :meth:`fits`); its other keys are its
         metadata, already named as in a row."""
         if not self.fits(row):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"PerQueryTable.append_row: the row {row!r:.80} lacks an id or a float (or None) "
                 f"under a metric column of {self._metrics}"
             )
@@ -199,7 +205,7 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         start = i * self._width
         end = start + self._width
         if self._none is not None and any(self._none[start:end]):
-            values: list[float | None] = self._block[start:end].tolist()
+            values: list[Any] = self._block[start:end].tolist()
             for j, missing in enumerate(self._none[start:end]):
                 if missing:
                     values[j] = None
