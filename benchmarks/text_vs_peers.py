@@ -320,7 +320,7 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
             "  records scored one by one (scoring.score_record: empty ground truth, errors)",
             cumulative("ctxeval/scoring.py", "score_record"),
         ),
-        ("aggregate (Aggregator.add)", cumulative("ctxeval/results.py", "add")),
+        ("aggregate (Aggregator.add)", cumulative("ctxeval/aggregation.py", "add")),
         (
             f"cyclic GC pauses ({len(pauses)}; counted inside whichever function allocated)",
             sum(pauses),

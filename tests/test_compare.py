@@ -8,19 +8,22 @@ import json
 import math
 import random
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-import ctxeval.comparison as compare_module
+import ctxeval.comparison.stats as compare_module
 from ctxeval import (
     ConventionWarning,
     IDPrecisionRecallF1,
     IDRankedRetrievalMetrics,
     InvalidArgumentError,
     InvalidArgumentTypeError,
+    PrecisionRecallF1,
+    RankedRetrievalMetrics,
     RetrievalEvaluator,
 )
 from ctxeval.comparison import ComparisonReport, compare, holm, random_stream
@@ -456,6 +459,35 @@ def test_results_saved_as_jsonl_and_csv_load_and_compare(tmp_path: Path) -> None
         "sentence": pytest.approx(results["sentence"].aggregate["context_recall@5"]),
     }
     assert from_files.comparison("sentence", "context_recall@5").significant
+
+
+FIXTURE_RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
+
+
+@pytest.mark.parametrize("strategy", ["rouge-chunk(threshold=0.7)", "exact-chunk"])
+def test_means_equal_the_aggregates_bit_for_bit(strategy: str) -> None:
+    # One exact mean: a run's mean in the report is its aggregate, to the last bit (a float sum
+    # divided by n differed in the last bit on several columns of the example runs).
+    metrics = [PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy)]
+    results = {
+        name: RetrievalEvaluator(FIXTURE_RUNS / f"{name}.jsonl", metrics, workers=1).run(
+            k=[1, 3, 5, 10]
+        )
+        for name in ("fixed-100", "sentence-3", "paragraph")
+    }
+    report = compare(results, n_resamples=10)
+    columns = [c for c in results["fixed-100"].aggregate if not c.startswith("micro_")]
+    assert list(report.metrics) == columns
+    for row in report.rows:
+        for name, result in results.items():
+            assert row.means[name] == result.aggregate[row.metric], (row.metric, name)
+    for item in report.comparisons:
+        assert item.baseline_mean == results[item.baseline].aggregate[item.metric]
+        assert item.run_mean == results[item.run].aggregate[item.metric]
+        values = report.values[item.metric]
+        diffs = [r - b for r, b in zip(values[item.run], values[item.baseline], strict=True)]
+        exact = sum(Fraction(d) for d in diffs if abs(d) > 1e-12) / len(diffs)  # type: ignore[operator]
+        assert item.diff == float(exact)
 
 
 def test_names_from_sources_are_made_unique() -> None:

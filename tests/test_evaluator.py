@@ -241,7 +241,7 @@ def test_save_and_load_round_trip(tmp_path: Path, suffix: str) -> None:
 
 def test_a_failed_save_leaves_no_file(tmp_path: Path) -> None:
     result = RetrievalEvaluator(SEED_003, [IDPrecisionRecallF1()], workers=1).run()
-    result.per_query.append({"id": "x", "bad": _Explodes()})  # fails while the CSV is written
+    result.per_query = [*result.per_query, {"id": "x", "bad": _Explodes()}]  # fails in the CSV
     target = tmp_path / "out.csv"
     with pytest.raises(RuntimeError):
         result.save(target)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import random
+import re
 import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
 from ctxeval.comparison import compare
 from ctxeval.report import html_report, write_html_report
+from ctxeval.results import EvaluationResult
 
 pytest.importorskip("matplotlib")
 
@@ -53,8 +61,6 @@ def test_text_from_the_data_is_escaped(tmp_path: Path) -> None:
         for i in range(4)
     ]
     path = tmp_path / "run.jsonl"
-    import json
-
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     metrics = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
     results = {
@@ -111,3 +117,135 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
     assert title == "ctxeval: retrieval comparison"
     assert headings[:2] == ["Comparison", "Plots"]
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+# -- judging the worst queries as the run did --------------------------------------------------
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _columns(page: str) -> dict[tuple[str, str], tuple[str, list[bool]]]:
+    """{(query id, run): (the note above the chunks, whether each shown chunk is marked)}."""
+    worst = page[page.index("<h2>Worst queries") :]
+    found = {}
+    for block in worst.split('<div class="query">')[1:]:
+        qid = re.match(r"<h3>([^ <]+)", block).group(1)  # type: ignore[union-attr]
+        for column in block.split('<div class="col">')[1:]:
+            run = re.match(r"<h4>([^ <]+)", column).group(1)  # type: ignore[union-attr]
+            note = re.search(r'<p class="note">(.*?)</p>', column)
+            marks = [hit == " hit" for hit in re.findall(r'<div class="chunk( hit)?">', column)]
+            found[(qid, run)] = (note.group(1) if note else "", marks)
+    return found
+
+
+SENTENCE = "the committee approved the new budget for the coming fiscal year in march"
+NEAR = "the committee approved the new budget for the coming fiscal year in april"  # ROUGE-L 0.92
+
+
+def test_exact_chunk_report_marks_exactly_what_the_metric_credited(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    filler = [f"unrelated passage number {i} about other things" for i in range(20)]
+    records = []
+    for i in range(12):
+        chunks = rng.sample(filler, 3)
+        if i % 3 == 0:
+            chunks[rng.randrange(3)] = NEAR  # a near copy: a hit for ROUGE, a miss for exact
+        if i % 2 == 0:
+            chunks[rng.randrange(3)] = SENTENCE
+        records.append(
+            {"id": f"q{i:02d}", "retrieved_context": chunks, "ground_truth_context": [SENTENCE]}
+        )
+    path = _write(tmp_path / "run.jsonl", records)
+    metrics = [PrecisionRecallF1("exact-chunk"), RankedRetrievalMetrics("exact-chunk")]
+    results = {
+        name: RetrievalEvaluator(path, metrics, workers=1).run(k=[1, 3]) for name in ("a", "b")
+    }
+    assert results["a"].summary["strategy"] == "exact-chunk"
+    report = compare(results, n_resamples=50)
+    page = html_report(
+        report, results, datasets={"a": path, "b": path}, focus="context_precision@3", worst=12
+    )
+    columns = _columns(page)
+    assert len(columns) == 24
+    by_id = {record["id"]: record for record in records}
+    rows = {row["id"]: row for row in results["a"].per_query}
+    for (qid, _), (note, marks) in columns.items():
+        chunks = by_id[qid]["retrieved_context"]
+        assert note == "matched with exact-chunk"
+        assert marks == [chunk == SENTENCE for chunk in chunks]
+        assert sum(marks) == rows[qid]["context_precision@3"] * 3
+    assert any(NEAR in record["retrieved_context"] for record in records)
+    assert "ROUGE-L" not in page
+
+
+def test_report_reads_a_dataset_with_custom_field_names(tmp_path: Path) -> None:
+    records = [
+        {"qid": f"q{i}", "question": f"question {i}", "chunks": [SENTENCE, "other"], "gold": [NEAR]}
+        for i in range(4)
+    ]
+    path = _write(tmp_path / "custom.jsonl", records)
+    fields = {"retrieved": "chunks", "ground_truth": "gold", "id": "qid"}
+    metrics = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
+    results = {
+        name: RetrievalEvaluator(path, metrics, fields=fields, workers=1).run(k=[1, 2])
+        for name in ("a", "b")
+    }
+    assert results["a"].summary["fields"] == fields
+    page = html_report(compare(results, n_resamples=50), results, datasets={"a": path, "b": path})
+    assert "Ground truth" in page
+    assert "question 3" in page
+    marks = _columns(page)
+    assert marks[("q0", "a")] == ("matched with rouge-chunk(threshold=0.7)", [True, False])
+    # the same through the command line, whose --report used to fail after the comparison
+    target = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxeval", "compare", path, path, "--retrieved-field", "chunks",
+         "--ground-truth-field", "gold", "--id-field", "qid", "-k", "2", "--n-resamples", "50",
+         "--report", target],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "question 3" in target.read_text(encoding="utf-8")
+
+
+def _shared_words(retrieved: Sequence[str], ground_truth: Sequence[str]) -> list[list[bool]]:
+    return [[bool(set(r.split()) & set(g.split())) for g in ground_truth] for r in retrieved]
+
+
+def test_a_custom_strategy_is_not_judged_again(tmp_path: Path) -> None:
+    records = [
+        {"id": f"q{i}", "retrieved_context": [SENTENCE, "other"], "ground_truth_context": [NEAR]}
+        for i in range(3)
+    ]
+    path = _write(tmp_path / "run.jsonl", records)
+    metrics = [PrecisionRecallF1(_shared_words), RankedRetrievalMetrics(_shared_words)]
+    results = {
+        name: RetrievalEvaluator(path, metrics, workers=1).run(k=[1, 2]) for name in ("a", "b")
+    }
+    assert results["a"].summary["strategy"] is None
+    page = html_report(compare(results, n_resamples=50), results, datasets={"a": path, "b": path})
+    for note, marks in _columns(page).values():
+        assert note.startswith("not judged again")
+        assert marks == [False, False]
+    assert SENTENCE in page  # the texts are shown, unmarked
+
+
+def test_the_summary_records_how_to_judge_again(tmp_path: Path) -> None:
+    text = [{"id": "q", "retrieved_context": ["a b"], "ground_truth_context": ["a b"]}]
+    ids = [{"id": "q", "retrieved_ids": ["a"], "relevant_ids": ["a"]}]
+    strategy = RougeChunkMatch(threshold=0.5, tokenizer="unicode")
+    summary = RetrievalEvaluator(text, [PrecisionRecallF1(strategy)], workers=1).run().summary
+    assert summary["strategy"] == "rouge-chunk(threshold=0.5, tokenizer='unicode')"
+    assert summary["fields"] == {}
+    summary = RetrievalEvaluator(ids, workers=1).run().summary
+    assert summary["strategy"] is None  # ID mode: nothing to match
+    mixed = [PrecisionRecallF1("exact-chunk"), RankedRetrievalMetrics("rouge-chunk")]
+    assert RetrievalEvaluator(text, mixed, workers=1).run().summary["strategy"] is None
+    result = RetrievalEvaluator(
+        text, fields={"retrieved": "retrieved_context", "mode": "text"}, workers=1
+    ).run()
+    assert result.summary["fields"] == {"retrieved": "retrieved_context", "mode": "text"}
+    loaded = EvaluationResult.load(result.save(tmp_path / "r.jsonl"))
+    assert loaded.summary["fields"] == result.summary["fields"]
+    assert loaded.summary["strategy"] == "rouge-chunk(threshold=0.7)"

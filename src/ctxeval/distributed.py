@@ -14,8 +14,8 @@ the partitioning, because:
 - duplicate ids are found across blocks by a shuffle: each block's ids go to buckets by a stable
   hash, each bucket finds the later occurrences, and only those (usually none) reach the client;
 - each block is scored on a worker and folded into exact partial sums (see
-  :mod:`ctxeval.results`), merged on the client in any order; per-query rows go to one Parquet part
-  per block, written atomically under a name fixed by the block, so a task that Dask re-runs
+  :mod:`ctxeval.aggregation`), merged on the client in any order; per-query rows go to one Parquet
+  part per block, written atomically under a name fixed by the block, so a task that Dask re-runs
   after a lost worker overwrites its own part and its partial sums count once.
 
 Nothing per-query crosses to the client except the bad records (with on_error="skip").
@@ -28,21 +28,22 @@ import json
 import os
 import shutil
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ctxeval.aggregation import Aggregator, AggregatorState
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError, MissingDependencyError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.fields import ResolvedFields, as_field_map
 from ctxeval.io.readers import Block, file_fields, read_block
 from ctxeval.io.records import RecordError
-from ctxeval.results import Aggregator, AggregatorState, EvaluationResult
+from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.scoring import ScoringPlan, score_batch
 
-__all__ = ["evaluate_distributed", "plan_blocks"]
+__all__ = ["evaluate_distributed", "iter_parts", "plan_blocks"]
 
 _EXTENSIONS = {
     ".jsonl": "jsonl",
@@ -247,7 +248,7 @@ def _score(
     part: str | None,
     batch_size: int,
 ) -> AggregatorState:
-    # The block's rows, stored by column until they are written (see PerQueryRows).
+    # The block's rows, stored by column until they are written (see PerQueryTable).
     aggregator = Aggregator(plan, source, keep_rows=part is not None)
     items = read_block(
         block, resolved, fields=fields, first_index=first_index, known_duplicates=duplicates
@@ -263,9 +264,7 @@ def _score(
 def _write_part(path: str, rows: Sequence[dict[str, Any]]) -> None:
     import pyarrow.parquet as pq
 
-    from ctxeval.results import _arrow_table
-
-    table = _arrow_table(rows)
+    table = arrow_table(rows)
     with atomic_write(Path(path), binary=True) as out:
         pq.write_table(table, out)
 
@@ -418,7 +417,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
         )
         for n, block in enumerate(positioned)
     ]
-    aggregator = Aggregator(plan, o["source"], keep_rows=False)
+    aggregator = Aggregator(plan, o["source"], keep_rows=False, fields=o["fields"])
     for state in client.gather(futures):
         aggregator.merge(state)
     if aggregator.skipped and o["on_error"] == "raise":
@@ -459,13 +458,3 @@ def _whole_file(group: list[Block]) -> Block:
         return replace(first, start=0, end=group[-1].end, first_pos=1)
     # In-memory data: its first block holds the first records, which is what resolution reads.
     return first
-
-
-def iter_parts(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """The per-query rows of a distributed run, in input order."""
-    import pyarrow.parquet as pq
-
-    root = Path(directory)
-    header = json.loads((root / _RESULT_HEADER).read_text(encoding="utf-8"))
-    for name in header["parts"]:
-        yield from pq.read_table(root / name).to_pylist()

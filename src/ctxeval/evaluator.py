@@ -18,6 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
 from typing import Any, Literal
 
+from ctxeval.aggregation import Aggregator
 from ctxeval.errors import (
     EmptyTokensWarning,
     InvalidArgumentError,
@@ -33,7 +34,7 @@ from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures, parse_measure
 from ctxeval.metrics.measures import Measure, implementation
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
-from ctxeval.results import Aggregator, EvaluationResult, JsonlResultWriter
+from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
 from ctxeval.validation import check_choice, check_k
 
@@ -345,7 +346,8 @@ class RetrievalEvaluator:
         records = self._records()
         first = next(records, None)
         if first is None:
-            return Aggregator(self._plan(self._modes()[0], ks), self._source_name()).result()
+            plan = self._plan(self._modes()[0], ks)
+            return Aggregator(plan, self._source_name(), fields=self.fields).result()
         mode: Mode = first.mode if isinstance(first, Record) else self._modes()[0]
         if isinstance(first, RecordError) and not self.objects:
             mode = self._guess_mode(first)
@@ -353,6 +355,7 @@ class RetrievalEvaluator:
         aggregator = Aggregator(
             plan,
             self._source_name(),
+            fields=self.fields,
             keep_rows=self.keep_per_query,
             row_sink=None if writer is None else writer.write,
         )

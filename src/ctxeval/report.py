@@ -18,8 +18,13 @@ from typing import Any
 
 from ctxeval import __version__
 from ctxeval.comparison import ComparisonReport
-from ctxeval.errors import MissingDependencyError
+from ctxeval.errors import CtxevalError, MissingDependencyError
+from ctxeval.exact import exact_mean
 from ctxeval.io.atomic import atomic_write
+from ctxeval.io.readers import read_records
+from ctxeval.io.records import Record
+from ctxeval.matching import MatchingStrategy, parse_strategy
+from ctxeval.metrics import judge_texts
 from ctxeval.results import EvaluationResult
 
 __all__ = ["html_report", "write_html_report"]
@@ -254,19 +259,40 @@ def _tables(report: ComparisonReport) -> tuple[str, str]:
     return means, pairs
 
 
-def _load_records(path: str | os.PathLike[str], ids: set[str]) -> dict[str, Any]:
-    from ctxeval.io.readers import read_records
-    from ctxeval.io.records import Record
-
-    found: dict[str, Any] = {}
-    for item in read_records(path):
+def _load_records(
+    path: str | os.PathLike[str], ids: set[str], fields: Mapping[str, str] | None
+) -> dict[str, Record]:
+    """The records of ``ids`` in the dataset at ``path``, read with the run's field names."""
+    found: dict[str, Record] = {}
+    for item in read_records(path, fields=dict(fields) if fields else None):
         if isinstance(item, Record) and item.id in ids:
             found[item.id] = item
     return found
 
 
+def _run_strategy(result: EvaluationResult | None) -> MatchingStrategy | None:
+    """The matching strategy the run judged its records with, rebuilt from the spec its summary
+    records; None when there is none to rebuild (ID mode, a custom strategy, an older file)."""
+    spec = None if result is None else result.summary.get("strategy")
+    if not isinstance(spec, str):
+        return None
+    try:
+        return parse_strategy(spec)
+    except CtxevalError:
+        return None
+
+
+_SHOWN_CHUNKS = 3
+_NOT_JUDGED = (
+    "not judged again: the run does not record a matching strategy that ctxeval can rebuild (a "
+    "custom strategy, several strategies, or a result saved by an older ctxeval), so no chunk "
+    "is marked"
+)
+
+
 def _worst_queries(
     report: ComparisonReport,
+    results: Mapping[str, EvaluationResult],
     metric: str,
     datasets: Mapping[str, str | os.PathLike[str]] | None,
     count: int,
@@ -277,19 +303,20 @@ def _worst_queries(
     scored = []
     for i, qid in enumerate(report.query_ids):
         values = [by_run[run][i] for run in report.runs]
-        known = [v for v in values if v is not None]
-        if known:
-            scored.append((sum(known) / len(known), qid, values))
+        mean = exact_mean([v for v in values if v is not None])
+        if mean is not None:
+            scored.append((mean, qid, values))
     scored.sort(key=lambda item: (item[0], item[1]))
     worst = scored[:count]
     if not worst:
         return ""
     ids = {qid for _, qid, _ in worst}
     records = {
-        run: _load_records(path, ids)
+        run: _load_records(path, ids, _run_fields(results.get(run)))
         for run, path in (datasets or {}).items()
         if run in report.runs
     }
+    strategies = {run: _run_strategy(results.get(run)) for run in records}
     blocks = []
     for mean, qid, values in worst:
         question = ""
@@ -298,20 +325,24 @@ def _worst_queries(
             record = run_records.get(qid)
             if record is not None:
                 question = str(record.metadata.get("question", ""))
-                truth = [getattr(t, "text", t) for t in record.ground_truth]
+                truth = [str(getattr(t, "text", t)) for t in record.ground_truth]
                 break
         columns = []
         for run, value in zip(report.runs, values, strict=True):
             record = records.get(run, {}).get(qid)
             chunks = ""
             if record is not None and record.mode == "text":
-                matched = _matched_chunks(record)
+                strategy = strategies[run]
+                top = record.retrieved[:_SHOWN_CHUNKS]
+                marks = [False] * len(top) if strategy is None else _matched(strategy, record)
                 chunks = "".join(
                     f'<div class="chunk{" hit" if hit else ""}">{i + 1}. {_esc(_clip(text))}</div>'
-                    for i, (text, hit) in enumerate(
-                        zip(record.retrieved[:3], matched, strict=False)
-                    )
+                    for i, (text, hit) in enumerate(zip(top, marks, strict=True))
                 )
+                judged = (
+                    f"matched with {_esc(strategy.spec)}" if strategy is not None else _NOT_JUDGED
+                )
+                chunks = f'<p class="note">{judged}</p>{chunks}'
             columns.append(
                 f'<div class="col"><h4>{_esc(run)} &middot; {_esc(metric)} = {_fmt(value, 3)}</h4>'
                 f"{chunks or '<span class=note>retrieved text not available</span>'}</div>"
@@ -327,15 +358,21 @@ def _worst_queries(
     return "".join(blocks)
 
 
-def _matched_chunks(record: Any) -> list[bool]:
-    from ctxeval.matching.rouge import RougeChunkMatch
+def _run_fields(result: EvaluationResult | None) -> Mapping[str, str] | None:
+    fields = None if result is None else result.summary.get("fields")
+    return fields if isinstance(fields, Mapping) else None
 
-    truth = [getattr(t, "text", t) for t in record.ground_truth]
-    top = record.retrieved[:3]
-    if not top or not truth:
-        return [False] * len(top)
-    relevant = RougeChunkMatch().match(top, truth).relevant
-    return [bool(row.any()) for row in relevant]
+
+def _matched(strategy: MatchingStrategy, record: Record) -> list[bool]:
+    """For each of the first retrieved chunks: whether the run's strategy judges it (or, for a
+    sentence strategy, one of its sentences) relevant to some ground-truth item, as the metrics
+    did (the ``relevant`` judgments behind context precision)."""
+    judged = judge_texts(
+        strategy, record.retrieved, record.ground_truth, k=_SHOWN_CHUNKS, validated=True
+    ).judgments
+    ends = judged.chunk_ends or tuple(range(1, judged.n + 1))
+    starts = (0, *ends[:-1])
+    return [any(judged.relevant[a:b]) for a, b in zip(starts, ends, strict=True)]
 
 
 def _clip(text: str, limit: int = 700) -> str:
@@ -365,7 +402,9 @@ def html_report(
 
     ``results`` are the runs' :class:`EvaluationResult`, by the names the report uses (for the
     curves and the first-relevant-rank plot); ``datasets`` the run files, by the same names, so
-    that the worst queries show their retrieved and ground-truth text; ``focus`` the metric of
+    that the worst queries show their retrieved and ground-truth text, read with each run's field
+    names and marked as each run's matching strategy judged them (``summary["fields"]`` and
+    ``summary["strategy"]`` of its result); ``focus`` the metric of
     the worst-query list (default: the deepest context recall; the scatter plot shows the
     deepest NDCG, whose per-query values spread more).
     """
@@ -386,7 +425,7 @@ def html_report(
         ("mean relevant per query", _fmt(summary.get("mean_relevant_per_query"), 2)),
         ("baseline", report.baseline),
     ]
-    notes = "".join(f"<li>{_esc(note)}</li>" for note in report._notes())
+    notes = "".join(f"<li>{_esc(note)}</li>" for note in report.notes())
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -403,9 +442,10 @@ seed {report.seed}, {report.n_resamples} resamples &middot; ctxeval {__version__
 <h2>Plots</h2><section><div class="figs">{"".join(figures)}</div></section>
 <h2>Worst queries by {_esc(metric)}</h2>
 <section><p class="note">The queries with the lowest {_esc(metric)} averaged over the runs, with
-the ground truth and each run's top three retrieved contexts (green: matches the ground truth with
-ROUGE-L recall &ge; 0.7). Look for answers straddling a chunk boundary.</p>
-{_worst_queries(report, metric, datasets, worst)}</section>
+the ground truth and each run's top three retrieved contexts (green: relevant to the ground truth
+as the run's own matching strategy judged it for its metrics). Look for answers straddling a chunk
+boundary.</p>
+{_worst_queries(report, results, metric, datasets, worst)}</section>
 </main></body></html>
 """
 

@@ -1,0 +1,278 @@
+"""Aggregation: row results folded into exact running sums and the per-query table.
+
+Aggregates are folded in as records arrive (:class:`Aggregator`), so a run never needs every row
+in memory to compute them:
+
+- ``{metric}@{k}``: macro average, the mean of per-query values; a query whose values are
+  ``None`` (``empty_ground_truth="skip"``) is left out and counted;
+- ``micro_{metric}@{k}`` for the set metrics: TP, FP and FN summed over queries first.
+
+Sums are exact (:mod:`ctxeval.exact`), so the aggregate does not depend on the order of the
+records: a run split into any partitions, merged in any order, gives the same numbers.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ctxeval.errors import CtxevalError
+from ctxeval.exact import column_sums, mean_of_units, units
+from ctxeval.io.fields import as_field_map
+from ctxeval.io.records import RecordError
+from ctxeval.matching import parse_strategy
+from ctxeval.metrics.reference import f1_score
+from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
+from ctxeval.scoring import RowResult, ScoringPlan, column_name
+
+__all__ = ["Aggregator", "AggregatorState", "strategy_spec"]
+
+# Rows of plain float values buffered before their exact sums are taken together.
+FOLD_ROWS = 1024
+_FLOAT_ONLY = frozenset({float})
+
+
+@dataclass(frozen=True)
+class AggregatorState:
+    """A picklable snapshot of an :class:`Aggregator`'s sums (what a worker sends back)."""
+
+    values: dict[str, Any]
+
+
+def strategy_spec(plan: ScoringPlan) -> str | None:
+    """The spec of the matching strategy of the plan's text metrics, when they share one that
+    :func:`~ctxeval.matching.parse_strategy` rebuilds equal (so that a report can judge the
+    records again as the run did); None otherwise: ID mode, a custom strategy, several."""
+    strategies = {
+        strategy
+        for metric in plan.metrics
+        if (strategy := getattr(metric, "matching_strategy", None)) is not None
+    }
+    if len(strategies) != 1:
+        return None
+    (strategy,) = strategies
+    spec = getattr(strategy, "spec", None)
+    if not isinstance(spec, str):
+        return None
+    try:
+        rebuilt = parse_strategy(spec)
+    except CtxevalError:
+        return None
+    return spec if rebuilt == strategy else None
+
+
+class Aggregator:
+    """Folds row results into per-query rows and running sums, in input order.
+
+    ``fields``: the field mapping the dataset was read with (recorded in the summary, with the
+    matching strategy's spec, so that the records can be read and judged again as the run did).
+    """
+
+    def __init__(
+        self,
+        plan: ScoringPlan,
+        source: str,
+        *,
+        keep_rows: bool = True,
+        row_sink: Callable[[dict[str, Any]], None] | None = None,
+        fields: Any = None,
+    ) -> None:
+        self.plan = plan
+        self.source = source
+        self.keep_rows = keep_rows
+        self.row_sink = row_sink
+        field_map = as_field_map(fields)
+        self.fields = {
+            name: value
+            for name in ("retrieved", "ground_truth", "id", "mode")
+            if (value := getattr(field_map, name)) is not None
+        }
+        self.columns = plan.columns()
+        self._column_order = tuple(self.columns)
+        self.rows = PerQueryTable(self.columns)
+        self.skipped: list[dict[str, Any]] = []
+        # Exact sums (see ctxeval.exact): the mean does not depend on the order of the records,
+        # so a run split into any partitions, merged in any order, gives the same aggregate.
+        self._sums = dict.fromkeys(self.columns, 0)
+        self._counts = dict.fromkeys(self.columns, 0)
+        # Rows whose values are all floats wait here, row-major, for _fold.
+        self._pending = array("d")
+        self._pending_rows = 0
+        self._micro: dict[tuple[int, int | None], list[int]] = {}
+        self._queries = 0
+        self._empty = 0
+        self._excluded = 0
+        self._relevant = 0
+        self._retrieved = 0
+        self._k_used = {k: 0 for k in self._all_ks()}
+        self._tokenless = 0
+        self._tokenless_records = 0
+
+    def _all_ks(self) -> list[int | None]:
+        ks: dict[int | None, None] = {}
+        for metric in self.plan.metrics:
+            ks.update(dict.fromkeys(self.plan.metric_ks(metric)))
+        return list(ks)
+
+    _STATE = (
+        "_sums",
+        "_counts",
+        "_micro",
+        "_queries",
+        "_empty",
+        "_excluded",
+        "_relevant",
+        "_retrieved",
+        "_k_used",
+        "_tokenless",
+        "_tokenless_records",
+        "skipped",
+    )
+
+    def state(self) -> AggregatorState:
+        """The running sums, to merge into another aggregator (a partition's share of a run)."""
+        self._fold()
+        return AggregatorState({name: getattr(self, name) for name in self._STATE})
+
+    def merge(self, state: AggregatorState) -> None:
+        """Add another aggregator's sums (all exact, so the order of merging never matters)."""
+        other = state.values
+        for name in ("_sums", "_counts", "_k_used"):
+            mine = getattr(self, name)
+            for key, value in other[name].items():
+                mine[key] = mine.get(key, 0) + value
+        for key, counts in other["_micro"].items():
+            sums = self._micro.setdefault(key, [0, 0, 0, 0])
+            for i, value in enumerate(counts):
+                sums[i] += value
+        for name in (
+            "_queries",
+            "_empty",
+            "_excluded",
+            "_relevant",
+            "_retrieved",
+            "_tokenless",
+            "_tokenless_records",
+        ):
+            setattr(self, name, getattr(self, name) + other[name])
+        self.skipped.extend(other["skipped"])
+
+    def add(self, item: RowResult | RecordError) -> None:
+        if isinstance(item, RecordError):
+            self.skipped.append(
+                {
+                    "index": item.index,
+                    "id": item.id,
+                    "location": item.location,
+                    "field": item.field,
+                    "message": item.message,
+                }
+            )
+            return
+        scores = item.values
+        values: list[Any] = list(scores.values())
+        if tuple(scores) != self._column_order:
+            values = list(map(scores.__getitem__, self.columns))
+        floats = set(map(type, values)) == _FLOAT_ONLY
+        # x - x == 0 for a finite sum only: NaN and infinity go one at a time, to units' error.
+        if floats and (total := sum(values)) - total == 0.0:
+            self._pending.extend(values)
+            self._pending_rows += 1
+            if self._pending_rows == FOLD_ROWS:
+                self._fold()
+        else:  # None (skipped by policy), NaN or infinity (an error), another number type
+            values = [None if value is None else float(value) for value in values]
+            exact = [None if value is None else units(value) for value in values]
+            for column, value in zip(self.columns, exact, strict=True):
+                if value is not None:
+                    self._sums[column] += value
+                    self._counts[column] += 1
+        self._queries += 1
+        self._empty += item.empty_ground_truth
+        self._excluded += item.skipped_values
+        self._relevant += item.num_relevant
+        self._retrieved += item.num_retrieved
+        self._tokenless += item.tokenless
+        self._tokenless_records += item.tokenless > 0
+        for k in self._k_used:
+            self._k_used[k] += item.num_retrieved if k is None else min(k, item.num_retrieved)
+        micro = self._micro
+        for key, counts in item.counts.items():
+            sums = micro.get(key)
+            if sums is None:
+                micro[key] = list(counts)
+            else:
+                sums[0] += counts[0]
+                sums[1] += counts[1]
+                sums[2] += counts[2]
+                sums[3] += counts[3]
+        if self.keep_rows:
+            self.rows.append(item.id, item.metadata, values)
+        if self.row_sink is not None:
+            row: dict[str, Any] = {"id": item.id}
+            for name, value in item.metadata.items():
+                row[metadata_column(name, scores)] = value
+            row.update(zip(self.columns, values, strict=True))
+            self.row_sink(row)
+
+    def _fold(self) -> None:
+        """Add the pending rows to the exact sums."""
+        rows = self._pending_rows
+        if not rows:
+            return
+        block = np.frombuffer(self._pending, dtype=np.float64).reshape(rows, len(self.columns))
+        self._pending = array("d")
+        self._pending_rows = 0
+        for column, total in zip(self.columns, column_sums(block), strict=True):
+            self._sums[column] += total
+            self._counts[column] += rows
+
+    def aggregate(self) -> dict[str, float | None]:
+        self._fold()
+        out: dict[str, float | None] = {}
+        for column in self.columns:
+            out[column] = mean_of_units(self._sums[column], self._counts[column])
+        for (position, k), (tp_r, retrieved, tp_g, truth) in sorted(
+            self._micro.items(), key=lambda item: (item[0][0], item[0][1] or 0)
+        ):
+            del position
+            p = tp_r / retrieved if retrieved else 0.0
+            r = tp_g / truth if truth else 0.0
+            out[column_name("micro_context_precision", k)] = p
+            out[column_name("micro_context_recall", k)] = r
+            out[column_name("micro_context_f1", k)] = f1_score(p, r)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        q = self._queries
+        return {
+            "source": self.source,
+            "queries": q,
+            "skipped_records": len(self.skipped),
+            "empty_ground_truth": self._empty,
+            "excluded_from_aggregates": self._excluded,
+            "mean_relevant_per_query": self._relevant / q if q else 0.0,
+            "mean_retrieved_per_query": self._retrieved / q if q else 0.0,
+            "mean_k_used": {
+                ("all" if k is None else str(k)): (used / q if q else 0.0)
+                for k, used in self._k_used.items()
+            },
+            "ks": [k for k in self._all_ks()],
+            "metrics": [repr(m) for m in self.plan.metrics],
+            "strategy": strategy_spec(self.plan),
+            "fields": dict(self.fields),
+            "tokenless_texts": self._tokenless,
+            "records_with_tokenless_texts": self._tokenless_records,
+        }
+
+    def result(self) -> EvaluationResult:
+        return EvaluationResult(
+            per_query=self.rows,
+            aggregate=self.aggregate(),
+            summary=self.summary(),
+            skipped=self.skipped,
+        )

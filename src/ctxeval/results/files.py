@@ -1,0 +1,273 @@
+"""Result files: ``.jsonl``, ``.json``, ``.csv`` and ``.parquet``, and Dask output directories.
+
+Every file is written atomically (it appears complete or not at all, even after an error or
+Ctrl-C). JSONL puts the aggregate, summary and skipped records (the *header*) on the first line
+and one query per line after it; JSON holds the header and a ``per_query`` list; CSV writes the
+per-query rows and the header to ``<name>.summary.json`` beside it; Parquet keeps the header in the
+file's metadata. A distributed run writes a directory: ``_result.json`` (the header and the list
+of parts) and one Parquet part per block of the input (:func:`iter_parts`).
+
+Rows read back go into a :class:`~ctxeval.results.table.PerQueryTable` when they fit its schema
+(an id, and a float or None under every metric column of the aggregate), and into a list of
+dicts otherwise (rows made by hand), so that what is read equals what was written.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxeval.errors import InvalidArgumentError, MissingDependencyError
+from ctxeval.io.atomic import atomic_write
+from ctxeval.results.table import PerQueryTable
+
+if TYPE_CHECKING:
+    from ctxeval.results.result import EvaluationResult
+
+__all__ = [
+    "FORMAT_VERSION",
+    "PARTS_HEADER",
+    "JsonlResultWriter",
+    "arrow_table",
+    "iter_parts",
+    "read_result",
+    "result_header",
+    "write_result",
+]
+
+FORMAT_VERSION = 1
+#: The header file of a distributed run's output directory.
+PARTS_HEADER = "_result.json"
+_SUFFIXES = ".jsonl, .json, .csv or .parquet"
+
+
+def result_header(
+    aggregate: Mapping[str, Any], summary: Mapping[str, Any], skipped: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What a result file holds besides the per-query rows."""
+    return {
+        "ctxeval_result": FORMAT_VERSION,
+        "aggregate": aggregate,
+        "summary": summary,
+        "skipped": skipped,
+    }
+
+
+# -- writing ------------------------------------------------------------------------------------
+def write_result(
+    path: str | os.PathLike[str], per_query: Sequence[dict[str, Any]], header: dict[str, Any]
+) -> Path:
+    """Write ``header`` and the rows to ``path``; the format follows the suffix."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix == ".jsonl":
+        with atomic_write(target) as out:
+            out.write(json.dumps(header, ensure_ascii=False) + "\n")
+            for row in per_query:
+                out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    elif suffix == ".json":
+        with atomic_write(target) as out:
+            json.dump(
+                {**header, "per_query": list(per_query)},
+                out,
+                ensure_ascii=False,
+                default=str,
+                indent=1,
+            )
+    elif suffix == ".csv":
+        columns = _columns(per_query)
+        with atomic_write(target) as out:
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            for row in per_query:
+                writer.writerow({k: _csv_cell(row.get(k)) for k in columns})
+        with atomic_write(_sidecar(target)) as out:
+            json.dump(header, out, ensure_ascii=False, indent=1)
+    elif suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"saving {target} needs pyarrow: pip install 'ctxeval[parquet]'"
+            ) from exc
+        table = arrow_table(per_query).replace_schema_metadata({"ctxeval": json.dumps(header)})
+        with atomic_write(target, binary=True) as out:
+            pq.write_table(table, out)
+    else:
+        raise InvalidArgumentError(f"cannot save results to {target}: use a {_SUFFIXES} name")
+    return target
+
+
+class JsonlResultWriter:
+    """Streams per-query rows of a run to disk and writes the result file atomically at the end.
+
+    Rows go to a temporary file as they arrive, so memory stays flat however many records a run
+    has; :meth:`finish` writes the header line (aggregate, summary, skipped) followed by the rows
+    to the target, which appears complete or not at all.
+    """
+
+    def __init__(self, target: str | os.PathLike[str]) -> None:
+        self.target = Path(target)
+        if self.target.suffix.lower() != ".jsonl":
+            raise InvalidArgumentError(
+                f"run(output={os.fspath(target)!r}): per-query rows are streamed to .jsonl "
+                "files; save other formats with result.save(path) after the run"
+            )
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        # Closed by finish()/close(); a context manager cannot span the run.
+        self._rows = tempfile.TemporaryFile(  # noqa: SIM115
+            "w+", encoding="utf-8", dir=self.target.parent
+        )
+        self.count = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._rows.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        self.count += 1
+
+    def finish(self, result: EvaluationResult) -> None:
+        header = result_header(result.aggregate, result.summary, result.skipped)
+        self._rows.seek(0)
+        with atomic_write(self.target) as out:
+            out.write(json.dumps(header, ensure_ascii=False) + "\n")
+            while chunk := self._rows.read(1 << 20):
+                out.write(chunk)
+        self.close()
+
+    def close(self) -> None:
+        self._rows.close()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.stem + ".summary.json")
+
+
+def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
+    if isinstance(rows, PerQueryTable):
+        return rows.column_names()
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    return list(columns)
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict | bool):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _parquet_cell(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
+
+
+def arrow_table(rows: Sequence[dict[str, Any]]) -> Any:
+    """The rows as a pyarrow Table (dict cells as JSON text).
+
+    A :class:`PerQueryTable` gives every one of its columns, the metric columns straight from
+    its float64 block (None as null); other rows are read as ``pa.Table.from_pylist`` does (the
+    columns of the first row).
+    """
+    import pyarrow as pa
+
+    if not isinstance(rows, PerQueryTable):
+        return pa.Table.from_pylist([{k: _parquet_cell(v) for k, v in row.items()} for row in rows])
+    arrays = [pa.array(rows.column("id"))]
+    for name in rows.metadata_columns:
+        arrays.append(pa.array([_parquet_cell(v) for v in rows.column(name)]))
+    values, missing = rows.values(), rows.none_mask()
+    for j in range(len(rows.metric_columns)):
+        column = values[:, j]
+        if missing[:, j].all() and len(rows):
+            arrays.append(pa.array([None] * len(rows)))  # as from_pylist: a null column
+        else:
+            arrays.append(pa.array(column, mask=missing[:, j], type=pa.float64()))
+    return pa.Table.from_arrays(arrays, names=rows.column_names())
+
+
+# -- reading ------------------------------------------------------------------------------------
+def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[dict[str, Any]]]:
+    """The header and the per-query rows of a result file or of a distributed run's directory."""
+    source = Path(path)
+    suffix = source.suffix.lower()
+    if source.is_dir():
+        header = _header(json.loads((source / PARTS_HEADER).read_text(encoding="utf-8")), source)
+        return header, _rows(iter_parts(source), header)
+    if suffix == ".jsonl":
+        with source.open(encoding="utf-8") as lines:
+            header = _header(json.loads(next(lines, "{}")), source)
+            return header, _rows((json.loads(line) for line in lines if line.strip()), header)
+    if suffix == ".json":
+        data = json.loads(source.read_text(encoding="utf-8"))
+        header = _header(data, source)
+        return header, _rows(data.get("per_query", []), header)
+    if suffix == ".csv":
+        sidecar = _sidecar(source)
+        if not sidecar.exists():
+            raise InvalidArgumentError(
+                f"{source}: its aggregate and summary live in {sidecar.name}, which is "
+                "missing; keep the two files together"
+            )
+        header = _header(json.loads(sidecar.read_text(encoding="utf-8")), sidecar)
+        with source.open(encoding="utf-8", newline="") as handle:
+            # ids stay strings ("007", "1e3"); other cells were written as JSON scalars.
+            rows = (
+                {k: (v if k == "id" else _from_csv(v)) for k, v in row.items()}
+                for row in csv.DictReader(handle)
+            )
+            return header, _rows(rows, header)
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(source)
+        raw = (table.schema.metadata or {}).get(b"ctxeval")
+        if raw is None:
+            raise InvalidArgumentError(f"{source} was not written by ctxeval (no metadata)")
+        header = _header(json.loads(raw), source)
+        rows = (row for batch in table.to_batches() for row in batch.to_pylist())
+        return header, _rows(rows, header)
+    raise InvalidArgumentError(f"cannot load results from {source}: use a {_SUFFIXES} file")
+
+
+def iter_parts(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """The per-query rows of a distributed run's output directory, in input order."""
+    import pyarrow.parquet as pq
+
+    root = Path(directory)
+    header = json.loads((root / PARTS_HEADER).read_text(encoding="utf-8"))
+    for name in header["parts"]:
+        yield from pq.read_table(root / name).to_pylist()
+
+
+def _header(data: Any, source: Path) -> dict[str, Any]:
+    if not isinstance(data, dict) or "aggregate" not in data or "summary" not in data:
+        raise InvalidArgumentError(f"{source} is not a ctxeval result file (no aggregate/summary)")
+    return data
+
+
+def _rows(rows: Iterable[dict[str, Any]], header: dict[str, Any]) -> Sequence[dict[str, Any]]:
+    """The rows in a :class:`PerQueryTable` whose metric columns are the aggregate's macro
+    columns, or, from the first row that does not fit it, all of them in a list."""
+    metrics = [c for c in header["aggregate"] if not c.startswith("micro_")]
+    table = PerQueryTable(metrics)
+    remaining = iter(rows)
+    for row in remaining:
+        if not table.fits(row):
+            return [*table, row, *remaining]
+        table.append_row(row)
+    return table
+
+
+def _from_csv(value: str) -> Any:
+    if value == "":
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value

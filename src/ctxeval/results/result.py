@@ -1,0 +1,95 @@
+"""EvaluationResult: what a run produced, its renderings and its files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxeval.errors import MissingDependencyError
+from ctxeval.results.files import read_result, result_header, write_result
+from ctxeval.results.table import PerQueryTable
+
+__all__ = ["EvaluationResult"]
+
+
+@dataclass
+class EvaluationResult:
+    """What a run produced.
+
+    - ``per_query``: one dict per scored record, in input order: ``id``, the record's metadata
+      fields, then a value per metric column (``None`` where a query was skipped by policy). A
+      run stores them in a :class:`~ctxeval.results.PerQueryTable`, a sequence of dicts; any
+      sequence of dicts, such as a list, works as well;
+    - ``aggregate``: ``{column: macro mean}`` and ``micro_`` set metrics;
+    - ``summary``: counts and means that qualify the aggregate (queries, skipped records, empty
+      ground truth, mean relevant items per query, mean k actually used, ...), and what is
+      needed to judge the records again as the run did: ``strategy`` (the matching strategy's
+      spec) and ``fields`` (the dataset's field names);
+    - ``skipped``: the bad records left out with ``on_error="skip"``: index, id, location, field
+      and message.
+    """
+
+    per_query: Sequence[dict[str, Any]]
+    aggregate: dict[str, float | None]
+    summary: dict[str, Any]
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    # -- rendering ---------------------------------------------------------------------------
+    def __str__(self) -> str:
+        s = self.summary
+        lines = [
+            f"{s.get('queries', 0)} queries from {s.get('source', '?')}"
+            f" ({s.get('skipped_records', 0)} skipped, "
+            f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
+        ]
+        width = max((len(key) for key in self.aggregate), default=0)
+        for key, value in self.aggregate.items():
+            shown = "n/a" if value is None else f"{value:.4f}"
+            lines.append(f"  {key:<{width}}  {shown}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "aggregate": self.aggregate,
+            "summary": self.summary,
+            "skipped": self.skipped,
+            "per_query": list(self.per_query),
+        }
+
+    def to_pandas(self) -> Any:
+        """The per-query rows as a pandas DataFrame (requires pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "EvaluationResult.to_pandas() needs pandas: pip install 'ctxeval[pandas]'"
+            ) from exc
+        if isinstance(self.per_query, PerQueryTable):
+            return self.per_query.to_pandas()
+        return pd.DataFrame(self.per_query)
+
+    # -- files -------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the result to ``.jsonl``, ``.json``, ``.csv`` or ``.parquet``, atomically.
+
+        The file appears complete or not at all, even after an error or Ctrl-C. JSONL puts the
+        aggregate and summary on the first line and one query per line after it; CSV writes the
+        per-query rows and the rest to ``<name>.summary.json`` beside it; Parquet keeps the rest
+        in the file's metadata.
+        """
+        header = result_header(self.aggregate, self.summary, self.skipped)
+        return write_result(path, self.per_query, header)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> EvaluationResult:
+        """Read a result written by :meth:`save`, or a distributed run's output directory."""
+        header, rows = read_result(path)
+        return cls(
+            per_query=rows,
+            aggregate=header["aggregate"],
+            summary=header["summary"],
+            skipped=header.get("skipped", []),
+        )
