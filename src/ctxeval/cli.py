@@ -292,8 +292,8 @@ def _parse_gates(gates: Sequence[str]) -> list[tuple[str, float]]:
 
 
 def _result_column(name: str) -> str:
-    """A metric named on the command line as its result column: measure aliases give the canonical spec
-    (``map@10`` -> ``average_precision@10``); micro averages keep their names."""
+    """A metric named on the command line as its result column: measure aliases give the
+    canonical spec (``map@10`` -> ``average_precision@10``); micro averages keep their names."""
     from ctxeval.metrics.measures import parse_measure
 
     if name.startswith("micro_"):

@@ -26,12 +26,12 @@ from ctxeval.errors import (
     InvalidRecordError,
 )
 from ctxeval.io.records import Mode, Record, RecordError
-from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.matching.base import as_strategy
+from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures, parse_measures
-from ctxeval.metrics.measures import Measure, implementation
+from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
 from ctxeval.results import EvaluationResult, JsonlResultWriter
@@ -147,8 +147,9 @@ class RetrievalEvaluator:
     default ``PrecisionRecallF1`` and ``RankedRetrievalMetrics`` with ``matching``, or their
     ID-mode versions for chunk ids. A metric object's own ``k`` adds to the run's cut-offs.
     ``implementation="reference"`` computes every number with the readable reference formulas
-    instead of the vectorised core (the same numbers; for checking). ``fields`` maps the dataset's field names when
-    auto-detection is not enough (``{"retrieved": ..., "ground_truth": ..., "id": ...}``).
+    instead of the vectorised core (the same numbers; for checking). ``fields`` maps the
+    dataset's field names when auto-detection is not enough
+    (``{"retrieved": ..., "ground_truth": ..., "id": ...}``).
 
     ``on_error="raise"`` stops at the first bad record with a message naming its file and line,
     field and fix; ``"skip"`` completes the run and lists the bad records in
@@ -187,7 +188,9 @@ class RetrievalEvaluator:
     ) -> None:
         self.dataset = dataset
         self.source: str | None = None
-        self.matching = None if matching is None else as_strategy(matching, owner="RetrievalEvaluator")
+        self.matching = (
+            None if matching is None else as_strategy(matching, owner="RetrievalEvaluator")
+        )
         if isinstance(metrics, MetricBase | str | Measure):
             metrics = [metrics]
         self.objects: tuple[MetricBase, ...] = ()
@@ -433,7 +436,7 @@ def _prepend(
     yield from rest
 
 
-def _implementation(choice: str | None) -> str:
+def _implementation(choice: str | None) -> Implementation:
     return implementation(choice)
 
 

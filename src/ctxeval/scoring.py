@@ -204,7 +204,8 @@ def _judge(plan: ScoringPlan, record: Record, metric: MetricBase) -> tuple[Judgm
             validated=True,  # the reader validated the record with the same checks
         )
         return judged.judgments, len(judged.tokenless)
-    assert isinstance(metric, IdMetric) and isinstance(record.ground_truth, dict)
+    assert isinstance(metric, IdMetric)
+    assert isinstance(record.ground_truth, dict)
     retrieved = record.retrieved if depth is None else record.retrieved[:depth]
     judgments = judge_ids(retrieved, record.ground_truth, relevance_level=metric.relevance_level)
     return judgments, 0
@@ -338,11 +339,11 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
         judged.tokenless[record.index] = lost
         for key, result in results.items():
             staged[key].append(result)
-    for key, results in staged.items():
-        if results and isinstance(results[0], Judgments):
-            judged.judgments[key] = results
+    for key, found in staged.items():
+        if found and isinstance(found[0], Judgments):
+            judged.judgments[key] = found
         else:
-            judged.matrices[key] = results
+            judged.matrices[key] = found
     return judged
 
 
@@ -387,7 +388,9 @@ def _batch_judgments(
     ]
 
 
-def _rows(plan: ScoringPlan, records: list[Record], judged: _Judged) -> dict[int, RowResult | RecordError]:
+def _rows(
+    plan: ScoringPlan, records: list[Record], judged: _Judged
+) -> dict[int, RowResult | RecordError]:
     """Every measure of every metric at every cut-off for the judged records, as rows."""
     count = len(records)
     if not count:
@@ -440,7 +443,9 @@ def _rows(plan: ScoringPlan, records: list[Record], judged: _Judged) -> dict[int
         row_values: list[Any] = values[row]
         missing = skipped[row]
         if missing.any():
-            row_values = [None if gone else v for v, gone in zip(row_values, missing.tolist(), strict=True)]
+            row_values = [
+                None if gone else v for v, gone in zip(row_values, missing.tolist(), strict=True)
+            ]
         out[record.index] = RowResult(
             index=record.index,
             id=record.id,

@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxeval.errors import InvalidArgumentError
-from ctxeval.metrics.reference import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
 from ctxeval.metrics.judgments import Credit
+from ctxeval.metrics.reference import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
 from ctxeval.validation import check_choice
 
 __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]

@@ -169,7 +169,9 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         chunk_ends = _padded(chunks, ends, np.int64, 0)
         # Pad each row with its last value, so that a cut beyond the last chunk keeps all.
         last = np.where(chunks > 0, _pick(chunk_ends, chunks - 1), 0)
-        chunk_ends = np.where(np.arange(chunk_ends.shape[1]) < chunks[:, None], chunk_ends, last[:, None])
+        chunk_ends = np.where(
+            np.arange(chunk_ends.shape[1]) < chunks[:, None], chunk_ends, last[:, None]
+        )
     return BatchJudgments(
         n=n,
         m=m,
@@ -202,7 +204,7 @@ def _divide(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> Float
 
 
 def _hits(j: BatchJudgments, k: int | None) -> IntArray:
-    return _at(np.cumsum(j.hits, axis=1), j.cut(k))  # type: ignore[no-any-return]
+    return _at(np.cumsum(j.hits, axis=1), j.cut(k))
 
 
 def set_counts(j: BatchJudgments, k: int | None) -> IntArray:
@@ -222,7 +224,7 @@ def _exponential(grades: FloatArray) -> FloatArray:
 
 
 def _dcg(gains: FloatArray, cut: IntArray) -> FloatArray:
-    return _at(np.cumsum(gains / _discounts(gains.shape[1]), axis=1), cut)  # type: ignore[no-any-return]
+    return _at(np.cumsum(gains / _discounts(gains.shape[1]), axis=1), cut)
 
 
 # -- the measures ----------------------------------------------------------------------------
@@ -261,7 +263,9 @@ def hits(j: BatchJudgments, k: int | None) -> FloatArray:
 def f1(j: BatchJudgments, k: int | None) -> FloatArray:
     p, r = precision(j, k), recall(j, k)
     total = p + r
-    return np.where(total > 0, 2 * np.divide(p * r, total, out=np.zeros_like(p), where=total > 0), 0.0)
+    return np.where(
+        total > 0, 2 * np.divide(p * r, total, out=np.zeros_like(p), where=total > 0), 0.0
+    )
 
 
 def hit_rate(j: BatchJudgments, k: int | None) -> FloatArray:

@@ -30,7 +30,7 @@ def parse_measures(owner: str, measures: object) -> tuple[Measure, ...]:
         raise InvalidArgumentError(
             f"{owner}(measures={measures!r}): give measure specs such as ['ndcg@10', 'P@5']"
         )
-    parsed = tuple(dict.fromkeys(parse_measure(m) for m in measures))  # type: ignore[arg-type]
+    parsed = tuple(dict.fromkeys(parse_measure(m) for m in measures))
     if not parsed:
         raise InvalidArgumentError(f"{owner}(measures=[]): give at least one measure")
     return parsed

@@ -54,7 +54,7 @@ def implementation(choice: str | None = None) -> Implementation:
             f"implementation {value!r} is not known; use 'core' (default) or 'reference' "
             "(argument implementation=..., or the environment variable CTXEVAL_IMPLEMENTATION)"
         )
-    return value  # type: ignore[return-value]
+    return value
 
 
 # Options of the rank measures, with their allowed values, default first. The names are those
@@ -88,16 +88,22 @@ def _define(
     doc: str,
     *options: tuple[str, tuple[Any, ...]],
 ) -> MeasureDefinition:
-    return MeasureDefinition(
-        name, family, getattr(ref, name), core.CORE[name], dict(options), doc
-    )
+    return MeasureDefinition(name, family, getattr(ref, name), core.CORE[name], dict(options), doc)
 
 
 MEASURES: dict[str, MeasureDefinition] = {
     d.name: d
     for d in (
-        _define("context_precision", "set", "retrieved units matching some ground truth / retrieved units"),
-        _define("context_recall", "set", "ground-truth units matched by some retrieved unit / ground-truth units"),
+        _define(
+            "context_precision",
+            "set",
+            "retrieved units matching some ground truth / retrieved units",
+        ),
+        _define(
+            "context_recall",
+            "set",
+            "ground-truth units matched by some retrieved unit / ground-truth units",
+        ),
         _define("context_f1", "set", "harmonic mean of context_precision and context_recall"),
         _define(
             "average_precision",
@@ -109,9 +115,7 @@ MEASURES: dict[str, MeasureDefinition] = {
         ),
         _define("reciprocal_rank", "rank", "1 / rank of the first hit (mean: MRR)"),
         _define("ndcg", "rank", "normalised discounted cumulative gain", _CREDIT, _GAIN, _IDEAL),
-        _define(
-            "precision", "rank", "hits in the top k / k", _CREDIT, _PRECISION_DENOMINATOR
-        ),
+        _define("precision", "rank", "hits in the top k / k", _CREDIT, _PRECISION_DENOMINATOR),
         _define("recall", "rank", "hits in the top k / relevant items", _CREDIT),
         _define("hit_rate", "rank", "1 if any of the top k is relevant, else 0"),
         _define("hits", "rank", "the number of hits in the top k (ranx hits)", _CREDIT),
@@ -240,7 +244,5 @@ def parse_measure(spec: str | Measure) -> Measure:
             f"{spec!r}: ap_credit='any' needs ap_denominator='hits' (AP would exceed 1)"
         )
     # Options equal to the defaults are dropped, so equal measures have one canonical spec.
-    canonical = tuple(
-        sorted((o, v) for o, v in options.items() if v != definition.default(o))
-    )
+    canonical = tuple(sorted((o, v) for o, v in options.items() if v != definition.default(o)))
     return Measure(name, k, canonical)

@@ -93,7 +93,7 @@ def _check_scored(items: list[tuple[Hashable, Any]], location: str) -> None:
 
 
 def ties_straddle_relevance(
-    scored: Mapping[Hashable, float], ranked: list[Hashable], qrels: Mapping[Hashable, float]
+    scored: Mapping[Any, float], ranked: Sequence[Hashable], qrels: Mapping[Any, float]
 ) -> bool:
     """True when two documents of equal score differ in grade, so tie order changes a score.
 
@@ -286,7 +286,9 @@ def _depth(measures: list[Measure]) -> int | None:
     return max(k for k in ks if k is not None)
 
 
-def _values(judgments: Judgments, measures: list[tuple[str, Measure]], use: str) -> dict[str, float]:
+def _values(
+    judgments: Judgments, measures: list[tuple[str, Measure]], use: str
+) -> dict[str, float]:
     """One query's values, from the reference or from the core (a batch of one)."""
     if use == "reference":
         return {key: measure(judgments) for key, measure in measures}
@@ -317,9 +319,9 @@ def _drop_none(
 
 
 def warn_policies(
-    run: Mapping[Hashable, Any],
-    qrels: Mapping[Hashable, Any],
-    missing: list[Hashable],
+    run: Mapping[Any, Any],
+    qrels: Mapping[Any, Any],
+    missing: Sequence[Hashable],
     missing_queries: str,
     tied_queries: int,
     ties: str,

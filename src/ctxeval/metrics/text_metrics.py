@@ -24,9 +24,9 @@ from ctxeval.validation import EmptyGroundTruthPolicy, GradedText, validate_text
 
 __all__ = [
     "JudgedRecord",
-    "TextMetric",
     "PrecisionRecallF1",
     "RankedRetrievalMetrics",
+    "TextMetric",
     "ground_truth_units",
     "judge_texts",
     "warn_tokenless",
