@@ -1,0 +1,328 @@
+"""What the commands share: exit codes, error handling, options, building metrics, gates."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+import tomllib
+
+from ctxeval.errors import CtxevalError
+
+if TYPE_CHECKING:
+    from ctxeval.metrics.base import MetricBase
+
+EXIT_GATE = 1
+EXIT_USAGE = 2
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    click.echo(f"ctxeval: error: {message}", err=True)
+    sys.exit(code)
+
+
+def guard(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn ctxeval's and the OS's errors into one-line messages and exit code 2."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        warnings.showwarning = show_warning
+        try:
+            return function(*args, **kwargs)
+        except CtxevalError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+
+    wrapper.__name__ = function.__name__
+    wrapper.__doc__ = function.__doc__
+    return wrapper
+
+
+def show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    click.echo(f"ctxeval: warning: {message}", err=True)
+
+
+def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """``--config file.toml``: its keys become option defaults (command line wins)."""
+    if value is None:
+        return None
+    try:
+        data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {value}: {exc}") from None
+    section = data.get(ctx.info_name or "", data)
+    defaults: dict[str, Any] = {}
+    # Settings are named like the long options: format = "json", fail-under = [...], k = [3].
+    by_flag = {
+        flag.lstrip("-").replace("-", "_"): param.name
+        for param in ctx.command.params
+        if isinstance(param, click.Option) and param.name and param.name != "config"
+        for flag in param.opts
+        if flag.startswith("--")
+    }
+    by_flag["k"] = "ks"
+    for key, setting in section.items():
+        if isinstance(setting, dict):
+            continue
+        name = by_flag.get(key.replace("-", "_"))
+        if name is None:
+            raise click.BadParameter(
+                f"{value}: unknown setting {key!r}; valid settings: "
+                + ", ".join(sorted(flag.replace("_", "-") for flag in by_flag))
+            )
+        defaults[name] = tuple(setting) if isinstance(setting, list) else setting
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return value
+
+
+def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--match",
+            "match",
+            default="rouge-chunk",
+            show_default=True,
+            help="Matching strategy spec: exact-chunk, exact-sentence, rouge-chunk, "
+            "rouge-sentence, fuzzy-chunk, with options: 'rouge-chunk(threshold=0.8)'.",
+        ),
+        click.option("--threshold", type=float, help="Override the strategy's threshold."),
+        click.option(
+            "--tokenizer",
+            type=click.Choice(["rouge", "rouge-stem", "unicode"]),
+            help="Tokenizer of ROUGE strategies (unicode for text that is not English).",
+        ),
+        click.option(
+            "--metrics",
+            "metric_set",
+            type=click.Choice(["all", "set", "ranked"]),
+            default="all",
+            show_default=True,
+            help="Set metrics (precision/recall/F1), rank metrics (AP, RR, NDCG, ...), or both.",
+        ),
+        click.option(
+            "--convention",
+            type=click.Choice(["trec_eval", "ranx", "continuous_eval"]),
+            help="Rank-metric convention to reproduce (default trec_eval).",
+        ),
+        click.option(
+            "-k",
+            "--k",
+            "ks",
+            type=click.IntRange(min=1),
+            multiple=True,
+            help="Cut-off; repeat for several (default: the whole list).",
+        ),
+        click.option(
+            "--on-error",
+            type=click.Choice(["raise", "skip"]),
+            default="raise",
+            show_default=True,
+            help="Stop at the first bad record, or skip bad records and count them.",
+        ),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            help="Processes (default: every core, when records are slow enough to pay).",
+        ),
+        click.option(
+            "--scheduler",
+            help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'. "
+            "Needs ctxeval[dask]; with -o, per-query rows go to that directory as Parquet.",
+        ),
+        click.option("--retrieved-field", help="Field with the retrieved contexts or ids."),
+        click.option("--ground-truth-field", help="Field with the ground truth (or qrels)."),
+        click.option("--id-field", help="Field with the record id."),
+        click.option("--mode", type=click.Choice(["text", "id"]), help="Force text or ID mode."),
+        click.option(
+            "--progress/--no-progress",
+            default=None,
+            help="Progress on stderr (default: when stderr is a terminal).",
+        ),
+        click.option(
+            "--config",
+            type=click.Path(dir_okay=False),
+            callback=load_config,
+            is_eager=True,
+            expose_value=False,
+            help="TOML file whose keys set option defaults (e.g. match = 'rouge-chunk').",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -> Any:
+    from ctxeval.matching.specs import parse_strategy
+
+    strategy = parse_strategy(match)
+    if threshold is None and tokenizer is None:
+        return strategy
+    options = strategy.options()
+    if threshold is not None:
+        if "threshold" not in options:
+            fail(f"--threshold does not apply to {strategy.spec}, which has no threshold")
+        options["threshold"] = threshold
+    if tokenizer is not None:
+        if "tokenizer" not in options:
+            fail(f"--tokenizer does not apply to {strategy.spec}, which has no tokenizer")
+        options["tokenizer"] = tokenizer
+    return type(strategy)(**options)
+
+
+def build_metrics(
+    mode: str | None, metric_set: str, strategy: Any, convention: str | None
+) -> list[MetricBase] | None:
+    from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
+    from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
+
+    chosen: list[MetricBase] = []
+    if mode == "id":
+        if metric_set in ("all", "set"):
+            chosen.append(IDPrecisionRecallF1())
+        if metric_set in ("all", "ranked"):
+            chosen.append(IDRankedRetrievalMetrics(convention=convention))
+        return chosen
+    if metric_set in ("all", "set"):
+        chosen.append(PrecisionRecallF1(strategy))
+    if metric_set in ("all", "ranked"):
+        if strategy.unit == "sentence":
+            if metric_set == "ranked":
+                fail(f"rank metrics need a chunk strategy; {strategy.spec} matches sentences")
+        else:
+            chosen.append(RankedRetrievalMetrics(strategy, convention=convention))
+    return chosen
+
+
+def dataset_mode(path: str, fields: dict[str, str], mode: str | None) -> str:
+    """The dataset's mode, from its first good record, so the metrics can be chosen."""
+    if mode is not None:
+        return mode
+    from ctxeval.io.readers import read_records
+    from ctxeval.io.records import Record
+
+    for item in read_records(path, fields=fields or None):
+        if isinstance(item, Record):
+            return item.mode
+    return "text"
+
+
+def run_dataset(path: str, options: dict[str, Any]) -> Any:
+    from ctxeval.evaluator import RetrievalEvaluator
+
+    fields = {
+        key: value
+        for key, value in (
+            ("retrieved", options["retrieved_field"]),
+            ("ground_truth", options["ground_truth_field"]),
+            ("id", options["id_field"]),
+            ("mode", options["mode"]),
+        )
+        if value
+    }
+    strategy = build_strategy(options["match"], options["threshold"], options["tokenizer"])
+    if options.get("measures"):
+        if options["metric_set"] != "all" or options["convention"]:
+            fail("-m/--measure chooses the measures: leave out --metrics and --convention")
+        metrics: Any = list(options["measures"])
+    else:
+        mode = dataset_mode(path, fields, options["mode"])
+        metrics = build_metrics(mode, options["metric_set"], strategy, options["convention"])
+    evaluator = RetrievalEvaluator(
+        path,
+        metrics,
+        matching=strategy,
+        fields=fields or None,
+        on_error=options["on_error"],
+        workers=options["workers"],
+        progress=options["progress"],
+        scheduler=options.get("scheduler"),
+    )
+    if options.get("scheduler") and options.get("output"):
+        # Distributed: the rows are written by the workers, straight into the output directory.
+        directory, options["output"] = options["output"], None
+        result = evaluator.run(k=list(options["ks"]) or None, output=directory)
+        click.echo(f"ctxeval: saved {directory} (Parquet parts and _result.json)", err=True)
+        return result
+    return evaluator.run(k=list(options["ks"]) or None)
+
+
+def parse_gates(gates: Sequence[str]) -> list[tuple[str, float]]:
+    parsed = []
+    for gate in gates:
+        name, sep, value = gate.partition("=")
+        try:
+            threshold = float(value)
+        except ValueError:
+            threshold = math.nan
+        if not sep or not name or math.isnan(threshold):
+            fail(f"--fail-under {gate!r}: write METRIC=VALUE, e.g. context_recall@5=0.8")
+        parsed.append((name.strip(), threshold))
+    return parsed
+
+
+def result_column(name: str) -> str:
+    """A metric named on the command line as its result column: measure aliases give the
+    canonical spec (``map@10`` -> ``average_precision@10``); micro averages keep their names."""
+    from ctxeval.metrics.measures import parse_measure
+
+    if name.startswith("micro_"):
+        return name
+    try:
+        return str(parse_measure(name))
+    except ValueError:
+        return name
+
+
+def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float]]) -> int:
+    failed = 0
+    for given, threshold in gates:
+        name = result_column(given)
+        if name not in aggregate:
+            fail(f"--fail-under {given}: no such result; available: {', '.join(aggregate)}")
+        value = aggregate[name]
+        if value is None or value < threshold:
+            shown = "n/a" if value is None else f"{value:.4f}"
+            click.echo(f"ctxeval: gate failed: {name} = {shown} < {threshold}", err=True)
+            failed += 1
+        else:
+            click.echo(f"ctxeval: gate passed: {name} = {value:.4f} >= {threshold}", err=True)
+    return EXIT_GATE if failed else 0
+
+
+def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"aggregate": aggregate, "summary": summary}, indent=2)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["metric", "value"])
+        for key, value in aggregate.items():
+            writer.writerow([key, "" if value is None else repr(value)])
+        return buffer.getvalue().rstrip("\n")
+    rows = [(key, "n/a" if v is None else f"{v:.4f}") for key, v in aggregate.items()]
+    if fmt == "markdown":
+        lines = ["| metric | value |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows]
+        return "\n".join(lines)
+    width = max((len(k) for k, _ in rows), default=6)
+    header = (
+        f"{summary.get('queries', 0)} queries from {summary.get('source', '?')}"
+        f" ({summary.get('skipped_records', 0)} skipped,"
+        f" {summary.get('empty_ground_truth', 0)} with empty ground truth)"
+    )
+    return "\n".join([header, *(f"  {k:<{width}}  {v:>8}" for k, v in rows)])

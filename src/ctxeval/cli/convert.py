@@ -1,0 +1,65 @@
+"""``ctxeval convert``: datasets between formats and field names, TREC runs to records and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ctxeval.cli.common import (
+    EXIT_USAGE,
+    fail,
+    guard,
+)
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.argument("target", type=click.Path(dir_okay=False))
+@click.option(
+    "--qrels",
+    "qrels_file",
+    type=click.Path(dir_okay=False),
+    help="SOURCE is a TREC run; write ID-mode records joining it with these qrels.",
+)
+@click.option(
+    "--qrels-out",
+    type=click.Path(dir_okay=False),
+    help="With a .trec/.run TARGET: also write the qrels of the ID-mode records here.",
+)
+@click.option("--retrieved-field", help="Field with the retrieved contexts or ids.")
+@click.option("--ground-truth-field", help="Field with the ground truth (or qrels).")
+@click.option("--id-field", help="Field with the record id.")
+@guard
+def convert(source: str, target: str, **options: Any) -> None:
+    """Convert a dataset between formats and to ctxeval's field names.
+
+    \b
+    Examples:
+      ctxeval convert ragas.csv records.jsonl          # any format, renamed fields
+      ctxeval convert run.trec records.jsonl --qrels qrels.txt   # TREC -> ID-mode records
+      ctxeval convert records.jsonl run.trec --qrels-out qrels.txt   # ID mode -> TREC
+    """
+    from ctxeval.io.convert import convert_dataset
+
+    fields = {
+        key: value
+        for key, value in (
+            ("retrieved", options["retrieved_field"]),
+            ("ground_truth", options["ground_truth_field"]),
+            ("id", options["id_field"]),
+        )
+        if value
+    }
+    written, skipped = convert_dataset(
+        source,
+        target,
+        qrels=options["qrels_file"],
+        qrels_out=options["qrels_out"],
+        fields=fields or None,
+    )
+    click.echo(f"ctxeval: wrote {written} records to {target}", err=True)
+    for message in skipped[:5]:
+        click.echo(f"ctxeval: skipped {message}", err=True)
+    if skipped:
+        fail(f"{len(skipped)} bad record(s) were not converted", EXIT_USAGE)
