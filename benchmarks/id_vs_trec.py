@@ -49,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _data import id_run, print_machine, print_profile
 from ctxeval import evaluate_run
 from ctxeval.metrics import run_arrays, runs
+from ctxeval.metrics.measures import Measure, parse_measure
 
 # (ctxeval, pytrec_eval output key, ranx)
 MEASURES = [
@@ -114,7 +115,8 @@ def check_trec(ours: dict[str, dict[str, float]], trec: dict[str, dict[str, floa
     assert ours.keys() == trec.keys(), "different queries"
     for qid, values in trec.items():
         for ctx_key, trec_key, _ in MEASURES:
-            assert ours[qid][ctx_key] == values[trec_key], (qid, ctx_key, ours[qid], values)
+            ours_key = str(parse_measure(ctx_key))  # results are keyed by canonical specs
+            assert ours[qid][ours_key] == values[trec_key], (qid, ours_key, ours[qid], values)
     return f"identical: {len(trec)} queries x {len(MEASURES)} measures, bit for bit"
 
 
@@ -183,7 +185,11 @@ def profile_ctxeval(run: Any, qrels: Any, label: str, top: int = 12) -> None:
             "      ties: ids of tied documents compared (_tied_before)",
             cumulative(run_arrays._tied_before),
         ),
-        ("    measures (RunJudgments.values)", cumulative(run_arrays.RunJudgments.values)),
+        (
+            "    padded judgments for the core (RunJudgments.batches)",
+            cumulative(run_arrays.RunJudgments._batch),
+        ),
+        ("    measures (the core: Measure.values)", cumulative(Measure.values)),
         ("  per-query path (rank_documents)", cumulative(runs.rank_documents)),
     ]
     print_profile(f"Where ctxeval's time goes, {label} (cProfile)", stages, raw, top)

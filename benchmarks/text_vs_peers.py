@@ -313,12 +313,8 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
         ),
         ("    rapidfuzz cdist (the LCS kernel)", cumulative("rapidfuzz/process_cpp.py", "cdist")),
         (
-            "  judge + every metric at every k, in bulk (metrics/batched.py, scoring._bulk_rows)",
-            cumulative("ctxeval/scoring.py", "_bulk_rows"),
-        ),
-        (
-            "  records scored one by one (scoring.score_record: empty ground truth, errors)",
-            cumulative("ctxeval/scoring.py", "score_record"),
+            "  judge the batch and every measure at every k (metrics/core.py, scoring._rows)",
+            cumulative("ctxeval/scoring.py", "_rows"),
         ),
         ("aggregate (Aggregator.add)", cumulative("ctxeval/aggregation.py", "add")),
         (
