@@ -25,10 +25,10 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
-from ctxeval.io.records import Record, RecordError
 from ctxeval.metrics.batched import judge_batch, rank_values, set_values
 from ctxeval.metrics.conventions import RankOptions
 from ctxeval.metrics.judgments import judge_matrix
+from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, _bulk_eligible, score_batch, score_record
 
 

@@ -19,12 +19,12 @@ from itertools import islice
 from typing import Any, Literal
 
 from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError, InvalidRecordError
-from ctxeval.io.records import Mode, Record, RecordError
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
+from ctxeval.records import Mode, Record, RecordError
 from ctxeval.results import Aggregator, EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 from ctxeval.validation import check_choice, check_k

@@ -256,7 +256,7 @@ def _tables(report: ComparisonReport) -> tuple[str, str]:
 
 def _load_records(path: str | os.PathLike[str], ids: set[str]) -> dict[str, Any]:
     from ctxeval.io.readers import read_records
-    from ctxeval.io.records import Record
+    from ctxeval.records import Record
 
     found: dict[str, Any] = {}
     for item in read_records(path):

@@ -30,8 +30,8 @@ import numpy as np
 
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, MissingDependencyError
 from ctxeval.io.atomic import atomic_write as _atomic
-from ctxeval.io.records import RecordError
 from ctxeval.metrics.functional import f1_score
+from ctxeval.records import RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
 
 __all__ = [

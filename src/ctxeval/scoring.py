@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
-from ctxeval.io.records import Record, RecordError
 from ctxeval.matching.base import BoolMatrix, as_matches
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.metrics.base import MetricBase, SetMetricsMixin
@@ -32,6 +31,7 @@ from ctxeval.metrics.functional import SetCounts, set_counts
 from ctxeval.metrics.id_metrics import _IdMetric
 from ctxeval.metrics.judgments import Judgments, judge_ids
 from ctxeval.metrics.text_metrics import _TextMetric, ground_truth_units, judge_texts
+from ctxeval.records import Record, RecordError
 from ctxeval.validation import GradedText
 
 __all__ = ["RowResult", "ScoringPlan", "column_name", "score_batch"]
