@@ -53,9 +53,9 @@ class ExactSeenIds:
 
 
 def one_slot(record_id: str) -> int:
-    """A hash that sends every id to the same slot (the last of the first table, so probes wrap
-    around) while keeping the ids apart."""
-    return hash_id(record_id) >> 64 << 64 | 1023
+    """A hash that sends every id to the same slot, the last of the table (so probes wrap
+    around), while keeping the ids apart."""
+    return hash_id(record_id) | (2**64 - 1)
 
 
 def _outcome(source: Any, seen: Any = None, **options: Any) -> list[tuple[Any, ...]]:
@@ -347,9 +347,12 @@ def test_ids_cost_a_few_tens_of_bytes() -> None:
 
 
 def test_resizes_keep_crowded_slots_and_wrapped_probes() -> None:
-    # Every id's home is one of the last four slots of the table: long runs of probes that
-    # wrap around the end, through three resizes.
-    seen = SeenIds(lambda record_id: hash_id(record_id) >> 64 << 64 | 1020 + len(record_id) % 4)
+    # Every id's home is one of four slots, the last of the table among them: long runs of
+    # probes, some wrapping around the end, through three resizes.
+    def crowded(record_id: str) -> int:
+        return hash_id(record_id) >> 64 << 64 | (2**64 - 1 - (len(record_id) % 4 << 60))
+
+    seen = SeenIds(crowded)
     exact = ExactSeenIds()
     ids = [f"{'x' * (n % 4)}{n}" for n in range(2500)]
     for where, record_id in enumerate(ids + ids[::7]):

@@ -2,10 +2,10 @@
 
 A dataset of millions of queries must not keep millions of id strings (a dict of ids and
 locations costs ~125 bytes an id). :class:`SeenIds` keeps, for each id, a 128-bit hash and the
-place where the id was first claimed, in three flat arrays (open addressing, linear probing): 24
-bytes a slot, 30 to 45 bytes an id as the table fills between resizes. A duplicate is reported
-from what the table holds, so the source is never read twice, and a file changed or replaced
-during the run cannot hide one.
+place where the id was first claimed, in one flat array (open addressing, linear probing): 24
+bytes a slot, 34 to 51 bytes an id as the table fills between resizes (~100 for the moment of a
+resize, which holds both tables). A duplicate is reported from what the table holds, so the
+source is never read twice, and a file changed or replaced during the run cannot hide one.
 
 Two different ids are taken for one only if their 128-bit BLAKE2b hashes are equal: for a billion
 distinct ids the chance that any two are is below 10^-20 (see ``docs/decisions.md``).
@@ -13,6 +13,7 @@ distinct ids the chance that any two are is below 10^-20 (see ``docs/decisions.m
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable
 from hashlib import blake2b
@@ -22,6 +23,8 @@ import numpy as np
 __all__ = ["SeenIds", "hash_id"]
 
 _MASK64 = (1 << 64) - 1
+_PARTS = 16
+_TOP_BYTE = 7 if sys.byteorder == "little" else 0  # of a word of the table
 
 
 def hash_id(record_id: str) -> int:
@@ -67,7 +70,9 @@ class SeenIds:
         low, high = value & _MASK64, value >> 64
         slots = self._slots
         end = len(slots)
-        j = low % self._size * 3
+        # The home slot grows with the hash (see _grow); the product fits in 64 bits, as numpy
+        # needs there, for tables of up to 2**32 slots.
+        j = ((low >> 32) * self._size >> 32) * 3
         while stored := slots[j + 2]:
             if slots[j] == low and slots[j + 1] == high:
                 first = stored - 1
@@ -82,28 +87,42 @@ class SeenIds:
         return None
 
     def _grow(self) -> None:
-        """Move every entry into a table half as large again, with numpy rather than a Python
-        loop: linear probing places the entries, taken in order of their home slot, each at
-        ``max(home, previous place + 1)``, a running maximum; the few pushed past the end wrap
-        around to the first free slots, as a probe would. Temporary arrays: ~32 bytes an id."""
+        """Move every entry into a table half as large again, with numpy rather than a loop.
+
+        An entry's home slot grows with its hash (the top 32 bits of ``low`` scaled to the
+        table), so entries sorted by ``low`` are sorted by home, and linear probing places each
+        at ``max(home, previous place + 1)``: a running maximum. The few pushed past the end wrap
+        around to the first free slots, as a probe would. The entries are moved a sixteenth at
+        a time (by the top 4 bits of ``low``), so that the moment of a resize holds the two
+        tables and only a few bytes an id more.
+        """
         size = self._size * 3 // 2
         slots = array("Q", [0]) * (3 * size)
         old = np.frombuffer(self._slots, dtype=np.uint64).reshape(-1, 3)
         new = np.frombuffer(slots, dtype=np.uint64).reshape(-1, 3)
-        taken = np.flatnonzero(old[:, 2])
-        place = (old[taken, 0] % np.uint64(size)).view(np.int64)  # the home slots, for now
-        taken = taken[np.argsort(place, kind="stable")]
-        place.sort()
-        ranks = np.arange(len(place), dtype=np.int64)
-        place -= ranks
-        np.maximum.accumulate(place, out=place)
-        place += ranks
-        del ranks
-        fits = int(np.searchsorted(place, size))  # places only grow: those past the end last
-        for word in range(3):
-            new[place[:fits], word] = old[taken[:fits], word]
-        wrapped = old[taken[fits:]].tolist()
-        del old, new, place, taken  # the tables' buffers are released before the swap
+        # The top byte of low, to keep the temporary arrays to a byte a slot.
+        part_of = np.frombuffer(self._slots, dtype=np.uint8)[_TOP_BYTE::24] >> 4
+        part_of[old[:, 2] == 0] = _PARTS  # empty slots are in no part
+        last = -1  # the last place filled
+        wrapped: list[list[int]] = []
+        for part in range(_PARTS):
+            taken = np.flatnonzero(part_of == part)
+            taken = taken[np.argsort(old[taken, 0], kind="stable")]
+            place = ((old[taken, 0] >> np.uint64(32)) * np.uint64(size) >> np.uint64(32)).view(
+                np.int64
+            )
+            ranks = np.arange(len(place), dtype=np.int64)
+            place -= ranks
+            np.maximum.accumulate(place, out=place)
+            np.maximum(place, last + 1, out=place)
+            place += ranks
+            if len(place):
+                last = int(place[-1])
+            fits = int(np.searchsorted(place, size))
+            for word in range(3):
+                new[place[:fits], word] = old[taken[:fits], word]
+            wrapped += old[taken[fits:]].tolist()
+        del old, new, part_of, taken, place, ranks  # release the tables' buffers
         self._slots, self._size = slots, size
         self._limit = int(size * self._MAX_LOAD)
         for low, high, stored in wrapped:
