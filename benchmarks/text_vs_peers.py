@@ -288,10 +288,10 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
 
     stages = [
         ("whole run (RetrievalEvaluator.run)", cumulative("ctxeval/evaluator.py", "run")),
-        ("read + validate dicts (io/readers.py)", cumulative("ctxeval/evaluator.py", "_prepend")),
+        ("read + validate dicts (ctxeval.io)", cumulative("ctxeval/evaluator.py", "_prepend")),
         (
-            "  of which checking the fields (readers._plain_text, or the pydantic model)",
-            cumulative("ctxeval/io/readers.py", "_plain_text")
+            "  of which checking the fields (records.plain_text_record, or the pydantic model)",
+            cumulative("ctxeval/records.py", "plain_text_record")
             + cumulative("ctxeval/validation.py", "validate_texts"),
         ),
         (

@@ -26,10 +26,10 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
-from ctxeval.io.records import Record, RecordError
 from ctxeval.matching import ExactSentenceMatch
 from ctxeval.metrics.core import judge_batch, measure_values, set_counts
 from ctxeval.metrics.judgments import judge_matrix
+from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 
 
@@ -75,7 +75,10 @@ PLANS = {
         PrecisionRecallF1(s, empty_ground_truth="error"),
         RankedRetrievalMetrics(s, ideal="retrieved"),
     ],
-    "sentences": lambda s: [PrecisionRecallF1(ExactSentenceMatch(), k=2), RankedRetrievalMetrics(s)],
+    "sentences": lambda s: [
+        PrecisionRecallF1(ExactSentenceMatch(), k=2),
+        RankedRetrievalMetrics(s),
+    ],
 }
 STRATEGIES = {
     "contains": contains,

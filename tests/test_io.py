@@ -19,8 +19,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, MissingDependencyError
 from ctxeval.io import (
@@ -1327,59 +1325,6 @@ def test_reading_without_pandas_never_imports_it(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
-
-
-_ANY_TEXT = st.one_of(st.text(max_size=5), st.integers(), st.none(), st.just(float("nan")))
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    retrieved=st.one_of(st.lists(_ANY_TEXT, max_size=3), st.text(max_size=3), st.none()),
-    truth=st.one_of(
-        st.lists(
-            st.one_of(_ANY_TEXT, st.fixed_dictionaries({"text": st.text(max_size=3)})), max_size=3
-        ),
-        st.none(),
-    ),
-    record_id=st.one_of(st.text(max_size=3), st.integers(), st.none(), st.just(2.5)),
-    with_id=st.booleans(),
-)
-def test_plain_text_records_skip_the_model_with_the_same_result(
-    retrieved: object, truth: object, record_id: object, with_id: bool
-) -> None:
-    from pydantic import ValidationError
-
-    from ctxeval.io.readers import _plain_text, _TextRecordModel
-
-    data = {"retrieved": retrieved, "ground_truth": truth}
-    if with_id:
-        data["id"] = record_id
-    names = {"retrieved": "retrieved_context", "ground_truth": "ground_truth_context", "id": "id"}
-    plain = _plain_text(data)
-    try:
-        model = _TextRecordModel.model_validate(data, context=names)
-    except ValidationError:
-        assert plain is None  # a record the model rejects is never taken as plain
-        return
-    if plain is not None:
-        assert plain == (model.retrieved, model.ground_truth, model.id)
-        assert type(plain[0]) is list
-        assert plain[0] is not retrieved  # a copy, as the model makes
-
-
-def test_plain_text_records_are_recognised() -> None:
-    from ctxeval.io.readers import _plain_text
-
-    assert _plain_text({"retrieved": ["a", ""], "ground_truth": ["b"], "id": "q"}) == (
-        ["a", ""],
-        ["b"],
-        "q",
-    )
-    assert _plain_text({"retrieved": [], "ground_truth": ["b"]}) == ([], ["b"], None)
-    assert _plain_text({"retrieved": ["a"], "ground_truth": [" "]}) is None  # blank truth
-    assert _plain_text({"retrieved": ["a"], "ground_truth": []}) is None  # policy decides
-    assert _plain_text({"retrieved": ["a"], "ground_truth": ["b"], "id": None}) is None
-    assert _plain_text({"retrieved": ["a"], "ground_truth": ["b"], "id": 7}) is None  # -> "7"
 
 
 def test_per_query_rows_concatenate_like_lists() -> None:

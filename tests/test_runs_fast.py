@@ -274,7 +274,9 @@ def test_tie_groups_by_hand() -> None:
     # Input order keeps the dict's order within the tie: d10, d2, d9.
     with pytest.warns(ConventionWarning, match="1 query"):
         by_input = evaluate_run(run, qrels, measures, ties="input")["q"]
-    assert by_input["average_precision"] == (1 / 2 + 2 / 4 + 3 / 5) / 4  # d10 then d9: hits at 2, 4, 5 again
+    assert (
+        by_input["average_precision"] == (1 / 2 + 2 / 4 + 3 / 5) / 4
+    )  # d10 then d9: hits at 2, 4, 5 again
     assert by_input["reciprocal_rank"] == 1 / 2
     assert by_input["ndcg@3"] == (2 / math.log2(3)) / (3 + 2 / math.log2(3) + 1 / math.log2(4))
 

@@ -31,8 +31,8 @@ from ctxeval import (
     RougeSentenceMatch,
     evaluate_run,
 )
-from ctxeval.metrics.reference import set_counts
 from ctxeval.metrics.judgments import judge_ids
+from ctxeval.metrics.reference import set_counts
 
 # ---------------------------------------------------------------------------------------------
 # Seed 001: the practice notebook. Its helpers define

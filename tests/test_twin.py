@@ -75,8 +75,13 @@ matrices = st.integers(0, 7).flatmap(
 
 
 @settings(max_examples=150, deadline=None)
-@given(records=st.lists(matrices, min_size=1, max_size=6), credit=st.sampled_from(["matching", "first_come"]))
-def test_text_batches(records: list[tuple[list[list[bool]], list[float] | None, tuple[int, int]]], credit: str) -> None:
+@given(
+    records=st.lists(matrices, min_size=1, max_size=6),
+    credit=st.sampled_from(["matching", "first_come"]),
+)
+def test_text_batches(
+    records: list[tuple[list[list[bool]], list[float] | None, tuple[int, int]]], credit: str
+) -> None:
     arrays = [np.array(rows, dtype=bool).reshape(shape) for rows, _, shape in records]
     grades = [g for _, g, _ in records]
     judged = [judge_matrix(a, g, credit=credit) for a, g in zip(arrays, grades, strict=True)]  # type: ignore[arg-type]
@@ -89,7 +94,9 @@ def test_text_batches(records: list[tuple[list[list[bool]], list[float] | None, 
     records=st.lists(
         st.tuples(
             st.lists(st.sampled_from("abcdefg"), max_size=9),
-            st.dictionaries(st.sampled_from("abcdefg"), st.sampled_from([0, 1, 2, 0.5, 3]), max_size=5),
+            st.dictionaries(
+                st.sampled_from("abcdefg"), st.sampled_from([0, 1, 2, 0.5, 3]), max_size=5
+            ),
         ),
         min_size=1,
         max_size=6,
@@ -126,7 +133,9 @@ def test_sentence_units(records: list[tuple[list[int], int, object]]) -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     run=st.lists(
-        st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from([0.0, 0.5, 1.0, 2.0]), max_size=8),
+        st.dictionaries(
+            st.sampled_from("abcdefgh"), st.sampled_from([0.0, 0.5, 1.0, 2.0]), max_size=8
+        ),
         min_size=1,
         max_size=5,
     ),

@@ -342,7 +342,9 @@ def test_different_metrics(a: Any, b: Any) -> None:
 # Measures
 
 MEASURE_ALIASES = [
-    pytest.param(["P_5", "P@5", "precision@5", "p@5", "precision(precision_denominator='k')@5"], id="P@5"),
+    pytest.param(
+        ["P_5", "P@5", "precision@5", "p@5", "precision(precision_denominator='k')@5"], id="P@5"
+    ),
     pytest.param(
         [
             "ndcg_cut_10",

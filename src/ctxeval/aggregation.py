@@ -23,9 +23,9 @@ import numpy as np
 from ctxeval.errors import CtxevalError
 from ctxeval.exact import column_sums, mean_of_units, units
 from ctxeval.io.fields import as_field_map
-from ctxeval.io.records import RecordError
 from ctxeval.matching import parse_strategy
 from ctxeval.metrics.reference import f1_score
+from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
 

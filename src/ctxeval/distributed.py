@@ -37,9 +37,9 @@ from typing import Any
 from ctxeval.aggregation import Aggregator, AggregatorState
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError, MissingDependencyError
 from ctxeval.io.atomic import atomic_write
+from ctxeval.io.blocks import Block, file_fields, read_block
 from ctxeval.io.fields import ResolvedFields, as_field_map
-from ctxeval.io.readers import Block, file_fields, read_block
-from ctxeval.io.records import RecordError
+from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.scoring import ScoringPlan, score_batch
 
@@ -155,7 +155,7 @@ def plan_blocks(
 def _parquet_blocks(path: str, number: int, block_records: int) -> list[Block]:
     import pyarrow.parquet as pq
 
-    from ctxeval.io.readers import _open_binary
+    from ctxeval.io.sources import open_binary as _open_binary
 
     with _open_binary(path) as handle, pq.ParquetFile(handle) as file:
         sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
@@ -188,7 +188,8 @@ def _survey(block: Block, resolved: ResolvedFields | None, fields: Any, buckets:
     local = replace(block, first_pos=1) if block.format in ("jsonl", "parquet") else block
     records = sum(1 for _ in read_block(local, resolved, fields=fields, claims=claims))
     if block.format == "jsonl":
-        from ctxeval.io.readers import _open_binary, _owned_lines
+        from ctxeval.io.blocks import owned_lines as _owned_lines
+        from ctxeval.io.sources import open_binary as _open_binary
 
         with _open_binary(block.target) as handle:
             positions = sum(1 for _ in _owned_lines(handle, block.start, block.end))

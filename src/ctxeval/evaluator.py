@@ -25,7 +25,6 @@ from ctxeval.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
-from ctxeval.io.records import Mode, Record, RecordError
 from ctxeval.matching.base import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
@@ -34,6 +33,7 @@ from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures, parse_measure
 from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
+from ctxeval.records import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
 from ctxeval.validation import check_choice, check_k

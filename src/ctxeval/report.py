@@ -22,9 +22,9 @@ from ctxeval.errors import CtxevalError, MissingDependencyError
 from ctxeval.exact import exact_mean
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.readers import read_records
-from ctxeval.io.records import Record
 from ctxeval.matching import MatchingStrategy, parse_strategy
 from ctxeval.metrics import judge_texts
+from ctxeval.records import Record
 from ctxeval.results import EvaluationResult
 
 __all__ = ["html_report", "write_html_report"]

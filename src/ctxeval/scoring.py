@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
-from ctxeval.io.records import Record, RecordError
 from ctxeval.matching.base import BoolMatrix, as_matches
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.core import BatchJudgments, judge_batch, set_counts, stack_judgments
@@ -33,6 +32,7 @@ from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.reference import SetCounts
 from ctxeval.metrics.reference import set_counts as reference_set_counts
 from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
+from ctxeval.records import Record, RecordError
 from ctxeval.validation import GradedText
 
 __all__ = ["Evaluated", "RowResult", "ScoringPlan", "column_name", "score_batch"]

@@ -214,7 +214,7 @@ def dataset_mode(path: str, fields: dict[str, str], mode: str | None) -> str:
     if mode is not None:
         return mode
     from ctxeval.io.readers import read_records
-    from ctxeval.io.records import Record
+    from ctxeval.records import Record
 
     for item in read_records(path, fields=fields or None):
         if isinstance(item, Record):

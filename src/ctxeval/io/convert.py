@@ -12,9 +12,9 @@ from typing import Any
 from ctxeval.errors import InvalidArgumentError, MissingDependencyError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.readers import read_records
-from ctxeval.io.records import Record
 from ctxeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from ctxeval.metrics.runs import rank_documents
+from ctxeval.records import Record
 from ctxeval.validation import GradedText
 
 __all__ = ["convert_dataset", "record_to_dict", "write_records"]

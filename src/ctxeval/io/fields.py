@@ -15,7 +15,7 @@ from dataclasses import fields as dataclass_fields
 from typing import Literal
 
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
-from ctxeval.io.records import Mode
+from ctxeval.records import Mode
 
 __all__ = [
     "GROUND_TRUTH_CANDIDATES",

@@ -1,0 +1,361 @@
+"""The formats: each turns one segment of a source into items ``(position, value)``.
+
+A value is what the segment holds for one record (a mapping, or anything else a JSON line or an
+iterable may hold), or a :class:`Problem` when the record could not be read far enough to be
+validated (a malformed JSON line, a CSV cell that is not JSON). The position is the line, row or
+index that messages name. :mod:`ctxeval.io.stream` turns the items into records.
+
+Tabular formats (CSV, Parquet, DataFrames) know their columns before their first record: they
+settle the fields with the ``resolve`` callback before yielding anything, and use the answer to
+decode cells. JSONL, JSON and iterables leave that to the stream, from the records themselves.
+
+Files are streamed: JSONL line by line, CSV row by row, Parquet batch by batch. A ``.json`` file
+is one JSON document, so it is parsed whole.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ctxeval.errors import InvalidArgumentError, type_name
+from ctxeval.io.fields import ResolvedFields
+from ctxeval.io.sources import Segment, import_parquet
+from ctxeval.records import claimed_id
+
+__all__ = [
+    "FORMAT_READERS",
+    "PARQUET_BATCH",
+    "Item",
+    "Problem",
+    "Resolve",
+    "describe_json",
+    "jsonl_items",
+    "not_an_object",
+    "parquet_items",
+    "quoted",
+]
+
+PARQUET_BATCH = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A record that could not be read far enough to validate it."""
+
+    message: str
+    field: str | None = None
+    id: str | None = None
+
+
+Item = tuple[int, object]  # (position for the location, a mapping or a Problem or anything)
+# Settles the fields of a segment from its column names; the second argument names the
+# source in messages.
+Resolve = Callable[[Iterable[str], str], ResolvedFields]
+FormatReader = Callable[[Segment, Resolve], Iterator[Item]]
+
+
+def _is_empty_file(segment: Segment) -> bool:
+    return isinstance(segment.target, str) and os.path.getsize(segment.target) == 0
+
+
+# --- JSON lines, JSON, iterables -------------------------------------------------------------
+
+
+def read_jsonl(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    if _is_empty_file(segment):
+        return
+    if isinstance(segment.target, str):
+        with open(segment.target, "rb") as lines:
+            yield from jsonl_items(lines)
+    else:
+        yield from jsonl_items(segment.target)
+
+
+def jsonl_items(lines: Iterable[str | bytes], first: int = 1) -> Iterator[Item]:
+    """The items of JSON lines, numbered from ``first``; blank lines are skipped."""
+    for number, line in enumerate(lines, first):
+        line = line.rstrip()  # so that an error at the end of the line is on this line
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            value = Problem(
+                f"malformed JSON: {exc.msg} at column {exc.colno} (character {exc.pos}); "
+                "fix the line or remove it"
+            )
+        except UnicodeDecodeError as exc:
+            value = Problem(
+                f"the line is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at position "
+                f"{exc.start}); save the file as UTF-8"
+            )
+        yield number, value
+
+
+def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    if _is_empty_file(segment):
+        return
+    if isinstance(segment.target, str):
+        with open(segment.target, "rb") as file:
+            text = file.read()
+    else:
+        text = segment.target.read()
+    if not text.strip():
+        return
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = (
+            "; it looks like JSON lines: name the file .jsonl or pass format='jsonl'"
+            if exc.msg == "Extra data"
+            else ""
+        )
+        raise InvalidArgumentError(
+            f"{segment.name}: not valid JSON: {exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}{hint}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InvalidArgumentError(f"{segment.name}: not valid UTF-8 text ({exc.reason})") from None
+    yield from enumerate(_json_records(document, segment.name))
+
+
+def _json_records(document: object, name: str) -> list[Any]:
+    if isinstance(document, list):
+        return document
+    if isinstance(document, dict):
+        lists = [key for key in ("records", "data") if isinstance(document.get(key), list)]
+        if len(lists) == 1:
+            records: list[Any] = document[lists[0]]
+            return records
+    raise InvalidArgumentError(
+        f"{name}: a .json file must hold a list of records, or an object with the list under "
+        f'"records" or "data" (one of them); got {describe_json(document)}'
+        + (f" with keys {quoted(document)}" if isinstance(document, dict) else "")
+    )
+
+
+def read_iterable(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    return enumerate(segment.target)
+
+
+# --- CSV -------------------------------------------------------------------------------------
+
+
+def read_csv(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    if _is_empty_file(segment):
+        return
+    if isinstance(segment.target, str):
+        with open(segment.target, encoding="utf-8-sig", newline="") as file:
+            yield from _csv_items(segment, resolve, file)
+    elif isinstance(segment.target, io.TextIOBase):
+        yield from _csv_items(segment, resolve, segment.target)
+    else:
+        text = io.TextIOWrapper(segment.target, encoding="utf-8-sig", newline="")
+        try:
+            yield from _csv_items(segment, resolve, text)
+        finally:
+            text.detach()  # the caller's file stays open
+
+
+def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Iterator[Item]:
+    rows = csv.reader(file)
+    number = 0
+    try:
+        header = next(rows, None)
+        if header is None:
+            return
+        resolved = resolve(header, segment.name)
+        width = len(header)
+        columns = {name: i for i, name in enumerate(header)}
+        decoded = {
+            columns[resolved.retrieved]: ("retrieved", resolved.retrieved),
+            columns[resolved.ground_truth]: ("ground_truth", resolved.ground_truth),
+        }
+        id_column = columns[resolved.id] if resolved.id is not None else None
+        for cells in rows:
+            number += 1
+            if not cells:
+                continue
+            raw_id = cells[id_column] if id_column is not None and id_column < len(cells) else None
+            if len(cells) != width:
+                yield (
+                    number,
+                    Problem(
+                        f"the row has {len(cells)} cells but the header has {width} columns; "
+                        "quote cells that contain commas, quotes or line breaks",
+                        id=claimed_id(raw_id),
+                    ),
+                )
+                continue
+            record: dict[str, Any] = {}
+            problem = None
+            for i, name in enumerate(header):
+                cell = cells[i]
+                if i in decoded:
+                    value = _decode_cell(cell, name, resolved.mode, decoded[i][0])
+                    if isinstance(value, Problem):
+                        problem = problem or replace(value, id=claimed_id(raw_id))
+                    record[name] = value
+                else:
+                    record[name] = cell
+            yield number, problem or record
+    except UnicodeDecodeError as exc:
+        raise InvalidArgumentError(
+            f"{segment.locate(number + 1)}: not valid UTF-8 text ({exc.reason}); save the file "
+            "as UTF-8"
+        ) from None
+    except csv.Error as exc:
+        raise InvalidArgumentError(
+            f"{segment.locate(number + 1)}: cannot parse the CSV ({exc}); if a cell is longer "
+            "than Python's csv field limit, raise it with csv.field_size_limit(...) or use JSONL "
+            "or Parquet"
+        ) from None
+
+
+def _decode_cell(cell: str, column: str, mode: str, role: str) -> object:
+    if mode == "id" and role == "ground_truth":
+        expected = 'a JSON-encoded list like ["d1", "d2"] or an object like {"d1": 2}'
+    elif mode == "id":
+        expected = 'a JSON-encoded list like ["d1", "d2"]'
+    else:
+        expected = 'a JSON-encoded list like ["a", "b"]'
+    if not cell.strip():
+        return Problem(f"{column} is an empty cell; it must hold {expected} ([] for none)", column)
+    shown = cell if len(cell) <= 40 else cell[:36] + "..."
+    try:
+        value = json.loads(cell)
+    except json.JSONDecodeError as exc:
+        return Problem(
+            f"{column} must be {expected}; got {shown!r}, which is not JSON ({exc.msg} at "
+            f"column {exc.colno})",
+            column,
+        )
+    if isinstance(value, list) or (isinstance(value, dict) and "object" in expected):
+        return value
+    return Problem(
+        f"{column} must be {expected}; got {shown!r}, which is JSON {describe_json(value)}",
+        column,
+    )
+
+
+# --- Parquet and DataFrames ------------------------------------------------------------------
+
+
+def read_parquet(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    if _is_empty_file(segment):
+        return
+    pq = import_parquet()
+
+    try:
+        file = pq.ParquetFile(segment.target)
+    except Exception as exc:  # pyarrow raises its own ArrowInvalid, OSError, ...
+        raise InvalidArgumentError(f"{segment.name}: cannot be read as Parquet ({exc})") from None
+    with file:
+        batches = file.iter_batches(batch_size=PARQUET_BATCH)
+        yield from parquet_items(segment, resolve, file.schema_arrow, batches, 1)
+
+
+def parquet_items(
+    segment: Segment, resolve: Resolve, schema: Any, batches: Iterable[Any], first: int
+) -> Iterator[Item]:
+    """Items of Parquet record batches; the first has row number ``first``."""
+    import pyarrow as pa
+
+    resolved = resolve(schema.names, segment.name)
+    truth = schema.field(resolved.ground_truth).type
+    # A {id: grade} map column reads as a list of (id, grade) pairs; a struct column (what
+    # pandas writes for a column of dicts) has every id of the file as a field, null where a
+    # row's dict did not have it.
+    pairs, struct = pa.types.is_map(truth), pa.types.is_struct(truth)
+    number = first - 1
+    for batch in batches:
+        for row in batch.to_pylist():
+            number += 1
+            value = row[resolved.ground_truth]
+            if pairs and isinstance(value, list):
+                row[resolved.ground_truth] = dict(value)
+            elif struct and isinstance(value, dict):
+                row[resolved.ground_truth] = {k: v for k, v in value.items() if v is not None}
+            yield number, row
+
+
+def read_frame(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    frame = segment.target
+    columns = [str(c) for c in frame.columns]
+    resolve(columns, segment.name)
+    for pos, values in enumerate(frame.itertuples(index=False, name=None)):
+        yield pos, {name: _python_value(v) for name, v in zip(columns, values, strict=True)}
+
+
+def _python_value(value: object) -> object:
+    """numpy scalars and arrays as Python values; pandas' NA as None."""
+    module = type(value).__module__
+    if module == "numpy":
+        tolist: Callable[[], object] = value.tolist  # type: ignore[attr-defined]
+        return tolist()
+    if module.startswith("pandas") and type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    return value
+
+
+FORMAT_READERS: dict[str, FormatReader] = {
+    "jsonl": read_jsonl,
+    "json": read_json,
+    "csv": read_csv,
+    "parquet": read_parquet,
+    "frame": read_frame,
+    "iterable": read_iterable,
+}
+
+
+# --- words for messages ----------------------------------------------------------------------
+
+
+_EXAMPLE = '{"retrieved_context": [...], "ground_truth_context": [...]}'
+
+
+def describe_json(value: object) -> str:
+    """What a decoded JSON value is, in JSON's words ("an array", "null", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type_name(value)
+
+
+def not_an_object(segment: Segment, value: object) -> str:
+    """The message for an item of ``segment`` that is not a record (a mapping)."""
+    if segment.format == "jsonl":
+        return (
+            f"the line is valid JSON but {describe_json(value)}, not an object; each line must "
+            f"hold one record like {_EXAMPLE}"
+        )
+    if segment.format == "json":
+        return (
+            f"the record is {describe_json(value)}, not an object; the list must hold records "
+            f"like {_EXAMPLE}"
+        )
+    return (
+        f"the record is {type_name(value)}, not a mapping; each record must be a dict like "
+        f"{_EXAMPLE}"
+    )
+
+
+def quoted(names: Iterable[str]) -> str:
+    """``'a', 'b'`` (or ``(none)``), for lists of field names in messages."""
+    listed = [repr(n) for n in names]
+    return ", ".join(listed) if listed else "(none)"

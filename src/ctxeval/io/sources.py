@@ -1,0 +1,212 @@
+"""What a dataset source is made of: its segments (files, an open file, a DataFrame, an iterable),
+the format of each, and how files are opened.
+
+:func:`source_segments` checks a source at once (a missing file, an unknown extension, a glob that
+matches nothing raise :class:`~ctxeval.errors.InvalidArgumentError` before any record is read) and
+returns the segments that :mod:`ctxeval.io.formats` reads.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ctxeval.errors import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    MissingDependencyError,
+    type_name,
+)
+
+__all__ = [
+    "SUPPORTED_FORMATS",
+    "Segment",
+    "format_name",
+    "import_parquet",
+    "open_binary",
+    "source_segments",
+]
+
+SUPPORTED_FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
+_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".parquet": "parquet",
+}
+_FORMAT_NAMES = {
+    "jsonl": "jsonl",
+    "ndjson": "jsonl",
+    "json": "json",
+    "csv": "csv",
+    "parquet": "parquet",
+}
+_SUPPORTED = (
+    "supported formats: .jsonl/.ndjson (one JSON record per line), .json (a list of records), "
+    ".csv (list columns JSON-encoded), .parquet; or pass format='jsonl'|'json'|'csv'|'parquet'"
+)
+_PARQUET_HINT = "reading Parquet needs pyarrow: pip install 'ctxeval[parquet]'"
+
+
+@dataclass(slots=True)
+class Segment:
+    """One file (or DataFrame, or iterable) of a source; ``number`` is its place in the source."""
+
+    name: str
+    format: str  # one of SUPPORTED_FORMATS, or "frame" / "iterable"
+    target: Any  # a path, an open file, a DataFrame or an iterable
+    number: int = 0
+
+    def locate(self, pos: int) -> str:
+        """Where the record at ``pos`` (line, row or position) is, for messages."""
+        if self.format == "jsonl":
+            return f"{self.name}:{pos}"
+        if self.format in ("csv", "parquet"):
+            return f"{self.name}:row {pos}"
+        if self.format == "json":
+            return f"{self.name}[{pos}]"
+        if self.format == "frame":
+            return f"row {self.target.index[pos]}"
+        return f"record {pos}"
+
+
+def format_name(format: object) -> str | None:
+    """The format named by ``read_records(format=...)``, or None to go by the extension."""
+    if format is None:
+        return None
+    if isinstance(format, str) and format.lower().lstrip(".") in _FORMAT_NAMES:
+        return _FORMAT_NAMES[format.lower().lstrip(".")]
+    raise InvalidArgumentError(
+        f"read_records(format={format!r}): use one of "
+        + ", ".join(repr(f) for f in SUPPORTED_FORMATS)
+        + ", or None to go by the file extension"
+    )
+
+
+def source_segments(source: object, fmt: str | None) -> list[Segment]:
+    """The segments of ``source`` (a path, a glob pattern, an open file, a DataFrame or an
+    iterable of dicts), each file checked to exist, be readable and have a known format."""
+    if isinstance(source, str | os.PathLike):
+        path = os.fspath(source)
+        if not isinstance(path, str):
+            raise InvalidArgumentTypeError(f"read_records: give paths as str, got {path!r}")
+        if _is_pattern(path) and not os.path.exists(path):
+            matches = sorted(glob.glob(path, recursive=True))
+            if not matches:
+                raise InvalidArgumentError(f"{path}: no files match this pattern; {_SUPPORTED}")
+            paths = matches
+        else:
+            paths = [path]
+        segments = [Segment(p, _check_file(p, fmt), p, n) for n, p in enumerate(paths)]
+        if any(s.format == "parquet" for s in segments):
+            import_parquet()
+        return segments
+    if fmt is not None and not hasattr(source, "read"):
+        raise InvalidArgumentError(
+            f"read_records(format={fmt!r}) applies to paths and open files, not to "
+            f"{type_name(source)}; leave format out"
+        )
+    if hasattr(source, "read"):
+        return [_file_object_segment(source, fmt)]
+    if _is_dataframe(source):
+        return [Segment("DataFrame", "frame", source)]
+    if isinstance(source, Mapping):
+        raise InvalidArgumentTypeError(
+            "read_records got a single dict; pass a list (or any iterable) of records, "
+            "e.g. [record] or data['records']"
+        )
+    if isinstance(source, bytes | bytearray) or not isinstance(source, Iterable):
+        raise InvalidArgumentTypeError(
+            f"read_records cannot read {type_name(source)}: pass a path, a glob pattern, an open "
+            "file, a pandas DataFrame or an iterable of dicts"
+        )
+    return [Segment("records", "iterable", source)]
+
+
+def _is_pattern(path: str) -> bool:
+    return any(c in path for c in "*?[")
+
+
+def _check_file(path: str, fmt: str | None) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InvalidArgumentError(f"{path}: no such file; {_SUPPORTED}") from None
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if stat.S_ISDIR(mode):
+        raise InvalidArgumentError(
+            f"{path}: is a directory; pass a file, or a glob pattern such as "
+            f"'{Path(path) / '*.jsonl'}'; {_SUPPORTED}"
+        )
+    if fmt is None:
+        suffix = Path(path).suffix.lower()
+        if suffix not in _EXTENSIONS:
+            shown = repr(suffix) if suffix else "(none)"
+            raise InvalidArgumentError(f"{path}: unsupported file extension {shown}; {_SUPPORTED}")
+        fmt = _EXTENSIONS[suffix]
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    return fmt
+
+
+def _unreadable(path: str, exc: OSError) -> InvalidArgumentError:
+    return InvalidArgumentError(f"{path}: cannot be opened ({exc.strerror}); {_SUPPORTED}")
+
+
+def _file_object_segment(source: Any, fmt: str | None) -> Segment:
+    name = getattr(source, "name", None)
+    name = name if isinstance(name, str) else "<stream>"
+    if fmt is None:
+        suffix = Path(name).suffix.lower()
+        if suffix not in _EXTENSIONS:
+            raise InvalidArgumentError(
+                f"{name}: cannot tell the format of an open file without a known extension; "
+                f"pass format='jsonl'|'json'|'csv'|'parquet'"
+            )
+        fmt = _EXTENSIONS[suffix]
+    if fmt == "parquet":
+        import_parquet()
+    return Segment(name, fmt, source)
+
+
+def _is_dataframe(obj: object) -> bool:
+    # Duck typing by class name, so pandas is never imported just to ask.
+    return any(
+        cls.__name__ == "DataFrame" and cls.__module__.startswith("pandas")
+        for cls in type(obj).__mro__
+    )
+
+
+def import_parquet() -> ModuleType:
+    """``pyarrow.parquet``, or an install hint."""
+    try:
+        import pyarrow.parquet
+    except ImportError as exc:
+        raise MissingDependencyError(_PARQUET_HINT) from exc
+    module: ModuleType = pyarrow.parquet
+    return module
+
+
+def open_binary(path: str) -> Any:
+    """Open a local path, or a remote URL (``s3://...``) through fsspec, for reading bytes."""
+    if "://" in path:
+        try:
+            import fsspec
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"{path}: reading remote files needs fsspec (pip install fsspec and the "
+                "filesystem's package, e.g. s3fs)"
+            ) from exc
+        return fsspec.open(path, "rb").open()
+    return open(path, "rb")

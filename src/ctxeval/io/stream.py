@@ -1,0 +1,253 @@
+"""From items to records: the reader's state over the segments of one source.
+
+:class:`RecordStream` numbers the items that :mod:`ctxeval.io.formats` reads from each segment,
+settles each segment's fields (:mod:`ctxeval.io.fields`), validates each record against its
+mode's schema (:mod:`ctxeval.records`) and checks that ids are unique
+(:mod:`ctxeval.io.seen_ids`), yielding one :class:`~ctxeval.records.Record` or
+:class:`~ctxeval.records.RecordError` per item, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any, ClassVar, cast
+
+from pydantic import ValidationError
+
+from ctxeval.io.fields import (
+    ID_CANDIDATES,
+    FieldMap,
+    FieldsNotFoundError,
+    ResolvedFields,
+    resolve_fields,
+)
+from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quoted
+from ctxeval.io.seen_ids import SeenIds
+from ctxeval.io.sources import Segment
+from ctxeval.records import (
+    Record,
+    RecordError,
+    claimed_id,
+    plain_text_record,
+    record_schema,
+    validation_problems,
+)
+
+__all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
+
+# How many records without recognisable fields a row-by-row source may start with before the
+# fields are declared unrecognisable (rather than those records missing a field).
+RESOLVE_WINDOW = 100
+
+Claim = tuple[int, str, bool]  # (position, id, whether a good record claims it)
+
+
+class RecordStream:
+    """Numbers records across the segments of one source, validates them and tracks ids.
+
+    Reading one block of a partitioned run (:mod:`ctxeval.io.blocks`) sets ``resolved`` (the
+    fields settled for the whole file), ``first_index``, and ``claims``: ids are then appended
+    there as ``(position, id, is_record)`` instead of checked, because the blocks' claims are
+    compared across the dataset, and the duplicates found that way are given back as
+    ``known_duplicates`` (``{position: first location}``). ``seen`` replaces the duplicate
+    check's table (tests compare it with an exact one).
+    """
+
+    _ROLE_NAMES: ClassVar[dict[str, str]] = {
+        "retrieved": "retrieved",
+        "ground_truth": "ground-truth",
+        "id": "id",
+    }
+
+    def __init__(
+        self,
+        fields: FieldMap,
+        segments: list[Segment],
+        *,
+        resolved: ResolvedFields | None = None,
+        first_index: int = 0,
+        claims: list[Claim] | None = None,
+        known_duplicates: Mapping[int, str] | None = None,
+        seen: SeenIds | None = None,
+    ) -> None:
+        self.fields = fields
+        self.segments = segments
+        self.index = first_index
+        self.forced = resolved
+        self.claims = claims
+        self.known_duplicates = known_duplicates or {}
+        # Made at the first id claimed, so that a dataset without ids costs nothing.
+        self.seen = seen
+        # The fields of the segment being read, once settled.
+        self.resolved: ResolvedFields | None = None
+        self._names: dict[ResolvedFields, dict[str, str]] = {}
+
+    def records(self) -> Iterator[Record | RecordError]:
+        for segment in self.segments:
+            yield from self.read(segment, FORMAT_READERS[segment.format](segment, self.resolve))
+
+    def resolve(self, columns: Iterable[str], source: str) -> ResolvedFields:
+        """Settle the fields of the segment being read, from its columns (or first record's
+        keys); ``source`` names it in messages."""
+        if self.forced is not None:
+            resolved = self.forced
+        else:
+            resolved = resolve_fields(list(columns), self.fields, source=source)
+            if self.fields.mode is None:
+                # Every later file of a glob must be in the same mode as the first.
+                self.fields = replace(self.fields, mode=resolved.mode)
+        self.resolved = resolved
+        return resolved
+
+    def read(self, segment: Segment, items: Iterable[Item]) -> Iterator[Record | RecordError]:
+        """The records of one segment's items. A tabular format has settled the fields before
+        its first item; otherwise they are settled from the first record that shows them."""
+        self.resolved = None
+        pending: list[Item] = []
+        not_found: FieldsNotFoundError | None = None
+        unresolved = 0
+        for item in items:
+            resolved = self.resolved
+            if resolved is not None:
+                yield self.build(segment, item, resolved)
+                continue
+            if not isinstance(item[1], Mapping):
+                if pending:
+                    pending.append(item)
+                else:
+                    yield self.build(segment, item, None)
+                continue
+            try:
+                resolved = self.resolve(item[1].keys(), segment.locate(item[0]))
+            except FieldsNotFoundError as exc:
+                # This record may be the one missing a field: look at the next ones.
+                not_found = not_found or exc
+                pending.append(item)
+                unresolved += 1
+                if unresolved >= RESOLVE_WINDOW:
+                    raise not_found from None
+                continue
+            for waiting in pending:
+                yield self.build(segment, waiting, resolved)
+            pending.clear()
+            yield self.build(segment, item, resolved)
+        if not_found is not None and self.resolved is None:
+            raise not_found
+
+    def build(
+        self, segment: Segment, item: Item, resolved: ResolvedFields | None
+    ) -> Record | RecordError:
+        pos, value = item
+        index = self.index
+        self.index += 1
+        location = segment.locate(pos)
+        if isinstance(value, Problem):
+            if value.id is not None:
+                self._claim(value.id, segment, pos, record=False)
+            return RecordError(index, value.id, location, value.field, value.message)
+        if not isinstance(value, Mapping):
+            return RecordError(index, None, location, None, not_an_object(segment, value))
+        assert resolved is not None  # a mapping is only built once the fields are known
+        if resolved.id is None:
+            raw_id = None
+            stray = next((name for name in ID_CANDIDATES if name in value), None)
+            if stray is not None and self.fields.id is None:
+                return RecordError(
+                    index,
+                    claimed_id(value[stray]),
+                    location,
+                    stray,
+                    f"has an id field {stray!r} but the first record has none; give every "
+                    "record an id, or none",
+                )
+        else:
+            raw_id = claimed_id(value.get(resolved.id))
+        for role in ("retrieved", "ground_truth", "id"):
+            name = getattr(resolved, role)
+            if name is not None and name not in value:
+                return RecordError(
+                    index, raw_id, location, name, self._missing(role, name, value.keys())
+                )
+
+        names = self._names.get(resolved)
+        if names is None:
+            names = self._names[resolved] = self._schema_names(resolved)
+        data = {key: value[name] for key, name in names.items()}
+        plain = plain_text_record(data) if resolved.mode == "text" else None
+        retrieved: list[Any]
+        ground_truth: Any
+        if plain is not None:
+            retrieved, ground_truth, model_id = plain
+        else:
+            try:
+                model = record_schema(resolved.mode).model_validate(data, context=names)
+            except ValidationError as exc:
+                if raw_id is not None:
+                    self._claim(raw_id, segment, pos, record=False)
+                problems = validation_problems(exc, names)
+                message = "; ".join(m for _, m in problems)
+                return RecordError(index, raw_id, location, problems[0][0], message)
+            retrieved, ground_truth, model_id = model.retrieved, model.ground_truth, model.id
+
+        if model_id is None:
+            record_id = f"#{index}"
+        else:
+            record_id = model_id
+            first_seen = self._claim(record_id, segment, pos, record=True)
+            if first_seen is not None:
+                return RecordError(
+                    index,
+                    record_id,
+                    location,
+                    resolved.id,
+                    f"duplicate id {record_id!r}, first seen at {first_seen}; ids must "
+                    "be unique within a dataset: rename or remove one of the records",
+                )
+        used = resolved.used
+        metadata = {k: v for k, v in value.items() if k not in used}
+        return Record(
+            index=index,
+            id=record_id,
+            location=location,
+            mode=resolved.mode,
+            retrieved=retrieved,
+            ground_truth=cast("dict[Hashable, float]", ground_truth),
+            metadata=metadata,
+        )
+
+    @staticmethod
+    def _schema_names(resolved: ResolvedFields) -> dict[str, str]:
+        """``{schema key: the input's field name}`` for the fields a schema validates."""
+        keys = record_schema(resolved.mode).KEYS
+        names = {keys.retrieved: resolved.retrieved, keys.ground_truth: resolved.ground_truth}
+        if resolved.id is not None:
+            names[keys.id] = resolved.id
+        return names
+
+    def _claim(self, record_id: str, segment: Segment, pos: int, *, record: bool) -> str | None:
+        """Register ``record_id`` as seen at ``pos``; for a record, return where it was first
+        seen when that is elsewhere (a duplicate)."""
+        if self.claims is not None:
+            self.claims.append((pos, record_id, record))
+            return self.known_duplicates.get(pos) if record else None
+        if self.seen is None:
+            self.seen = SeenIds()
+        # One integer per location: the position and the segment's number.
+        first = self.seen.claim(record_id, pos * len(self.segments) + segment.number, record=record)
+        if first is None:
+            return None
+        first_pos, number = divmod(first, len(self.segments))
+        return self.segments[number].locate(first_pos)
+
+    def _missing(self, role: str, name: str, found: Iterable[str]) -> str:
+        what = self._ROLE_NAMES[role]
+        if role == "id":
+            return (
+                f"missing the id field {name!r} that other records have; fields found: "
+                f"{quoted(found)}; give every record an id, or none"
+            )
+        return (
+            f"missing the {what} field {name!r}; fields found: {quoted(found)}; add it, or "
+            f'name the field that holds it: fields={{"{role}": ...}}'
+        )
