@@ -163,6 +163,61 @@ def test_config_file_sets_defaults(tmp_path: Path) -> None:
     assert "unknown setting 'tokeniser'" in wrong.stderr
 
 
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ('k = "three"\n', ["setting 'k'", "valid list"]),
+        ("threshold = 1.5\n", ["setting 'threshold'", "less than or equal to 1"]),
+        ('[evaluate]\nbaseline = "a"\n', ["'baseline' in [evaluate]", "not an option"]),
+        ("[evaluate]\nk = [1]\n[nonsense]\nk = [2]\n", ["unknown setting 'nonsense'"]),
+        ("k = [1\n", ["cannot read"]),
+    ],
+)
+def test_config_file_mistakes_name_the_setting_and_exit_2(
+    tmp_path: Path, text: str, fragments: list[str]
+) -> None:
+    config = tmp_path / "ctxeval.toml"
+    config.write_text(text, encoding="utf-8")
+    done = ctxeval("evaluate", RECORDS, "--config", config)
+    assert done.returncode == 2, done.stderr
+    assert str(config) in done.stderr
+    for fragment in fragments:
+        assert fragment in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_config_top_level_and_command_table_combine(tmp_path: Path) -> None:
+    # Top-level keys apply to every command that has the option (baseline is compare's only);
+    # the command's table wins over the top level; the command line wins over both.
+    config = tmp_path / "ctxeval.toml"
+    config.write_text(
+        'format = "json"\nbaseline = "x"\nk = [1]\n[evaluate]\nk = [3]\ntokenizer = "unicode"\n',
+        encoding="utf-8",
+    )
+    done = ctxeval("evaluate", RECORDS, "--config", config)
+    assert done.returncode == 0, done.stderr
+    aggregate = json.loads(done.stdout)["aggregate"]
+    assert "context_recall@3" in aggregate
+    assert "context_recall@1" not in aggregate
+    wins = ctxeval("evaluate", RECORDS, "--config", config, "-k", "2")
+    assert "context_recall@2" in json.loads(wins.stdout)["aggregate"]
+
+
+def test_schema_prints_the_record_and_config_schemas() -> None:
+    from ctxeval.cli.config import ConfigFile
+    from ctxeval.records import record_json_schema
+
+    record = ctxeval("schema")
+    assert record.returncode == 0, record.stderr
+    assert json.loads(record.stdout) == json.loads(json.dumps(record_json_schema()))
+    by_mode = json.loads(ctxeval("schema", "record", "--mode", "id").stdout)
+    assert "retrieved_ids" in by_mode["properties"]
+    config = json.loads(ctxeval("schema", "config").stdout)
+    assert set(config["properties"]) >= {"match", "fail-under", "evaluate", "compare"}
+    assert config["properties"]["evaluate"]["anyOf"][0]["$ref"].endswith("CommandSettings")
+    assert ConfigFile.model_validate({"fail-under": ["ndcg@10=0.5"]}).fail_under == ["ndcg@10=0.5"]
+
+
 def _trec_files(tmp_path: Path) -> tuple[Path, Path, dict, dict]:
     run = {"q1": {"d1": 2.5, "d2": 1.5, "d5": 0.5}, "q2": {"d3": 1.0, "d4": 0.5}}
     qrels = {"q1": {"d2": 1, "d9": 2}, "q2": {"d3": 1, "d4": 2}}

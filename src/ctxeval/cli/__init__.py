@@ -1,4 +1,4 @@
-"""The ``ctxeval`` command line: evaluate, compare, convert.
+"""The ``ctxeval`` command line: evaluate, compare, convert, schema.
 
 Results go to stdout, progress and messages to stderr. Exit codes: 0 success, 1 a ``--fail-under``
 gate failed, 2 a usage or input error (with a message, never a traceback, for user mistakes).
@@ -12,6 +12,7 @@ from ctxeval import __version__
 from ctxeval.cli.compare import compare
 from ctxeval.cli.convert import convert
 from ctxeval.cli.evaluate import evaluate
+from ctxeval.cli.schema import schema
 
 __all__ = ["main"]
 
@@ -25,3 +26,4 @@ def main() -> None:
 main.add_command(evaluate)
 main.add_command(compare)
 main.add_command(convert)
+main.add_command(schema)

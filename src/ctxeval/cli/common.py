@@ -9,11 +9,9 @@ import math
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-import tomllib
 
 from ctxeval.errors import CtxevalError
 
@@ -58,34 +56,25 @@ def show_warning(
 
 
 def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """``--config file.toml``: its keys become option defaults (command line wins)."""
+    """``--config file.toml``: its settings become option defaults (the command line wins);
+    see :mod:`ctxeval.cli.config`."""
     if value is None:
         return None
-    try:
-        data = tomllib.loads(Path(value).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise click.BadParameter(f"cannot read {value}: {exc}") from None
-    section = data.get(ctx.info_name or "", data)
-    defaults: dict[str, Any] = {}
+    from ctxeval.cli.config import config_defaults
+
     # Settings are named like the long options: format = "json", fail-under = [...], k = [3].
-    by_flag = {
+    params = {
         flag.lstrip("-").replace("-", "_"): param.name
         for param in ctx.command.params
         if isinstance(param, click.Option) and param.name and param.name != "config"
         for flag in param.opts
         if flag.startswith("--")
     }
-    by_flag["k"] = "ks"
-    for key, setting in section.items():
-        if isinstance(setting, dict):
-            continue
-        name = by_flag.get(key.replace("-", "_"))
-        if name is None:
-            raise click.BadParameter(
-                f"{value}: unknown setting {key!r}; valid settings: "
-                + ", ".join(sorted(flag.replace("_", "-") for flag in by_flag))
-            )
-        defaults[name] = tuple(setting) if isinstance(setting, list) else setting
+    params["k"] = "ks"
+    try:
+        defaults = config_defaults(value, ctx.info_name or "", params)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     return value
 

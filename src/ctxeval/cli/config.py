@@ -1,0 +1,108 @@
+"""The ``--config`` file: its schema (a public pydantic model) and how it becomes option defaults.
+
+A TOML file whose keys are the commands' long options (``match = "exact-chunk"``, ``k = [1, 5]``,
+``fail-under = ["context_recall@5=0.8"]``). Top-level keys apply to every command that has that
+option (so one file can serve ``evaluate`` and ``compare``); a table named after a command
+(``[evaluate]``, ``[compare]``) applies to that command, wins over the top level, and may only
+hold that command's options. The command line wins over both. A key no command has is an error.
+``ctxeval schema config`` prints the JSON Schema.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["CommandSettings", "ConfigFile", "config_defaults"]
+
+
+def _hyphenated(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class CommandSettings(BaseModel):
+    """Settings of one command, named like its long options (hyphens or underscores)."""
+
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=_hyphenated, populate_by_name=True, frozen=True
+    )
+
+    match: str | None = Field(None, description="matching strategy spec, e.g. 'exact-chunk'")
+    threshold: float | None = Field(None, ge=0, le=1, description="the strategy's threshold")
+    tokenizer: Literal["rouge", "rouge-stem", "unicode"] | None = None
+    metrics: Literal["all", "set", "ranked"] | None = Field(
+        None, description="metric families when no measure is named"
+    )
+    measure: list[str] | None = Field(None, description="measure specs, e.g. ['ndcg@10', 'P@5']")
+    convention: Literal["trec_eval", "ranx", "continuous_eval"] | None = None
+    k: list[int] | None = Field(None, description="cut-offs, e.g. [1, 5, 10]")
+    on_error: Literal["raise", "skip"] | None = None
+    workers: int | None = Field(None, ge=1)
+    scheduler: str | None = None
+    retrieved_field: str | None = None
+    ground_truth_field: str | None = None
+    id_field: str | None = None
+    mode: Literal["text", "id"] | None = None
+    progress: bool | None = None
+    format: str | None = Field(None, description="output format of the command")
+    fail_under: list[str] | None = Field(None, description="gates, e.g. ['context_recall@5=0.8']")
+    output: str | None = None
+    baseline: str | None = None
+    metric: list[str] | None = Field(None, description="measures to compare")
+    test: Literal["randomization", "bootstrap"] | None = None
+    n_resamples: int | None = Field(None, ge=1)
+    seed: int | None = Field(None, ge=0)
+    alpha: float | None = Field(None, gt=0, lt=1)
+    correction: Literal["holm", "none"] | None = None
+    report: str | None = None
+
+
+class ConfigFile(CommandSettings):
+    """A whole config file: top-level settings plus one optional table per command."""
+
+    evaluate: CommandSettings | None = None
+    compare: CommandSettings | None = None
+    convert: CommandSettings | None = None
+
+
+def _problem(path: str, error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        known = ", ".join(sorted(_hyphenated(name) for name in CommandSettings.model_fields))
+        return f"{path}: unknown setting {where!r}; valid settings: {known}"
+    return f"{path}: setting {where!r}: {first['msg']} (got {first.get('input')!r})"
+
+
+def config_defaults(path: str, command: str, params: dict[str, str]) -> dict[str, Any]:
+    """The option defaults a config file gives ``command``: ``params`` maps a setting's name
+    (underscored long option) to the click parameter it sets. Raises ValueError with the
+    file, the setting and the fix."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    try:
+        config = ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(_problem(path, exc)) from None
+    table = getattr(config, command, None)
+    top = config.model_dump(exclude_none=True, exclude={"evaluate", "compare", "convert"})
+    chosen = {setting: value for setting, value in top.items() if setting in params}
+    if table is not None:
+        for setting, value in table.model_dump(exclude_none=True).items():
+            if setting not in params:
+                raise ValueError(
+                    f"{path}: setting {_hyphenated(setting)!r} in [{command}] is not an option "
+                    f"of 'ctxeval {command}'; move it to the table of the command that has it, "
+                    "or to the top level"
+                )
+            chosen[setting] = value
+    return {
+        params[setting]: tuple(value) if isinstance(value, list) else value
+        for setting, value in chosen.items()
+    }
