@@ -39,19 +39,13 @@ from ctxeval.errors import InvalidArgumentError, InvalidRecordError, MissingDepe
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.blocks import Block, file_fields, read_block
 from ctxeval.io.fields import ResolvedFields, as_field_map
+from ctxeval.io.sources import EXTENSIONS
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.scoring import ScoringPlan, score_batch
 
 __all__ = ["evaluate_distributed", "iter_parts", "plan_blocks"]
 
-_EXTENSIONS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-    ".csv": "csv",
-    ".parquet": "parquet",
-}
 _RESULT_HEADER = "_result.json"
 
 
@@ -104,11 +98,11 @@ def _format_of(path: str, fmt: str | None) -> str:
     if fmt is not None:
         return {"ndjson": "jsonl"}.get(fmt, fmt)
     suffix = Path(path.split("?")[0]).suffix.lower()
-    if suffix not in _EXTENSIONS:
+    if suffix not in EXTENSIONS:
         raise InvalidArgumentError(
             f"{path}: unsupported extension; use .jsonl, .json, .csv or .parquet, or format="
         )
-    return _EXTENSIONS[suffix]
+    return EXTENSIONS[suffix]
 
 
 def plan_blocks(

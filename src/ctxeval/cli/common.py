@@ -156,6 +156,21 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
+def field_options(options: dict[str, Any]) -> dict[str, str]:
+    """The field mapping the ``--retrieved-field``, ``--ground-truth-field``, ``--id-field``
+    (and ``--mode``, where the command has it) options give."""
+    return {
+        key: value
+        for key, value in (
+            ("retrieved", options.get("retrieved_field")),
+            ("ground_truth", options.get("ground_truth_field")),
+            ("id", options.get("id_field")),
+            ("mode", options.get("mode")),
+        )
+        if value
+    }
+
+
 def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -> Any:
     from ctxeval.matching.specs import parse_strategy
 
@@ -214,16 +229,7 @@ def dataset_mode(path: str, fields: dict[str, str], mode: str | None) -> str:
 def run_dataset(path: str, options: dict[str, Any]) -> Any:
     from ctxeval.evaluator import RetrievalEvaluator
 
-    fields = {
-        key: value
-        for key, value in (
-            ("retrieved", options["retrieved_field"]),
-            ("ground_truth", options["ground_truth_field"]),
-            ("id", options["id_field"]),
-            ("mode", options["mode"]),
-        )
-        if value
-    }
+    fields = field_options(options)
     strategy = build_strategy(options["match"], options["threshold"], options["tokenizer"])
     if options.get("measures"):
         if options["metric_set"] != "all" or options["convention"]:

@@ -6,11 +6,7 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import (
-    EXIT_USAGE,
-    fail,
-    guard,
-)
+from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
 
 
 @click.command()
@@ -42,15 +38,7 @@ def convert(source: str, target: str, **options: Any) -> None:
     """
     from ctxeval.io.convert import convert_dataset
 
-    fields = {
-        key: value
-        for key, value in (
-            ("retrieved", options["retrieved_field"]),
-            ("ground_truth", options["ground_truth_field"]),
-            ("id", options["id_field"]),
-        )
-        if value
-    }
+    fields = field_options(options)
     written, skipped = convert_dataset(
         source,
         target,

@@ -25,6 +25,7 @@ from ctxeval.errors import (
 )
 
 __all__ = [
+    "EXTENSIONS",
     "SUPPORTED_FORMATS",
     "Segment",
     "format_name",
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 SUPPORTED_FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
-_EXTENSIONS = {
+EXTENSIONS = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
     ".json": "json",
@@ -148,10 +149,10 @@ def _check_file(path: str, fmt: str | None) -> str:
         )
     if fmt is None:
         suffix = Path(path).suffix.lower()
-        if suffix not in _EXTENSIONS:
+        if suffix not in EXTENSIONS:
             shown = repr(suffix) if suffix else "(none)"
             raise InvalidArgumentError(f"{path}: unsupported file extension {shown}; {_SUPPORTED}")
-        fmt = _EXTENSIONS[suffix]
+        fmt = EXTENSIONS[suffix]
     try:
         with open(path, "rb"):
             pass
@@ -169,12 +170,12 @@ def _file_object_segment(source: Any, fmt: str | None) -> Segment:
     name = name if isinstance(name, str) else "<stream>"
     if fmt is None:
         suffix = Path(name).suffix.lower()
-        if suffix not in _EXTENSIONS:
+        if suffix not in EXTENSIONS:
             raise InvalidArgumentError(
                 f"{name}: cannot tell the format of an open file without a known extension; "
                 f"pass format='jsonl'|'json'|'csv'|'parquet'"
             )
-        fmt = _EXTENSIONS[suffix]
+        fmt = EXTENSIONS[suffix]
     if fmt == "parquet":
         import_parquet()
     return Segment(name, fmt, source)
