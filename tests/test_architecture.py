@@ -1,0 +1,75 @@
+"""The house rules of docs/architecture.md that import-linter does not check.
+
+- no module imports another module's private (``_underscored``) names, nor reaches into an
+  imported ctxeval module's private attributes;
+- no file in src/ is over 600 lines (one job per file);
+- every measure in the registry has its two definitions, and nothing else defines one.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ctxeval.metrics import core, reference
+from ctxeval.metrics.measures import MEASURES
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ctxeval"
+FILES = sorted(SRC.rglob("*.py"))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(SRC)))
+def test_no_private_names_across_modules(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules: set[str] = set()  # local names bound to ctxeval modules
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ctxeval"):
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"line {node.lineno}: from {node.module} import {alias.name}")
+                modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("ctxeval"):
+                    modules.add((alias.asname or alias.name).split(".")[0])
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    assert not found, found
+
+
+def test_a_private_import_is_caught(tmp_path: Path) -> None:
+    # The check above can fail: it sees both forms of reaching in.
+    sample = "from ctxeval.io import readers\nfrom ctxeval.x import _y\nreaders._open(1)\n"
+    tree = ast.parse(sample)
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
+    attrs = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+    assert [n for n in names if _private(n)] == ["_y"]
+    assert [a for a in attrs if _private(a)] == ["_open"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(SRC)))
+def test_files_do_one_job(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= 600, f"{path.relative_to(SRC)} has {lines} lines: split it by job"
+
+
+def test_each_measure_is_defined_in_the_reference_and_the_core_only() -> None:
+    for name, definition in MEASURES.items():
+        assert definition.reference is getattr(reference, name)
+        assert definition.core is core.CORE[name]
+        assert definition.core.__module__ == "ctxeval.metrics.core"
+        assert definition.reference.__module__ == "ctxeval.metrics.reference"
+    assert set(core.CORE) == set(MEASURES)
