@@ -1255,12 +1255,42 @@ def test_source_errors(tmp_path: Path) -> None:
             assert fragment in str(info.value), f"{fragment!r} not in {str(info.value)!r}"
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads anything")
+def _message_as_nobody(path: Path) -> str:
+    """What reading ``path`` raises in a forked child that has dropped root for "nobody"
+    (everything the reader needs is imported before the fork: nobody cannot read /root)."""
+    list(read_records(_write_jsonl(path.parent / "warm-up.jsonl", RECORDS)))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read)
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            list(read_records(path))
+            message = "read without error"
+        except BaseException as exc:
+            message = f"{type(exc).__name__}: {exc}"
+        os.write(write, message.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return message
+
+
 def test_unreadable_file(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "secret.jsonl", RECORDS)
     path.chmod(0)
-    with pytest.raises(InvalidArgumentError, match=r"secret\.jsonl: cannot be opened"):
-        read_records(path)
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        with pytest.raises(InvalidArgumentError, match=r"secret\.jsonl: cannot be opened"):
+            read_records(path)
+        return
+    # Root reads anything: read as the unprivileged user "nobody" instead.
+    tmp_path.chmod(0o755)
+    message = _message_as_nobody(path)
+    assert message.startswith("InvalidArgumentError: "), message
+    assert f"{path}: cannot be opened" in message
 
 
 @pytest.mark.parametrize(
