@@ -332,7 +332,7 @@ SPEC_ERRORS = [
     ),
     pytest.param(
         lambda: parse_strategy("exact-chunk(threshold=0.5)"),
-        ["unknown option 'threshold'", "ignore_case, normalize_whitespace"],
+        ["unknown exact-chunk option 'threshold'", "'ignore_case', 'normalize_whitespace'"],
         id="strategy-option-of-another-strategy",
     ),
     pytest.param(
@@ -875,10 +875,13 @@ def test_evaluate_run_empty_ground_truth_policies() -> None:
     run = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"a": 1.0}}
     qrels = {"q1": {"a": 1}, "q2": {"a": 0}}  # q2 was judged, nothing relevant
     zero = evaluate_run(run, qrels, ["map", "P@1"])
-    assert zero == {"q1": {"map": 1 / 1, "P@1": 1 / 1}, "q2": {"map": 0.0, "P@1": 0.0}}
+    assert zero == {
+        "q1": {"average_precision": 1 / 1, "precision@1": 1 / 1},
+        "q2": {"average_precision": 0.0, "precision@1": 0.0},
+    }
     with pytest.warns(ConventionWarning, match=r"1 query\(ies\) have no relevant.*first: 'q2'"):
         skip = evaluate_run(run, qrels, ["map", "P@1"], empty_ground_truth="skip")
-    assert skip == {"q1": {"map": 1 / 1, "P@1": 1 / 1}}
+    assert skip == {"q1": {"average_precision": 1 / 1, "precision@1": 1 / 1}}
 
 
 def test_evaluate_run_missing_queries_policies() -> None:
@@ -886,10 +889,10 @@ def test_evaluate_run_missing_queries_policies() -> None:
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     with pytest.warns(ConventionWarning, match=r"1 query\(ies\).*scored 0.*first: 'q2'"):
         zero = evaluate_run(run, qrels, ["map"])
-    assert zero == {"q1": {"map": 1 / 1}, "q2": {"map": 0.0}}
+    assert zero == {"q1": {"average_precision": 1 / 1}, "q2": {"average_precision": 0.0}}
     with pytest.warns(ConventionWarning, match=r"left out \(missing_queries='skip'\)"):
         skip = evaluate_run(run, qrels, ["map"], missing_queries="skip")
-    assert skip == {"q1": {"map": 1 / 1}}
+    assert skip == {"q1": {"average_precision": 1 / 1}}
 
 
 EMPTY_RETRIEVED = [
@@ -934,7 +937,9 @@ def test_empty_retrieved_scores_zero(score: Callable[[], object], keys: tuple[st
 
 def test_evaluate_run_empty_ranking_scores_zero() -> None:
     results = evaluate_run({"q1": {}}, {"q1": {"a": 1}}, ["map", "mrr", "ndcg@5", "P@5"])
-    assert results == {"q1": {"map": 0.0, "mrr": 0.0, "ndcg@5": 0.0, "P@5": 0.0}}
+    assert results == {
+        "q1": {"average_precision": 0.0, "reciprocal_rank": 0.0, "ndcg@5": 0.0, "precision@5": 0.0}
+    }
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ctxeval import (
+    ConventionWarning,
     ExactChunkMatch,
     IDPrecisionRecallF1,
     IDRankedRetrievalMetrics,
@@ -212,7 +213,7 @@ def test_mode_mismatch_is_a_configuration_error() -> None:
         ({"workers": 1.5}, "workers=1.5"),
         ({"batch_size": 0}, "batch_size=0"),
         ({"on_error": "ignore"}, "on_error='ignore'"),
-        ({"metrics": ["ndcg"]}, "is not a ctxeval metric"),
+        ({"metrics": [7]}, "is not a ctxeval metric"),
         ({"metrics": []}, "at least one metric"),
     ],
 )
@@ -368,9 +369,15 @@ def test_from_trec_files_equals_pytrec_eval(tmp_path: Path) -> None:
     qrels_path.write_text(
         "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
     )
-    result = RetrievalEvaluator.from_trec(
-        run_path, qrels_path, [IDRankedRetrievalMetrics()], workers=1
-    ).run()
+    # The same warnings as evaluate_run: q3 is judged but not retrieved (scored 0), and q1 ties
+    # d2 and d3 (grades 1 and 2).
+    with pytest.warns(ConventionWarning) as caught:
+        result = RetrievalEvaluator.from_trec(
+            run_path, qrels_path, [IDRankedRetrievalMetrics()], workers=1
+        ).run()
+    messages = [str(w.message) for w in caught]
+    assert any("scored 0" in m and "first: 'q3'" in m for m in messages), messages
+    assert any("equal scores but different grades" in m for m in messages), messages
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg"}).evaluate(run)
     # pytrec_eval leaves q3 (judged, not retrieved) out; ctxeval scores it 0 (trec_eval -c).
     assert result.summary["queries"] == 3

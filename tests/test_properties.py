@@ -25,6 +25,7 @@ from ctxeval import (
     RougeChunkMatch,
     RougeSentenceMatch,
     evaluate_run,
+    parse_measure,
 )
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.judgments import Judgments, judge_matrix
@@ -427,7 +428,11 @@ def test_k_sweep_id_mode_and_evaluate_run(retrieved: list, qrels: dict, level: f
         by_metric = IDRankedRetrievalMetrics(k=k, relevance_level=level)(
             retrieved_ids=retrieved, qrels=qrels
         )
-        assert {names[s.split("@")[0]]: v for s, v in by_run.items()} == by_metric
+        # by_run's keys are the canonical specs (map@3 -> average_precision@3).
+        assert len(by_run) == len(names)
+        assert {key: by_run[str(parse_measure(f"{name}@{k}"))] for name, key in names.items()} == (
+            by_metric
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxeval import ConventionWarning, evaluate_run
+from ctxeval import ConventionWarning, evaluate_run, parse_measure
 
 ranx = pytest.importorskip("ranx")
 
@@ -109,6 +109,11 @@ def ranx_scores(run: dict, qrels: dict, metrics: list[str]) -> dict[str, dict[st
     return per_query
 
 
+def key(spec: str) -> str:
+    """evaluate_run's result key for a spec: its canonical form (map@3 -> average_precision@3)."""
+    return str(parse_measure(spec))
+
+
 def ctxeval_scores(
     run: dict, qrels: dict, specs: dict[str, str], **options: object
 ) -> dict[str, dict[str, float]]:
@@ -117,7 +122,8 @@ def ctxeval_scores(
         warnings.simplefilter("ignore", ConventionWarning)
         result = evaluate_run(run, qrels, list(specs.values()), **options)
     return {
-        qid: {name: values[spec] for name, spec in specs.items()} for qid, values in result.items()
+        qid: {name: values[key(spec)] for name, spec in specs.items()}
+        for qid, values in result.items()
     }
 
 
@@ -176,9 +182,9 @@ def test_hand_built_case_equals_ranx() -> None:
         got = evaluate_run(run, qrels, list(MEASURES.values()))
     assert set(got) == set(expected) == {"q1", "q2", "q3"}
     for qid in expected:
-        assert {name: got[qid][spec] for name, spec in MEASURES.items()} == expected[qid]
+        assert {name: got[qid][key(spec)] for name, spec in MEASURES.items()} == expected[qid]
     # By hand for q1: hits at ranks 2 and 4 of 3 relevant; MAP = (1/2 + 2/4) / 3.
-    assert got["q1"]["map"] == (1 / 2 + 2 / 4) / 3
-    assert got["q1"]["mrr"] == 0.5
+    assert got["q1"]["average_precision"] == (1 / 2 + 2 / 4) / 3
+    assert got["q1"]["reciprocal_rank"] == 0.5
     assert got["q1"]["precision@5"] == 2 / 5
-    assert got["q3"] == dict.fromkeys(MEASURES.values(), 0.0)
+    assert got["q3"] == dict.fromkeys(map(key, MEASURES.values()), 0.0)

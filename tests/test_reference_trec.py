@@ -9,7 +9,7 @@ trec_eval's conventions that matter here, each exercised below:
 - grades below ``relevance_level`` (``-l``) are non-relevant for the binary measures.
 
 Every measure is summed rank by rank in the same order as trec_eval (see
-ctxeval.metrics.functional), so equality is exact, not approximate.
+ctxeval.metrics.reference), so equality is exact, not approximate.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval import ConventionWarning, evaluate_run
+from ctxeval import ConventionWarning, evaluate_run, parse_measure
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -40,14 +40,21 @@ TREC_MEASURES = {
         for name in ("P", "recall", "ndcg_cut", "success", "map_cut")
     ),
 }
-# pytrec_eval's output keys, which ctxeval accepts as measure names as they are.
+# pytrec_eval's output keys, which ctxeval accepts as measure specs as they are; its results are
+# keyed by each spec's canonical form, key(spec) (P_5 -> precision@5).
 MEASURE_KEYS = [
     "map",
     "ndcg",
     "recip_rank",
     *(f"{name}_{k}" for name in ("P", "recall", "ndcg_cut", "success", "map_cut") for k in CUTOFFS),
 ]
-NDCG_KEYS = [key for key in MEASURE_KEYS if key.startswith("ndcg")]
+NDCG_KEYS = [name for name in MEASURE_KEYS if name.startswith("ndcg")]
+
+
+def key(spec: str) -> str:
+    """evaluate_run's result key for a spec: its canonical form (recip_rank -> reciprocal_rank)."""
+    return str(parse_measure(spec))
+
 
 # Doc ids whose string order differs from numeric order, upper case before lower case, and
 # non-ASCII (UTF-8 byte order equals code-point order, so strcmp and Python agree).
@@ -102,13 +109,13 @@ def check_against_trec_eval(run: dict, qrels: dict, keys: list[str], relevance_l
     common = set(qrels) & set(run)
     assert set(expected) == common  # pytrec_eval: judged queries that are in the run
     for qid in common:
-        for key in keys:
-            assert got[qid][key] == expected[qid][key], (qid, key, run[qid], qrels[qid])
+        for name in keys:
+            assert got[qid][key(name)] == expected[qid][name], (qid, name, run[qid], qrels[qid])
 
     missing = set(qrels) - set(run)
     assert set(got) == common | missing
     for qid in missing:  # trec_eval -c: a judged query without results scores 0
-        assert got[qid] == dict.fromkeys(keys, 0.0)
+        assert got[qid] == dict.fromkeys(map(key, keys), 0.0)
     assert any("no results in the run" in m for m in messages) == bool(missing)
     assert any("no relevance judgments" in m for m in messages) == bool(set(run) - set(qrels))
     tied = any(ties_change_scores(run[q], qrels[q]) for q in common)
@@ -143,8 +150,8 @@ def test_relevance_level_keeps_lower_grades_as_ndcg_gains() -> None:
     got = evaluate_run(run, qrels, ["ndcg", "map", "P_2"], relevance_level=2)["q"]
     assert got["ndcg"] == expected["ndcg"]
     # Binary measures: relevant are b (rank 3) and c (rank 5), by hand (1/3 + 2/5) / 2.
-    assert got["map"] == expected["map"] == (1 / 3 + 2 / 5) / 2
-    assert got["P_2"] == expected["P_2"] == 0.0
+    assert got["average_precision"] == expected["map"] == (1 / 3 + 2 / 5) / 2
+    assert got["precision@2"] == expected["P_2"] == 0.0
 
 
 def test_ties_between_different_grades_warn() -> None:
@@ -157,13 +164,13 @@ def test_ties_between_different_grades_warn() -> None:
     with pytest.warns(ConventionWarning, match="equal scores"):
         by_input = evaluate_run(run, qrels, ["ndcg", "P_1"], relevance_level=2, ties="input")["q"]
     # By hand: trec_eval order b, a is the ideal one; input order a, b is not.
-    assert by_trec == {"ndcg": 1.0, "P_1": 1.0}
+    assert by_trec == {"ndcg": 1.0, "precision@1": 1.0}
     assert by_input == {
         "ndcg": (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)),
-        "P_1": 0.0,
+        "precision@1": 0.0,
     }
     expected = trec_eval(run, qrels, relevance_level=2)["q"]
-    assert by_trec == {"ndcg": expected["ndcg"], "P_1": expected["P_1"]}
+    assert by_trec == {"ndcg": expected["ndcg"], "precision@1": expected["P_1"]}
 
 
 def long_run(seed: int, distinct_scores: int | None) -> tuple[dict, dict]:
@@ -195,8 +202,8 @@ def test_long_runs_equal_trec_eval(
     got, _ = evaluate_with_warnings(run, qrels, MEASURE_KEYS, relevance_level=relevance_level)
     assert set(got) == set(expected) == set(qrels)
     for qid, values in expected.items():
-        for key in MEASURE_KEYS:
-            assert got[qid][key] == values[key], (qid, key)
+        for name in MEASURE_KEYS:
+            assert got[qid][key(name)] == values[name], (qid, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,8 +218,8 @@ def test_ties_break_by_docid_descending_as_strings() -> None:
     with pytest.warns(ConventionWarning, match="equal scores"):
         got = evaluate_run(run, qrels, ["recip_rank", "P_1", "P_2"])["q"]
     assert expected["recip_rank"] == 0.5  # by hand: d9 is second
-    assert got == {"recip_rank": 0.5, "P_1": 0.0, "P_2": 0.5}
-    assert got["P_2"] == expected["P_2"]
+    assert got == {"reciprocal_rank": 0.5, "precision@1": 0.0, "precision@2": 0.5}
+    assert got["precision@2"] == expected["P_2"]
 
 
 def test_queries_with_only_grade_zero_judgments() -> None:
@@ -221,9 +228,9 @@ def test_queries_with_only_grade_zero_judgments() -> None:
     expected = trec_eval(run, qrels)
     got, messages = evaluate_with_warnings(run, qrels, MEASURE_KEYS)
     assert messages == []
-    for key in MEASURE_KEYS:
-        assert got["q1"][key] == expected["q1"][key] == 0.0
-        assert got["q2"][key] == expected["q2"][key]
+    for name in MEASURE_KEYS:
+        assert got["q1"][key(name)] == expected["q1"][name] == 0.0
+        assert got["q2"][key(name)] == expected["q2"][name]
 
 
 def test_missing_query_scores_zero_and_warns() -> None:
@@ -232,8 +239,8 @@ def test_missing_query_scores_zero_and_warns() -> None:
     assert set(trec_eval(run, qrels)) == {"q1"}  # pytrec_eval leaves q2 out
     with pytest.warns(ConventionWarning, match=r"1 query\(ies\) in the qrels .* scored 0"):
         got = evaluate_run(run, qrels, ["map", "ndcg_cut_10", "P_5"])
-    assert got["q2"] == {"map": 0.0, "ndcg_cut_10": 0.0, "P_5": 0.0}
-    assert got["q1"] == {"map": 1.0, "ndcg_cut_10": 1.0, "P_5": 0.2}
+    assert got["q2"] == {"average_precision": 0.0, "ndcg@10": 0.0, "precision@5": 0.0}
+    assert got["q1"] == {"average_precision": 1.0, "ndcg@10": 1.0, "precision@5": 0.2}
 
 
 def test_empty_ranking_for_a_judged_query() -> None:
@@ -244,9 +251,9 @@ def test_empty_ranking_for_a_judged_query() -> None:
     got, messages = evaluate_with_warnings(run, qrels, MEASURE_KEYS)
     assert messages == []
     assert set(expected) == {"q1", "q2"}
-    for key in MEASURE_KEYS:
-        assert got["q1"][key] == expected["q1"][key] == 0.0
-        assert got["q2"][key] == expected["q2"][key]
+    for name in MEASURE_KEYS:
+        assert got["q1"][key(name)] == expected["q1"][name] == 0.0
+        assert got["q2"][key(name)] == expected["q2"][name]
 
 
 def test_ranked_lists_equal_the_scores_they_come_from() -> None:
@@ -256,4 +263,4 @@ def test_ranked_lists_equal_the_scores_they_come_from() -> None:
     ranked = {"q": ["a", "d10", "d1", "d9", "b"]}  # by hand: ties by docid descending
     expected = trec_eval(run, qrels)["q"]
     got = evaluate_run(ranked, qrels, MEASURE_KEYS)["q"]
-    assert got == {key: expected[key] for key in MEASURE_KEYS}
+    assert got == {key(name): expected[name] for name in MEASURE_KEYS}

@@ -30,6 +30,7 @@ from ctxeval import (
     RougeChunkMatch,
     RougeSentenceMatch,
     evaluate_run,
+    parse_measure,
 )
 from ctxeval.metrics.judgments import judge_ids
 from ctxeval.metrics.reference import set_counts
@@ -222,6 +223,11 @@ def test_notebook_p_at_10_divides_by_k_even_for_a_short_list() -> None:
     assert by_n["precision"] == pytest.approx(1 / 9)
 
 
+def key(spec: str) -> str:
+    """evaluate_run's result key for a spec: its canonical form (P@5 -> precision@5)."""
+    return str(parse_measure(spec))
+
+
 def _notebook_run(qids: tuple[str, ...]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     run = {qid: NOTEBOOK[qid].ranked for qid in qids}
     qrels = {qid: NOTEBOOK[qid].relevant for qid in qids}
@@ -235,7 +241,7 @@ def test_notebook_every_query_through_evaluate_run() -> None:
     assert set(results) == set(NOTEBOOK)
     for qid, q in NOTEBOOK.items():
         expected = [q.p5, q.p10, q.r5, q.r10, q.ap_relevant, q.ap_hits, q.rr]
-        got = [results[qid][m] for m in measures]
+        got = [results[qid][key(m)] for m in measures]
         assert got == pytest.approx(expected, abs=1e-15), qid
 
 
@@ -244,7 +250,7 @@ def test_notebook_toy_set_map_and_mrr() -> None:
     run, qrels = _notebook_run(TOY_SET)
     measures = ["map(ap_denominator='hits')", "map", "mrr", "P@5", "P@10", "recall@5", "recall@10"]
     results = evaluate_run(run, qrels, measures)
-    per_query = {m: [results[qid][m] for qid in TOY_SET] for m in measures}
+    per_query = {m: [results[qid][key(m)] for qid in TOY_SET] for m in measures}
 
     # The notebook's MAP (AP over the hits):
     notebook_map = (
@@ -517,10 +523,10 @@ def test_order_aware_retrievers_a_and_b() -> None:
     results = evaluate_run(
         {"A": a, "B": b}, {"A": relevant, "B": relevant}, ["mrr", "map(ap_denominator='hits')"]
     )
-    assert mean(results[q]["mrr"] for q in "AB") == pytest.approx((1 / 3 + 1 / 1) / 2)
-    assert mean(results[q]["map(ap_denominator='hits')"] for q in "AB") == pytest.approx(
-        ((1 / 3 + 2 / 4) / 2 + (1 / 1 + 2 / 2) / 2) / 2
-    )
+    assert mean(results[q]["reciprocal_rank"] for q in "AB") == pytest.approx((1 / 3 + 1 / 1) / 2)
+    assert mean(
+        results[q]["average_precision(ap_denominator='hits')"] for q in "AB"
+    ) == pytest.approx(((1 / 3 + 2 / 4) / 2 + (1 / 1 + 2 / 2) / 2) / 2)
 
 
 # The Better Auth query with C missed: hits A at rank 1 and B at rank 3.
@@ -643,7 +649,7 @@ def test_order_aware_ndcg_conventions(k: int, gain: str, ideal: str, expected: f
     metric = IDRankedRetrievalMetrics(k=k, gain=gain, ideal=ideal)  # type: ignore[arg-type]
     assert metric(retrieved_ids=MISSED_C, qrels=BETTER_AUTH)["ndcg"] == pytest.approx(expected)
     spec = f"ndcg(gain={gain!r}, ideal={ideal!r})@{k}"
-    run_value = evaluate_run({"q": MISSED_C}, {"q": BETTER_AUTH}, [spec])["q"][spec]
+    run_value = evaluate_run({"q": MISSED_C}, {"q": BETTER_AUTH}, [spec])["q"][key(spec)]
     assert run_value == pytest.approx(expected)
 
 
@@ -660,10 +666,18 @@ def test_order_aware_named_measures_for_the_seed_code() -> None:
     # 004's three code listings as evaluate_run measures on the same query.
     measures = ["mrr", "map", "map(ap_denominator='hits')", "ndcg_cut_3", "ndcg_burges@3"]
     got = evaluate_run({"q": MISSED_C}, {"q": BETTER_AUTH}, measures)["q"]
-    assert got["mrr"] == 1 / 1
-    assert got["map"] == pytest.approx((1 / 1 + 2 / 3) / 3)
-    assert got["map(ap_denominator='hits')"] == pytest.approx((1 / 1 + 2 / 3) / 2)
-    assert got["ndcg_cut_3"] == pytest.approx((1 / L2 + 3 / L4) / (3 / L2 + 2 / L3 + 1 / L4))
-    assert got["ndcg_burges@3"] == pytest.approx(
+    # Keyed by canonical spec: mrr, map, map(...), ndcg_cut_3, ndcg_burges@3 in that order.
+    assert list(got) == [
+        "reciprocal_rank",
+        "average_precision",
+        "average_precision(ap_denominator='hits')",
+        "ndcg@3",
+        "ndcg(gain='exponential')@3",
+    ]
+    assert got["reciprocal_rank"] == 1 / 1
+    assert got["average_precision"] == pytest.approx((1 / 1 + 2 / 3) / 3)
+    assert got["average_precision(ap_denominator='hits')"] == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert got["ndcg@3"] == pytest.approx((1 / L2 + 3 / L4) / (3 / L2 + 2 / L3 + 1 / L4))
+    assert got["ndcg(gain='exponential')@3"] == pytest.approx(
         ((2**1 - 1) / L2 + (2**3 - 1) / L4) / ((2**3 - 1) / L2 + (2**2 - 1) / L3 + 1 / L4)
     )

@@ -412,7 +412,7 @@ def test_measure_at_changes_only_the_cut_off() -> None:
     assert measure.at(None) == parse_measure("ndcg_burges")
 
 
-def test_aliases_give_the_same_numbers_in_evaluate_run() -> None:
+def test_aliases_give_one_key_and_the_same_number_in_evaluate_run() -> None:
     # One query: d2 (grade 2) at rank 2, d5 (grade 1) at rank 5, d9 (grade 1) not retrieved.
     run = {"q": ["d1", "d2", "d3", "d4", "d5", "d6"]}
     qrels = {"q": {"d2": 2, "d5": 1, "d9": 1, "d1": 0}}
@@ -430,13 +430,24 @@ def test_aliases_give_the_same_numbers_in_evaluate_run() -> None:
         / ((2**2 - 1) / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)),
         "rr": 1 / 2,
     }
+    canonical = {
+        "P": "precision@5",
+        "ndcg": "ndcg@10",
+        "burges": "ndcg(gain='exponential')@10",
+        "rr": "reciprocal_rank",
+    }
     specs = [s for group in aliases.values() for s in group]
     results = evaluate_run(run, qrels, specs)["q"]
-    assert list(results) == specs  # keyed by the measure exactly as given
+    # Aliases collapse to one key, the canonical spec, in the order first given.
+    assert list(results) == list(canonical.values())
+    for group, name in canonical.items():
+        assert results[name] == pytest.approx(expected[group]), name
+        assert all(str(parse_measure(spec)) == name for spec in aliases[group]), group
+    # Each alias on its own gives that one key and exactly the same number.
     for group, names in aliases.items():
-        for name in names:
-            assert results[name] == pytest.approx(expected[group]), name
-        assert len({results[name] for name in names}) == 1, group
+        for spec in names:
+            alone = evaluate_run(run, qrels, [spec])["q"]
+            assert alone == {canonical[group]: results[canonical[group]]}, spec
 
 
 # ---------------------------------------------------------------------------------------------
