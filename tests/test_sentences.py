@@ -785,7 +785,7 @@ def test_missing_sentencex_is_reported_with_an_install_hint(
     finally:
         monkeypatch.undo()
         sentences._sentencex_segment.cache_clear()
-    assert str(raised.value).startswith(
-        "the 'sentencex' sentence splitter needs the 'sentencex' package, which is not "
-        "installed; install it with `pip install sentencex` or use another splitter"
+    assert str(raised.value) == (
+        "the 'sentencex' sentence splitter needs sentencex: pip install sentencex; "
+        f"or use another splitter (valid names: {VALID_NAMES})"
     )

@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.aggregation import Aggregator, AggregatorState
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError, MissingDependencyError
+from ctxeval.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.fields import ResolvedFields, as_field_map
 from ctxeval.io.readers import Block, file_fields, read_block
 from ctxeval.io.records import RecordError
+from ctxeval.optional import require
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.scoring import ScoringPlan, score_batch
 
@@ -56,13 +57,12 @@ _RESULT_HEADER = "_result.json"
 
 
 def _dask() -> Any:
-    try:
-        import dask.distributed
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "running on a Dask cluster needs dask.distributed: pip install 'ctxeval[dask]'"
-        ) from exc
-    return dask.distributed
+    return require(
+        "dask.distributed",
+        purpose="running on a Dask cluster",
+        extra="dask",
+        package="dask.distributed",
+    )
 
 
 # --- planning --------------------------------------------------------------------------------
@@ -84,13 +84,11 @@ def _expand(path: str) -> list[str]:
 
 
 def _fsspec() -> Any:
-    try:
-        import fsspec
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "remote files need fsspec and the filesystem's package (e.g. s3fs, gcsfs)"
-        ) from exc
-    return fsspec
+    return require(
+        "fsspec",
+        purpose="reading remote files",
+        hint="also install the filesystem's package (e.g. s3fs, gcsfs)",
+    )
 
 
 def _size(path: str) -> int:
@@ -153,9 +151,9 @@ def plan_blocks(
 
 
 def _parquet_blocks(path: str, number: int, block_records: int) -> list[Block]:
-    import pyarrow.parquet as pq
-
     from ctxeval.io.readers import _open_binary
+
+    pq = require("pyarrow.parquet", purpose=f"reading {path}", extra="parquet")
 
     with _open_binary(path) as handle, pq.ParquetFile(handle) as file:
         sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
@@ -262,8 +260,7 @@ def _score(
 
 
 def _write_part(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    import pyarrow.parquet as pq
-
+    pq = require("pyarrow.parquet", purpose=f"writing {path}", extra="parquet")
     table = arrow_table(rows)
     with atomic_write(Path(path), binary=True) as out:
         pq.write_table(table, out)

@@ -32,6 +32,7 @@ from ctxeval.errors import (
     SpecError,
     type_name,
 )
+from ctxeval.optional import missing_dependency, require
 
 __all__ = [
     "DEFAULT_SPLITTER_NAME",
@@ -75,11 +76,12 @@ def _check_text(text: object) -> str:
     return text
 
 
-def _import_error(package: str, splitter: str) -> MissingDependencyError:
-    return MissingDependencyError(
-        f"the {splitter!r} sentence splitter needs the {package!r} package, which is not "
-        f"installed; install it with `pip install {package}` or use another splitter "
-        f"(valid names: {_valid_names_text()})"
+def _require(module: str, splitter: str) -> Any:
+    """``module``, or the install hint that also names the splitters that do not need it."""
+    return require(
+        module,
+        purpose=f"the {splitter!r} sentence splitter",
+        hint=f"or use another splitter (valid names: {_valid_names_text()})",
     )
 
 
@@ -103,13 +105,9 @@ class _BuiltinSplitter:
 
 @functools.lru_cache(maxsize=1)
 def _nupunkt_model() -> Any:
-    try:
-        from nupunkt.models import load_default_model
-    except ImportError as exc:
-        raise _import_error("nupunkt", "nupunkt") from exc
     # A private instance rather than nupunkt.load("default"): that one is shared process-wide
     # and mutable (add_abbreviation), so another library could change our splits.
-    return load_default_model()
+    return _require("nupunkt.models", "nupunkt").load_default_model()
 
 
 @dataclass(frozen=True, repr=False)
@@ -154,11 +152,7 @@ _LANGUAGE_CODE: Final = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
 @functools.lru_cache(maxsize=1)
 def _sentencex_segment() -> Callable[[str, str], list[str]]:
-    try:
-        import sentencex
-    except ImportError as exc:
-        raise _import_error("sentencex", "sentencex") from exc
-    segment: Callable[[str, str], list[str]] = sentencex.segment
+    segment: Callable[[str, str], list[str]] = _require("sentencex", "sentencex").segment
     return segment
 
 
@@ -292,12 +286,9 @@ def _punkt_missing(language: str, reason: str) -> MissingDependencyError:
 
 def _find_punkt_data(language: str) -> str:
     """The local directory of the punkt_tab model, or a clear error. Never downloads."""
+    data = _require("nltk.data", "punkt")
     try:
-        import nltk.data
-    except ImportError as exc:
-        raise _import_error("nltk", "punkt") from exc
-    try:
-        path: str = str(nltk.data.find(f"tokenizers/punkt_tab/{language}/"))
+        path: str = str(data.find(f"tokenizers/punkt_tab/{language}/"))
     except LookupError as exc:
         raise _punkt_missing(language, "is not installed") from exc
     return path
@@ -308,11 +299,8 @@ def _punkt_tokenizer(language: str) -> Any:
     _find_punkt_data(language)
     try:
         from nltk.tokenize.punkt import PunktTokenizer
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "the 'punkt' sentence splitter needs nltk >= 3.8.2 (which reads the punkt_tab "
-            "data); upgrade it with `pip install -U nltk`"
-        ) from exc
+    except ImportError as exc:  # nltk < 3.8.2 cannot read the punkt_tab data
+        raise missing_dependency("the 'punkt' sentence splitter", "nltk>=3.8.2") from exc
     try:
         return PunktTokenizer(language)
     except LookupError as exc:

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.optional import require
 
 __all__ = [
     "RougeTokenizer",
@@ -50,8 +51,7 @@ _ROUGE_BYTES_LOWER = bytes(c + 32 if 65 <= c <= 90 else b for c, b in enumerate(
 @lru_cache(maxsize=1)
 def _porter_stem() -> Callable[[str], str]:
     # The same stemmer object rouge-score builds (nltk's PorterStemmer, NLTK_EXTENSIONS mode).
-    from nltk.stem import porter
-
+    porter = require("nltk.stem.porter", purpose="RougeTokenizer(stem=True)")
     stem: Callable[[str], str] = porter.PorterStemmer().stem
     return lru_cache(maxsize=1 << 18)(stem)
 
