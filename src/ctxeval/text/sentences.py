@@ -17,7 +17,6 @@ and the notes in each class's docstring are in ``docs/sentence-splitting.md``.
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from ctxeval.errors import (
     type_name,
 )
 from ctxeval.optional import missing_dependency, require
+from ctxeval.specs import check_options, parse_spec, unknown_name
 
 __all__ = [
     "DEFAULT_SPLITTER_NAME",
@@ -444,55 +444,34 @@ def default_splitter() -> SentenceSplitter:
     return _FACTORIES[DEFAULT_SPLITTER_NAME]()
 
 
-def _parse_spec(spec: str) -> tuple[str, dict[str, object]] | None:
-    """``"name"`` or ``"name(key=literal, ...)"`` as (name, options); None when malformed."""
-    try:
-        node = ast.parse(spec.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if isinstance(node, ast.Name):
-        return node.id, {}
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.args:
-        return None
-    options: dict[str, object] = {}
-    for keyword in node.keywords:
-        if (
-            keyword.arg is None
-            or keyword.arg in options
-            or not isinstance(keyword.value, ast.Constant)
-        ):
-            return None
-        options[keyword.arg] = keyword.value.value
-    return node.func.id, options
+_USAGE: Final = (
+    "a name or name(option=value, ...), e.g. 'sentencex' or \"sentencex(language='de')\""
+)
 
 
 def _from_spec(spec: str) -> SentenceSplitter:
     """A splitter from its name or its repr, e.g. ``"sentencex(language='de')"``."""
-    parsed = _parse_spec(spec)
-    if parsed is None:
+    parsed = parse_spec(spec, what="sentence splitter", usage=_USAGE)
+    if parsed.k is not None:
+        raise SpecError(f"{spec!r}: a sentence splitter takes no '@k'")
+    if parsed.args:
         raise SpecError(
-            f"splitter: cannot parse {spec!r}; expected a name such as 'sentencex' or a name "
-            f"with keyword options such as \"sentencex(language='de')\" "
-            f"(valid names: {_valid_names_text()})"
+            f"{spec!r}: sentence splitter options must be named, e.g. \"sentencex(language='de')\""
         )
-    name, options = parsed
-    if name == "default":
-        if options:
+    if parsed.name == "default":
+        if parsed.kwargs:
             raise SpecError(
                 f"splitter: 'default' takes no options, got {spec!r}; name the splitter "
                 f"instead, e.g. \"{DEFAULT_SPLITTER_NAME}(language='de')\""
             )
         return default_splitter()
-    if name not in _FACTORIES:
-        raise InvalidArgumentError(
-            f"splitter: unknown sentence splitter {name!r}; valid names: {_valid_names_text()}"
+    factory = _FACTORIES.get(parsed.name)
+    if factory is None:
+        raise unknown_name(
+            spec, "sentence splitter", parsed.name, list(SPLITTER_NAMES), where="splitter"
         )
-    try:
-        return _FACTORIES[name](**options)
-    except InvalidArgumentTypeError:
-        raise
-    except TypeError as exc:  # an option the splitter does not have
-        raise SpecError(f"splitter: bad options in {spec!r}: {exc}") from None
+    check_options(spec, parsed.name, parsed.kwargs, factory)
+    return factory(**parsed.kwargs)
 
 
 def get_splitter(
@@ -508,9 +487,9 @@ def get_splitter(
     - a plain callable ``str -> list[str]``: wrapped in a :class:`CallableSplitter` named
       after its ``__qualname__``.
 
-    Raises :class:`~ctxeval.errors.InvalidArgumentError` for an unknown name,
-    :class:`~ctxeval.errors.SpecError` for a malformed spec or options,
-    :class:`~ctxeval.errors.InvalidArgumentTypeError` for anything else, and
+    Raises :class:`~ctxeval.errors.SpecError` for an unknown name or option (suggesting the
+    closest known one) and for a malformed spec, the splitter's own errors for a bad option
+    value, :class:`~ctxeval.errors.InvalidArgumentTypeError` for anything else, and
     :class:`~ctxeval.errors.MissingDependencyError` when the splitter's package or data
     (nltk's Punkt model) is not installed.
     """
