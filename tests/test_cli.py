@@ -102,7 +102,7 @@ def test_fail_under_gate_exit_codes() -> None:
         (["evaluate", "missing.jsonl"], ["missing.jsonl", "no such file"]),
         (
             ["evaluate", RECORDS, "--match", "rouge-chunk(treshold=1)"],
-            ["unknown option 'treshold'"],
+            ["unknown rouge-chunk option 'treshold'", "did you mean 'threshold'"],
         ),
         (["evaluate", RECORDS, "--fail-under", "recall"], ["write METRIC=VALUE"]),
         (["evaluate", RECORDS, "--fail-under", "nope=1"], ["no such result", "available:"]),

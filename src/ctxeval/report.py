@@ -80,7 +80,7 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 def _pyplot() -> Any:
     purpose = "drawing the HTML report's plots"
     require("matplotlib", purpose=purpose, extra="report").use("Agg")
-    return require("matplotlib.pyplot", purpose=purpose, extra="report", package="matplotlib")
+    return require("matplotlib.pyplot", purpose=purpose, extra="report")
 
 
 def _png(fig: Any) -> str:
