@@ -30,6 +30,8 @@ from ctxeval import (
     RougeSentenceMatch,
     SpecError,
     evaluate_run,
+    get_splitter,
+    get_tokenizer,
     parse_measure,
     parse_strategy,
 )
@@ -113,7 +115,7 @@ ARGUMENT_ERRORS = [
     # tokenizers and fuzzy scorers
     pytest.param(
         lambda: RougeChunkMatch(tokenizer="spacy"),
-        InvalidArgumentError,
+        SpecError,
         ["tokenizer='spacy'", "'rouge'", "'rouge-stem'", "'unicode'", "tokenize(text)"],
         id="unknown-tokenizer",
     ),
@@ -175,13 +177,13 @@ ARGUMENT_ERRORS = [
     # conventions and options
     pytest.param(
         lambda: IDRankedRetrievalMetrics(convention="trec"),
-        InvalidArgumentError,
+        SpecError,
         ["IDRankedRetrievalMetrics(convention='trec')", "'trec_eval'", "'continuous_eval'"],
         id="unknown-convention",
     ),
     pytest.param(
         lambda: RankedRetrievalMetrics(RougeChunkMatch(), convention="pyserini"),
-        InvalidArgumentError,
+        SpecError,
         ["RankedRetrievalMetrics(convention='pyserini')", "'ranx'"],
         id="unknown-convention-text-mode",
     ),
@@ -475,6 +477,46 @@ SPEC_ERRORS = [
         lambda: parse_strategy("rouge-chunk(threshold=0.9, threshold=0.1)"),
         ["threshold"],
         id="strategy-option-given-twice",
+    ),
+    # every registry: one error for an unknown name, with the closest known one
+    pytest.param(
+        lambda: parse_strategy("rouge-chunks"),
+        ["unknown strategy 'rouge-chunks'", "did you mean 'rouge-chunk'?"],
+        id="did-you-mean-strategy",
+    ),
+    pytest.param(
+        lambda: parse_measure("ndgc@10"),
+        ["'ndgc@10'", "unknown measure 'ndgc'", "did you mean 'ndcg'?"],
+        id="did-you-mean-measure",
+    ),
+    pytest.param(
+        lambda: parse_measure("recip_rnk"),
+        ["unknown measure 'recip_rnk'", "did you mean 'recip_rank'?"],
+        id="did-you-mean-measure-alias",
+    ),
+    pytest.param(
+        lambda: get_tokenizer("rouge_stem"),
+        ["tokenizer='rouge_stem'", "unknown tokenizer", "did you mean 'rouge-stem'?"],
+        id="did-you-mean-tokenizer",
+    ),
+    pytest.param(
+        lambda: get_splitter("sentencx"),
+        ["splitter: unknown sentence splitter 'sentencx'", "did you mean 'sentencex'?"],
+        id="did-you-mean-splitter",
+    ),
+    pytest.param(
+        lambda: get_splitter("sentencex(lang='de')"),
+        ["unknown sentencex option 'lang'", "did you mean 'language'?"],
+        id="did-you-mean-splitter-option",
+    ),
+    pytest.param(
+        lambda: IDRankedRetrievalMetrics(convention="continuous"),
+        [
+            "IDRankedRetrievalMetrics(convention='continuous')",
+            "unknown convention 'continuous'",
+            "did you mean 'continuous_eval'?",
+        ],
+        id="did-you-mean-convention",
     ),
 ]
 

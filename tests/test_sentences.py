@@ -583,19 +583,30 @@ def test_a_function_returning_the_wrong_type_is_reported(returned: object, messa
     [
         (
             "nltk",
-            InvalidArgumentError,
-            f"splitter: unknown sentence splitter 'nltk'; valid names: {VALID_NAMES}",
+            SpecError,
+            f"splitter: unknown sentence splitter 'nltk' (use one of {VALID_NAMES})",
         ),
         (
             "Sentencex",
-            InvalidArgumentError,
-            f"splitter: unknown sentence splitter 'Sentencex'; valid names: {VALID_NAMES}",
+            SpecError,
+            "splitter: unknown sentence splitter 'Sentencex'; did you mean 'sentencex'? "
+            f"(use one of {VALID_NAMES})",
         ),
         (
             "sentencex(lang='de')",
             SpecError,
-            "splitter: bad options in \"sentencex(lang='de')\": SentencexSplitter.__init__() got "
-            "an unexpected keyword argument 'lang'",
+            "\"sentencex(lang='de')\": unknown sentencex option 'lang'; did you mean "
+            "'language'? (use one of 'language')",
+        ),
+        (
+            "nupunkt(language='de')",
+            SpecError,
+            "\"nupunkt(language='de')\": unknown nupunkt option 'language' (it has none)",
+        ),
+        (
+            "sentencex@3",
+            SpecError,
+            "'sentencex@3': a sentence splitter takes no '@k'",
         ),
         (
             "default(language='de')",
@@ -606,22 +617,20 @@ def test_a_function_returning_the_wrong_type_is_reported(returned: object, messa
         (
             "sentencex('de')",
             SpecError,
-            "splitter: cannot parse \"sentencex('de')\"; expected a name such as 'sentencex' or "
-            "a name with keyword options such as \"sentencex(language='de')\" "
-            f"(valid names: {VALID_NAMES})",
+            "\"sentencex('de')\": sentence splitter options must be named, e.g. "
+            "\"sentencex(language='de')\"",
         ),
         (
             "",
             SpecError,
-            "splitter: cannot parse ''; expected a name such as 'sentencex' or a name with "
-            f"keyword options such as \"sentencex(language='de')\" (valid names: {VALID_NAMES})",
+            "'' is not a valid sentence splitter spec; write a name or "
+            "name(option=value, ...), e.g. 'sentencex' or \"sentencex(language='de')\"",
         ),
         (
             "sentencex(language=de)",
             SpecError,
-            "splitter: cannot parse 'sentencex(language=de)'; expected a name such as "
-            "'sentencex' or a name with keyword options such as \"sentencex(language='de')\" "
-            f"(valid names: {VALID_NAMES})",
+            "'sentencex(language=de)': option values must be literals (numbers, quoted strings, "
+            "True/False)",
         ),
         (
             "sentencex(language=5)",
@@ -785,7 +794,7 @@ def test_missing_sentencex_is_reported_with_an_install_hint(
     finally:
         monkeypatch.undo()
         sentences._sentencex_segment.cache_clear()
-    assert str(raised.value).startswith(
-        "the 'sentencex' sentence splitter needs the 'sentencex' package, which is not "
-        "installed; install it with `pip install sentencex` or use another splitter"
+    assert str(raised.value) == (
+        "the 'sentencex' sentence splitter needs sentencex: pip install sentencex; "
+        f"or use another splitter (valid names: {VALID_NAMES})"
     )

@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.aggregation import Aggregator, AggregatorState
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError, MissingDependencyError
+from ctxeval.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.blocks import Block, file_fields, read_block
 from ctxeval.io.fields import ResolvedFields, as_field_map
 from ctxeval.io.sources import EXTENSIONS
+from ctxeval.optional import require
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.scoring import ScoringPlan, score_batch
@@ -50,13 +51,12 @@ _RESULT_HEADER = "_result.json"
 
 
 def _dask() -> Any:
-    try:
-        import dask.distributed
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "running on a Dask cluster needs dask.distributed: pip install 'ctxeval[dask]'"
-        ) from exc
-    return dask.distributed
+    return require(
+        "dask.distributed",
+        purpose="running on a Dask cluster",
+        extra="dask",
+        package="dask.distributed",
+    )
 
 
 # --- planning --------------------------------------------------------------------------------
@@ -78,13 +78,11 @@ def _expand(path: str) -> list[str]:
 
 
 def _fsspec() -> Any:
-    try:
-        import fsspec
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "remote files need fsspec and the filesystem's package (e.g. s3fs, gcsfs)"
-        ) from exc
-    return fsspec
+    return require(
+        "fsspec",
+        purpose="reading remote files",
+        hint="also install the filesystem's package (e.g. s3fs, gcsfs)",
+    )
 
 
 def _size(path: str) -> int:
@@ -147,11 +145,11 @@ def plan_blocks(
 
 
 def _parquet_blocks(path: str, number: int, block_records: int) -> list[Block]:
-    import pyarrow.parquet as pq
+    from ctxeval.io.sources import open_binary
 
-    from ctxeval.io.sources import open_binary as _open_binary
+    pq = require("pyarrow.parquet", purpose=f"reading {path}", extra="parquet")
 
-    with _open_binary(path) as handle, pq.ParquetFile(handle) as file:
+    with open_binary(path) as handle, pq.ParquetFile(handle) as file:
         sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
     blocks = []
     first_row, start, rows = 1, 0, 0
@@ -182,11 +180,11 @@ def _survey(block: Block, resolved: ResolvedFields | None, fields: Any, buckets:
     local = replace(block, first_pos=1) if block.format in ("jsonl", "parquet") else block
     records = sum(1 for _ in read_block(local, resolved, fields=fields, claims=claims))
     if block.format == "jsonl":
-        from ctxeval.io.blocks import owned_lines as _owned_lines
-        from ctxeval.io.sources import open_binary as _open_binary
+        from ctxeval.io.blocks import owned_lines
+        from ctxeval.io.sources import open_binary
 
-        with _open_binary(block.target) as handle:
-            positions = sum(1 for _ in _owned_lines(handle, block.start, block.end))
+        with open_binary(block.target) as handle:
+            positions = sum(1 for _ in owned_lines(handle, block.start, block.end))
     else:
         positions = records
     out: list[list[tuple[int, str, bool, str | None]]] = [[] for _ in range(buckets)]
@@ -257,8 +255,7 @@ def _score(
 
 
 def _write_part(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    import pyarrow.parquet as pq
-
+    pq = require("pyarrow.parquet", purpose=f"writing {path}", extra="parquet")
     table = arrow_table(rows)
     with atomic_write(Path(path), binary=True) as out:
         pq.write_table(table, out)

@@ -25,7 +25,7 @@ from ctxeval.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
-from ctxeval.matching.base import as_strategy
+from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics

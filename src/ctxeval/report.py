@@ -18,12 +18,13 @@ from typing import Any
 
 from ctxeval import __version__
 from ctxeval.comparison import ComparisonReport
-from ctxeval.errors import CtxevalError, MissingDependencyError
+from ctxeval.errors import CtxevalError
 from ctxeval.exact import exact_mean
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.readers import read_records
 from ctxeval.matching import MatchingStrategy, parse_strategy
 from ctxeval.metrics import judge_texts
+from ctxeval.optional import require
 from ctxeval.records import Record
 from ctxeval.results import EvaluationResult
 
@@ -77,16 +78,9 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "the HTML report draws its plots with matplotlib: pip install 'ctxeval[report]'"
-        ) from exc
-    return plt
+    purpose = "drawing the HTML report's plots"
+    require("matplotlib", purpose=purpose, extra="report").use("Agg")
+    return require("matplotlib.pyplot", purpose=purpose, extra="report")
 
 
 def _png(fig: Any) -> str:

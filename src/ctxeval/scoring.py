@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ctxeval.arrays import BoolMatrix
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
-from ctxeval.matching.base import BoolMatrix, as_matches
+from ctxeval.matching.base import as_matches
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.core import BatchJudgments, judge_batch, set_counts, stack_judgments
 from ctxeval.metrics.id_metrics import IdMetric

@@ -8,13 +8,15 @@ followed by ``@k``. Arguments are parsed with :mod:`ast` (``literal_eval`` seman
 from __future__ import annotations
 
 import ast
+import inspect
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ctxeval.errors import SpecError
 
-__all__ = ["ParsedSpec", "parse_spec", "unknown_name"]
+__all__ = ["ParsedSpec", "check_options", "parse_spec", "unknown_name"]
 
 _SPEC = re.compile(
     r"""^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-.]*)\s*
@@ -32,19 +34,20 @@ class ParsedSpec:
     k: int | None
 
 
-def parse_spec(spec: str, *, what: str) -> ParsedSpec:
+_USAGE = "name, name(option=value, ...) or name@k, e.g. 'rouge-chunk(threshold=0.7)' or 'ndcg@10'"
+
+
+def parse_spec(spec: str, *, what: str, usage: str = _USAGE) -> ParsedSpec:
     """Split a spec string into name, literal arguments and cut-off ``k``.
 
-    ``what`` names the kind of spec in error messages ("strategy", "measure").
+    ``what`` names the kind of spec in error messages ("strategy", "measure"); ``usage`` is
+    the forms that kind takes, with examples, for the message about a malformed spec.
     """
     if not isinstance(spec, str):
         raise SpecError(f"a {what} spec must be a string, got {type(spec).__name__}")
     found = _SPEC.match(spec)
     if found is None:
-        raise SpecError(
-            f"{spec!r} is not a valid {what} spec; write name, name(option=value, ...) "
-            f"or name@k, e.g. 'rouge-chunk(threshold=0.7)' or 'ndcg@10'"
-        )
+        raise SpecError(f"{spec!r} is not a valid {what} spec; write {usage}")
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = {}
     if found["args"] is not None and found["args"].strip():
@@ -105,16 +108,24 @@ def unknown_name(
     also: list[str] | None = None,
     hint: str | None = None,
     none: str = "none exist",
+    where: str | None = None,
 ) -> SpecError:
     """The one error for a name no registry knows (a strategy, measure, option, tokenizer,
     splitter, convention), with the closest known name as a suggestion (from ``known`` and the
-    aliases in ``also``, which are not listed)."""
+    aliases in ``also``, which are not listed).
+
+    The message starts with ``where`` when given (``"RankedRetrievalMetrics(convention='x')"``),
+    else with the spec when it is more than the name.
+    """
     import difflib
 
     candidates = [*known, *(also or [])]
     lowered = [k.lower() for k in candidates]
     close = difflib.get_close_matches(name.lower(), lowered, n=1, cutoff=0.6)
-    lead = f"{spec!r}: " if spec is not None and str(spec) != name else ""
+    if where is not None:
+        lead = f"{where}: "
+    else:
+        lead = f"{spec!r}: " if spec is not None and str(spec) != name else ""
     message = f"{lead}unknown {what} {name!r}"
     if close:
         message += f"; did you mean {candidates[lowered.index(close[0])]!r}?"
@@ -123,3 +134,18 @@ def unknown_name(
     if hint:
         message += f"; {hint}"
     return SpecError(message)
+
+
+def check_options(
+    spec: str, owner: str, options: Iterable[str], factory: Callable[..., object]
+) -> None:
+    """Raise the unknown-name error for the first option that ``factory`` (a class of a
+    registry: strategy, splitter) does not take as a keyword; ``owner`` is its spec name."""
+    accepted = [
+        p.name
+        for p in inspect.signature(factory).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    for option in options:
+        if option not in accepted:
+            raise unknown_name(spec, f"{owner} option", option, accepted, none="it has none")

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxeval.errors import InvalidArgumentError, MissingDependencyError
+from ctxeval.errors import InvalidArgumentError
+from ctxeval.optional import require
 
 if TYPE_CHECKING:
     from ctxeval.comparison.model import ComparisonReport, MetricRow, PairedComparison
@@ -166,12 +167,7 @@ def report_frame(report: ComparisonReport, table: Literal["means", "comparisons"
     ``"means"``: one row per metric, one column per run; ``"comparisons"``: one row per
     comparison with every field of :class:`PairedComparison`.
     """
-    try:
-        import pandas as pd
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "ComparisonReport.to_pandas() needs pandas: pip install 'ctxeval[pandas]'"
-        ) from exc
+    pd = require("pandas", purpose="ComparisonReport.to_pandas()", extra="pandas")
     if table == "means":
         frame = pd.DataFrame(
             [[row.means[run] for run in report.runs] for row in report.rows],

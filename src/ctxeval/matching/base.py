@@ -4,9 +4,9 @@ A strategy decides which retrieved units are relevant to which ground-truth unit
 whole record at once (``retrieved`` x ``ground_truth``) and answers with a boolean relevance
 matrix, so that the fast strategies can score every pair in one vectorised kernel call.
 
-Anything with ``unit``, ``spec``, ``units()`` and ``match()`` is a strategy; a plain function
-``f(retrieved, ground_truth) -> matrix`` becomes one through :func:`as_strategy`, and a per-pair
-predicate through :class:`PairwiseMatch`.
+Anything with ``unit``, ``spec``, ``units()`` and ``match()`` is a strategy; a per-pair predicate
+becomes one through :class:`PairwiseMatch`, and a spec string or a plain function
+``f(retrieved, ground_truth) -> matrix`` through :func:`ctxeval.matching.resolve.as_strategy`.
 """
 
 from __future__ import annotations
@@ -18,25 +18,22 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
+from ctxeval.arrays import BoolMatrix, FloatMatrix
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.text.tokenize import Tokenizer
 
 __all__ = [
-    "BoolMatrix",
     "Matches",
     "MatchingStrategy",
     "PairwiseMatch",
     "TokenCache",
     "Unit",
-    "as_strategy",
+    "as_matches",
     "check_threshold",
 ]
 
 Unit = Literal["chunk", "sentence"]
-BoolMatrix = npt.NDArray[np.bool_]
-FloatMatrix = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -320,38 +317,6 @@ def _as_bool(matches: Matches) -> Matches:
     return Matches(matches.relevant.astype(bool), matches.scores, matches.tokenless)
 
 
-class _CallableStrategy:
-    """A function ``f(retrieved, ground_truth) -> bool matrix`` used as a chunk strategy."""
-
-    def __init__(self, fn: Callable[[Sequence[str], Sequence[str]], Any], unit: Unit) -> None:
-        self._fn = fn
-        self._unit = unit
-
-    @property
-    def unit(self) -> Unit:
-        return self._unit
-
-    @property
-    def spec(self) -> str:
-        return f"custom({getattr(self._fn, '__qualname__', type(self._fn).__qualname__)})"
-
-    def units(self, texts: Sequence[str]) -> list[str]:
-        return list(texts)
-
-    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
-        result = self._fn(retrieved, ground_truth)
-        return as_matches(result, len(retrieved), len(ground_truth), self)
-
-    def __repr__(self) -> str:
-        return self.spec
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _CallableStrategy) and other._fn is self._fn
-
-    def __hash__(self) -> int:
-        return hash((_CallableStrategy, id(self._fn)))
-
-
 class PairwiseMatch:
     """Wraps a per-pair predicate ``is_relevant(retrieved, ground_truth) -> bool``.
 
@@ -393,26 +358,3 @@ class PairwiseMatch:
 
     def __hash__(self) -> int:
         return hash((PairwiseMatch, id(self._fn)))
-
-
-def as_strategy(strategy: object, *, owner: str = "metric") -> MatchingStrategy:
-    """Resolve a strategy object, a spec string or a matrix-returning function."""
-    if isinstance(strategy, str):
-        from ctxeval.matching.specs import parse_strategy
-
-        return parse_strategy(strategy)
-    if isinstance(strategy, MatchingStrategy):
-        return strategy
-    if callable(strategy):
-        return _CallableStrategy(strategy, "chunk")
-    if hasattr(strategy, "is_relevant"):
-        raise InvalidArgumentTypeError(
-            f"{owner}: {type_name(strategy)} looks like a continuous-eval strategy (it has "
-            "is_relevant); use the ctxeval strategy of the same name, or wrap the predicate "
-            "with ctxeval.PairwiseMatch(obj.is_relevant)"
-        )
-    raise InvalidArgumentTypeError(
-        f"{owner} needs a matching strategy (e.g. RougeChunkMatch()), a spec string such as "
-        f"'rouge-chunk(threshold=0.7)', or a function (retrieved, ground_truth) -> matrix; "
-        f"got {type_name(strategy)}"
-    )

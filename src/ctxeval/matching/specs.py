@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
-
 from ctxeval.errors import CtxevalError, SpecError
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.exact import ExactChunkMatch, ExactSentenceMatch
 from ctxeval.matching.fuzzy import FuzzyChunkMatch
 from ctxeval.matching.rouge import RougeChunkMatch, RougeSentenceMatch
-from ctxeval.specs import parse_spec, unknown_name
+from ctxeval.specs import check_options, parse_spec, unknown_name
 
 __all__ = ["STRATEGIES", "parse_strategy"]
 
@@ -34,10 +32,7 @@ def parse_strategy(spec: str) -> BuiltinStrategy:
     cls = STRATEGIES.get(key)
     if cls is None:
         raise unknown_name(spec, "strategy", parsed.name, list(STRATEGIES))
-    accepted = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-    for option in parsed.kwargs:
-        if option not in accepted:
-            raise unknown_name(spec, f"{key} option", option, accepted, none="it has none")
+    check_options(spec, key, parsed.kwargs, cls)
     try:
         return cls(*parsed.args, **parsed.kwargs)
     except CtxevalError as exc:

@@ -11,6 +11,7 @@ from typing import Any
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.metrics.judgments import Credit
 from ctxeval.metrics.reference import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
+from ctxeval.specs import unknown_name
 from ctxeval.validation import check_choice
 
 __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
@@ -60,8 +61,13 @@ def resolve_rank_options(owner: str, convention: str | None, **overrides: Any) -
     name = "trec_eval" if convention is None else convention.replace("-", "_").lower()
     base = CONVENTIONS.get(name)
     if base is None:
-        names = ", ".join(repr(c) for c in CONVENTIONS)
-        raise InvalidArgumentError(f"{owner}(convention={convention!r}): use one of {names}")
+        raise unknown_name(
+            convention,
+            "convention",
+            str(convention),
+            list(CONVENTIONS),
+            where=f"{owner}(convention={convention!r})",
+        )
     changes = {}
     for option, value in overrides.items():
         if value is not None:

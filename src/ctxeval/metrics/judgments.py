@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from ctxeval.matching.base import BoolMatrix
+from ctxeval.arrays import BoolMatrix
 
 __all__ = ["Credit", "Judgments", "judge_ids", "judge_matrix"]
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
-from ctxeval.matching.base import MatchingStrategy, as_matches, as_strategy
+from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.matching.builtin import BuiltinStrategy
+from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin

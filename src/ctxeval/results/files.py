@@ -22,8 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxeval.errors import InvalidArgumentError, MissingDependencyError
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
+from ctxeval.optional import require
 from ctxeval.results.table import PerQueryTable
 
 if TYPE_CHECKING:
@@ -89,12 +90,7 @@ def write_result(
         with atomic_write(_sidecar(target)) as out:
             json.dump(header, out, ensure_ascii=False, indent=1)
     elif suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise MissingDependencyError(
-                f"saving {target} needs pyarrow: pip install 'ctxeval[parquet]'"
-            ) from exc
+        pq = require("pyarrow.parquet", purpose=f"saving {target}", extra="parquet")
         table = arrow_table(per_query).replace_schema_metadata({"ctxeval": json.dumps(header)})
         with atomic_write(target, binary=True) as out:
             pq.write_table(table, out)
@@ -174,8 +170,7 @@ def arrow_table(rows: Sequence[dict[str, Any]]) -> Any:
     its float64 block (None as null); other rows are read as ``pa.Table.from_pylist`` does (the
     columns of the first row).
     """
-    import pyarrow as pa
-
+    pa = require("pyarrow", purpose="writing Parquet", extra="parquet")
     if not isinstance(rows, PerQueryTable):
         return pa.Table.from_pylist([{k: _parquet_cell(v) for k, v in row.items()} for row in rows])
     arrays = [pa.array(rows.column("id"))]
@@ -223,8 +218,7 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
             )
             return header, _rows(rows, header)
     if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
+        pq = require("pyarrow.parquet", purpose=f"loading {source}", extra="parquet")
         table = pq.read_table(source)
         raw = (table.schema.metadata or {}).get(b"ctxeval")
         if raw is None:
@@ -237,8 +231,7 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
 
 def iter_parts(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """The per-query rows of a distributed run's output directory, in input order."""
-    import pyarrow.parquet as pq
-
+    pq = require("pyarrow.parquet", purpose=f"reading the parts in {directory}", extra="parquet")
     root = Path(directory)
     header = json.loads((root / PARTS_HEADER).read_text(encoding="utf-8"))
     for name in header["parts"]:

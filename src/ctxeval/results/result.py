@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import MissingDependencyError
+from ctxeval.optional import require
 from ctxeval.results.files import read_result, result_header, write_result
 from ctxeval.results.table import PerQueryTable
 
@@ -61,12 +61,7 @@ class EvaluationResult:
 
     def to_pandas(self) -> Any:
         """The per-query rows as a pandas DataFrame (requires pandas)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise MissingDependencyError(
-                "EvaluationResult.to_pandas() needs pandas: pip install 'ctxeval[pandas]'"
-            ) from exc
+        pd = require("pandas", purpose="EvaluationResult.to_pandas()", extra="pandas")
         if isinstance(self.per_query, PerQueryTable):
             return self.per_query.to_pandas()
         return pd.DataFrame(self.per_query)

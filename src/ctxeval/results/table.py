@@ -24,6 +24,7 @@ from typing import Any, cast, overload
 import numpy as np
 
 from ctxeval.errors import InvalidArgumentError
+from ctxeval.optional import require
 
 __all__ = ["PerQueryTable", "metadata_column"]
 
@@ -275,8 +276,7 @@ class PerQueryTable(Sequence[dict[str, Any]]):
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame, equal to
         ``pandas.DataFrame(list(table), columns=table.column_names())``, built column by column."""
-        import pandas as pd
-
+        pd = require("pandas", purpose="PerQueryTable.to_pandas()", extra="pandas")
         data: dict[str, Any] = {"id": list(self._ids)}
         for name, column in self._metadata.items():
             # A field a record lacks is NaN in a DataFrame made from dicts.

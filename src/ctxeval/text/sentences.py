@@ -17,7 +17,6 @@ and the notes in each class's docstring are in ``docs/sentence-splitting.md``.
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from collections.abc import Callable
@@ -32,6 +31,8 @@ from ctxeval.errors import (
     SpecError,
     type_name,
 )
+from ctxeval.optional import missing_dependency, require
+from ctxeval.specs import check_options, parse_spec, unknown_name
 
 __all__ = [
     "DEFAULT_SPLITTER_NAME",
@@ -75,11 +76,12 @@ def _check_text(text: object) -> str:
     return text
 
 
-def _import_error(package: str, splitter: str) -> MissingDependencyError:
-    return MissingDependencyError(
-        f"the {splitter!r} sentence splitter needs the {package!r} package, which is not "
-        f"installed; install it with `pip install {package}` or use another splitter "
-        f"(valid names: {_valid_names_text()})"
+def _require(module: str, splitter: str) -> Any:
+    """``module``, or the install hint that also names the splitters that do not need it."""
+    return require(
+        module,
+        purpose=f"the {splitter!r} sentence splitter",
+        hint=f"or use another splitter (valid names: {_valid_names_text()})",
     )
 
 
@@ -103,13 +105,9 @@ class _BuiltinSplitter:
 
 @functools.lru_cache(maxsize=1)
 def _nupunkt_model() -> Any:
-    try:
-        from nupunkt.models import load_default_model
-    except ImportError as exc:
-        raise _import_error("nupunkt", "nupunkt") from exc
     # A private instance rather than nupunkt.load("default"): that one is shared process-wide
     # and mutable (add_abbreviation), so another library could change our splits.
-    return load_default_model()
+    return _require("nupunkt.models", "nupunkt").load_default_model()
 
 
 @dataclass(frozen=True, repr=False)
@@ -154,11 +152,7 @@ _LANGUAGE_CODE: Final = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
 @functools.lru_cache(maxsize=1)
 def _sentencex_segment() -> Callable[[str, str], list[str]]:
-    try:
-        import sentencex
-    except ImportError as exc:
-        raise _import_error("sentencex", "sentencex") from exc
-    segment: Callable[[str, str], list[str]] = sentencex.segment
+    segment: Callable[[str, str], list[str]] = _require("sentencex", "sentencex").segment
     return segment
 
 
@@ -292,12 +286,9 @@ def _punkt_missing(language: str, reason: str) -> MissingDependencyError:
 
 def _find_punkt_data(language: str) -> str:
     """The local directory of the punkt_tab model, or a clear error. Never downloads."""
+    data = _require("nltk.data", "punkt")
     try:
-        import nltk.data
-    except ImportError as exc:
-        raise _import_error("nltk", "punkt") from exc
-    try:
-        path: str = str(nltk.data.find(f"tokenizers/punkt_tab/{language}/"))
+        path: str = str(data.find(f"tokenizers/punkt_tab/{language}/"))
     except LookupError as exc:
         raise _punkt_missing(language, "is not installed") from exc
     return path
@@ -308,11 +299,8 @@ def _punkt_tokenizer(language: str) -> Any:
     _find_punkt_data(language)
     try:
         from nltk.tokenize.punkt import PunktTokenizer
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "the 'punkt' sentence splitter needs nltk >= 3.8.2 (which reads the punkt_tab "
-            "data); upgrade it with `pip install -U nltk`"
-        ) from exc
+    except ImportError as exc:  # nltk < 3.8.2 cannot read the punkt_tab data
+        raise missing_dependency("the 'punkt' sentence splitter", "nltk>=3.8.2") from exc
     try:
         return PunktTokenizer(language)
     except LookupError as exc:
@@ -456,55 +444,34 @@ def default_splitter() -> SentenceSplitter:
     return _FACTORIES[DEFAULT_SPLITTER_NAME]()
 
 
-def _parse_spec(spec: str) -> tuple[str, dict[str, object]] | None:
-    """``"name"`` or ``"name(key=literal, ...)"`` as (name, options); None when malformed."""
-    try:
-        node = ast.parse(spec.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if isinstance(node, ast.Name):
-        return node.id, {}
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.args:
-        return None
-    options: dict[str, object] = {}
-    for keyword in node.keywords:
-        if (
-            keyword.arg is None
-            or keyword.arg in options
-            or not isinstance(keyword.value, ast.Constant)
-        ):
-            return None
-        options[keyword.arg] = keyword.value.value
-    return node.func.id, options
+_USAGE: Final = (
+    "a name or name(option=value, ...), e.g. 'sentencex' or \"sentencex(language='de')\""
+)
 
 
 def _from_spec(spec: str) -> SentenceSplitter:
     """A splitter from its name or its repr, e.g. ``"sentencex(language='de')"``."""
-    parsed = _parse_spec(spec)
-    if parsed is None:
+    parsed = parse_spec(spec, what="sentence splitter", usage=_USAGE)
+    if parsed.k is not None:
+        raise SpecError(f"{spec!r}: a sentence splitter takes no '@k'")
+    if parsed.args:
         raise SpecError(
-            f"splitter: cannot parse {spec!r}; expected a name such as 'sentencex' or a name "
-            f"with keyword options such as \"sentencex(language='de')\" "
-            f"(valid names: {_valid_names_text()})"
+            f"{spec!r}: sentence splitter options must be named, e.g. \"sentencex(language='de')\""
         )
-    name, options = parsed
-    if name == "default":
-        if options:
+    if parsed.name == "default":
+        if parsed.kwargs:
             raise SpecError(
                 f"splitter: 'default' takes no options, got {spec!r}; name the splitter "
                 f"instead, e.g. \"{DEFAULT_SPLITTER_NAME}(language='de')\""
             )
         return default_splitter()
-    if name not in _FACTORIES:
-        raise InvalidArgumentError(
-            f"splitter: unknown sentence splitter {name!r}; valid names: {_valid_names_text()}"
+    factory = _FACTORIES.get(parsed.name)
+    if factory is None:
+        raise unknown_name(
+            spec, "sentence splitter", parsed.name, list(SPLITTER_NAMES), where="splitter"
         )
-    try:
-        return _FACTORIES[name](**options)
-    except InvalidArgumentTypeError:
-        raise
-    except TypeError as exc:  # an option the splitter does not have
-        raise SpecError(f"splitter: bad options in {spec!r}: {exc}") from None
+    check_options(spec, parsed.name, parsed.kwargs, factory)
+    return factory(**parsed.kwargs)
 
 
 def get_splitter(
@@ -520,9 +487,9 @@ def get_splitter(
     - a plain callable ``str -> list[str]``: wrapped in a :class:`CallableSplitter` named
       after its ``__qualname__``.
 
-    Raises :class:`~ctxeval.errors.InvalidArgumentError` for an unknown name,
-    :class:`~ctxeval.errors.SpecError` for a malformed spec or options,
-    :class:`~ctxeval.errors.InvalidArgumentTypeError` for anything else, and
+    Raises :class:`~ctxeval.errors.SpecError` for an unknown name or option (suggesting the
+    closest known one) and for a malformed spec, the splitter's own errors for a bad option
+    value, :class:`~ctxeval.errors.InvalidArgumentTypeError` for anything else, and
     :class:`~ctxeval.errors.MissingDependencyError` when the splitter's package or data
     (nltk's Punkt model) is not installed.
     """

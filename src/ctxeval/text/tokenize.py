@@ -18,7 +18,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.errors import InvalidArgumentTypeError, type_name
+from ctxeval.optional import require
+from ctxeval.specs import unknown_name
 
 __all__ = [
     "RougeTokenizer",
@@ -50,8 +52,7 @@ _ROUGE_BYTES_LOWER = bytes(c + 32 if 65 <= c <= 90 else b for c, b in enumerate(
 @lru_cache(maxsize=1)
 def _porter_stem() -> Callable[[str], str]:
     # The same stemmer object rouge-score builds (nltk's PorterStemmer, NLTK_EXTENSIONS mode).
-    from nltk.stem import porter
-
+    porter = require("nltk.stem.porter", purpose="RougeTokenizer(stem=True)")
     stem: Callable[[str], str] = porter.PorterStemmer().stem
     return lru_cache(maxsize=1 << 18)(stem)
 
@@ -165,14 +166,17 @@ _NAMED: dict[str, Callable[[], Tokenizer]] = {
 def get_tokenizer(tokenizer: str | Tokenizer) -> Tokenizer:
     """Resolve ``"rouge"``, ``"rouge-stem"``, ``"unicode"`` or a tokenizer object."""
     if isinstance(tokenizer, str):
-        try:
-            return _NAMED[tokenizer]()
-        except KeyError:
-            names = ", ".join(repr(n) for n in _NAMED)
-            raise InvalidArgumentError(
-                f"tokenizer={tokenizer!r} is not a known tokenizer; use one of {names} "
-                "or an object with a tokenize(text) -> list[str] method"
-            ) from None
+        make = _NAMED.get(tokenizer)
+        if make is None:
+            raise unknown_name(
+                tokenizer,
+                "tokenizer",
+                tokenizer,
+                list(_NAMED),
+                where=f"tokenizer={tokenizer!r}",
+                hint="or pass an object with a tokenize(text) -> list[str] method",
+            )
+        return make()
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
     if hasattr(tokenizer, "tokenize") and callable(tokenizer.tokenize):
