@@ -9,11 +9,12 @@ from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, MissingDependencyError
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.readers import read_records
 from ctxeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from ctxeval.metrics.runs import rank_documents
+from ctxeval.optional import require
 from ctxeval.records import Record
 from ctxeval.validation import GradedText
 
@@ -74,13 +75,8 @@ def write_records(rows: Iterable[dict[str, Any]], target: str | os.PathLike[str]
                 )
         count = len(materialised)
     elif suffix == ".parquet":
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise MissingDependencyError(
-                f"writing {path} needs pyarrow: pip install 'ctxeval[parquet]'"
-            ) from exc
+        pa = require("pyarrow", purpose=f"writing {path}", extra="parquet")
+        pq = require("pyarrow.parquet", purpose=f"writing {path}", extra="parquet")
         materialised = [
             {k: json.dumps(v) if isinstance(v, dict) else v for k, v in row.items()} for row in rows
         ]

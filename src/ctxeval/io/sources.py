@@ -20,9 +20,9 @@ from typing import Any
 from ctxeval.errors import (
     InvalidArgumentError,
     InvalidArgumentTypeError,
-    MissingDependencyError,
     type_name,
 )
+from ctxeval.optional import require
 
 __all__ = [
     "EXTENSIONS",
@@ -53,7 +53,6 @@ _SUPPORTED = (
     "supported formats: .jsonl/.ndjson (one JSON record per line), .json (a list of records), "
     ".csv (list columns JSON-encoded), .parquet; or pass format='jsonl'|'json'|'csv'|'parquet'"
 )
-_PARQUET_HINT = "reading Parquet needs pyarrow: pip install 'ctxeval[parquet]'"
 
 
 @dataclass(slots=True)
@@ -191,23 +190,16 @@ def _is_dataframe(obj: object) -> bool:
 
 def import_parquet() -> ModuleType:
     """``pyarrow.parquet``, or an install hint."""
-    try:
-        import pyarrow.parquet
-    except ImportError as exc:
-        raise MissingDependencyError(_PARQUET_HINT) from exc
-    module: ModuleType = pyarrow.parquet
-    return module
+    return require("pyarrow.parquet", purpose="reading Parquet", extra="parquet")
 
 
 def open_binary(path: str) -> Any:
     """Open a local path, or a remote URL (``s3://...``) through fsspec, for reading bytes."""
     if "://" in path:
-        try:
-            import fsspec
-        except ImportError as exc:
-            raise MissingDependencyError(
-                f"{path}: reading remote files needs fsspec (pip install fsspec and the "
-                "filesystem's package, e.g. s3fs)"
-            ) from exc
+        fsspec = require(
+            "fsspec",
+            purpose=f"{path}: reading remote files",
+            hint="also install the filesystem's package (e.g. s3fs, gcsfs)",
+        )
         return fsspec.open(path, "rb").open()
     return open(path, "rb")
