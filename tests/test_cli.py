@@ -379,3 +379,71 @@ def test_compare_mistakes(args: list[str | Path], fragment: str) -> None:
     assert done.returncode == 2
     assert fragment in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- exit codes CI can trust: 0 ok, 1 gate, 2 user error, 3 internal error, 130 interrupted ----
+
+_PATCHED = """
+import sys, time
+import ctxeval.cli.evaluate as command
+
+def broken(path, options):
+    if "{what}" == "sleep":
+        time.sleep(60)
+    raise RuntimeError("boom in the evaluator")
+
+command.run_dataset = broken
+from ctxeval.cli import main
+sys.argv = ["ctxeval", *sys.argv[1:]]
+main()
+"""
+
+
+def _patched(what: str, *args: str, **popen: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _PATCHED.format(what=what), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,  # type: ignore[call-overload]
+    )
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_internal_error_exits_3_with_one_line(debug: bool) -> None:
+    args = ["--debug"] if debug else []
+    process = _patched("raise", *args, "evaluate", str(RECORDS))
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 3
+    assert "ctxeval: internal error: RuntimeError: boom in the evaluator" in stderr
+    assert "This is a bug in ctxeval" in stderr
+    assert ("Traceback" in stderr) is debug
+    assert ("add --debug" in stderr) is not debug
+
+
+def test_ctrl_c_exits_130_without_a_traceback() -> None:
+    import signal
+    import time
+
+    process = _patched("sleep", "evaluate", str(RECORDS))
+    time.sleep(3)  # let it start and import
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "ctxeval: interrupted" in stderr
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--version"], 0),
+        (["evaluate", "--no-such-option"], 2),
+        (["evaluate", "missing.jsonl"], 2),
+        (["no-such-command"], 2),
+    ],
+)
+def test_exit_codes_of_the_entry_point(args: list[str], code: int) -> None:
+    done = ctxeval(*args)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,29 +1,88 @@
 """The ``ctxeval`` command line: evaluate, compare, convert, schema.
 
-Results go to stdout, progress and messages to stderr. Exit codes: 0 success, 1 a ``--fail-under``
-gate failed, 2 a usage or input error (with a message, never a traceback, for user mistakes).
+Results go to stdout, progress and messages to stderr. Exit codes (``ctxeval --help`` lists
+them): 0 success; 1 a gate failed (``--fail-under``); 2 a usage or input error, with a one-line
+message naming the file, option or setting and the fix, never a traceback; 3 an internal error
+(a bug in ctxeval: one line saying what failed and how to report it; ``--debug`` or
+``CTXEVAL_DEBUG=1`` shows the traceback); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
 import click
 
 from ctxeval import __version__
-from ctxeval.cli.compare import compare
-from ctxeval.cli.convert import convert
-from ctxeval.cli.evaluate import evaluate
-from ctxeval.cli.schema import schema
+from ctxeval.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from ctxeval.cli.compare import compare_command
+from ctxeval.cli.convert import convert_command
+from ctxeval.cli.evaluate import evaluate_command
+from ctxeval.cli.schema import schema_command
 
-__all__ = ["main"]
+__all__ = ["app", "main", "run"]
+
+_EPILOG = """\b
+Exit codes: 0 ok, 1 a gate failed, 2 a usage or input error, 3 an internal error (a bug:
+please report it), 130 interrupted.
+"""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG)
 @click.version_option(__version__, prog_name="ctxeval")
-def main() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="CTXEVAL_DEBUG",
+    help="Show the Python traceback of an internal error (also CTXEVAL_DEBUG=1).",
+)
+@click.pass_context
+def app(ctx: click.Context, debug: bool) -> None:
     """Evaluate the context a RAG retriever returns: deterministic, offline, no LLM."""
+    ctx.obj = {"debug": debug}
 
 
-main.add_command(evaluate)
-main.add_command(compare)
-main.add_command(convert)
-main.add_command(schema)
+app.add_command(evaluate_command)
+app.add_command(compare_command)
+app.add_command(convert_command)
+app.add_command(schema_command)
+
+
+def _debugging(argv: Sequence[str]) -> bool:
+    flag = os.environ.get("CTXEVAL_DEBUG", "").lower() not in ("", "0", "false", "no")
+    return flag or "--debug" in argv
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        returned = app.main(args=args, prog_name="ctxeval", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("ctxeval: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE if exc.exit_code == 2 else exc.exit_code
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except Exception as exc:  # anything else is ctxeval's fault, not the user's
+        if _debugging(args):
+            traceback.print_exc()
+        click.echo(
+            f"ctxeval: internal error: {type(exc).__name__}: {exc}. This is a bug in ctxeval, "
+            f"not in your input: please report it with the command you ran and ctxeval "
+            f"{__version__}" + ("" if _debugging(args) else " (add --debug for the traceback)"),
+            err=True,
+        )
+        return EXIT_INTERNAL
+    return returned if isinstance(returned, int) else 0
+
+
+def main() -> NoReturn:
+    """The ``ctxeval`` console script."""
+    sys.exit(run())

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 EXIT_GATE = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

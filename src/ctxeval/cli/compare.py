@@ -63,7 +63,7 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     return names
 
 
-@click.command(epilog=_EPILOG_COMPARE)
+@click.command("compare", epilog=_EPILOG_COMPARE)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @dataset_options
 @click.option("--baseline", help="Run name (file stem) to compare the others with; default first.")
@@ -101,7 +101,7 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     help="Write a self-contained HTML report (tables, plots, worst queries) here.",
 )
 @guard
-def compare(paths: tuple[str, ...], **options: Any) -> None:
+def compare_command(paths: tuple[str, ...], **options: Any) -> None:
     """Compare runs (chunking strategies, retrievers) on the same queries, with significance.
 
     Each PATH is a dataset evaluated with the options below, or a result saved with

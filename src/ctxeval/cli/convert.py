@@ -9,7 +9,7 @@ import click
 from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
 
 
-@click.command()
+@click.command("convert")
 @click.argument("source", type=click.Path(dir_okay=False))
 @click.argument("target", type=click.Path(dir_okay=False))
 @click.option(
@@ -27,7 +27,7 @@ from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
 @click.option("--ground-truth-field", help="Field with the ground truth (or qrels).")
 @click.option("--id-field", help="Field with the record id.")
 @guard
-def convert(source: str, target: str, **options: Any) -> None:
+def convert_command(source: str, target: str, **options: Any) -> None:
     """Convert a dataset between formats and to ctxeval's field names.
 
     \b

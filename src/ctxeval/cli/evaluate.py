@@ -29,7 +29,7 @@ Examples:
 """
 
 
-@click.command(epilog=_EPILOG_EVALUATE)
+@click.command("evaluate", epilog=_EPILOG_EVALUATE)
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 @dataset_options
 @click.option(
@@ -65,7 +65,7 @@ Examples:
     "every -k. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, P@5, recall@100.",
 )
 @guard
-def evaluate(path: str | None, **options: Any) -> None:
+def evaluate_command(path: str | None, **options: Any) -> None:
     """Evaluate one dataset of retrieval results (or a TREC run against qrels).
 
     PATH is a JSONL, JSON, CSV or Parquet file with one record per query: retrieved contexts

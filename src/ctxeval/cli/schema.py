@@ -6,17 +6,17 @@ import json
 
 import click
 
-__all__ = ["schema"]
+__all__ = ["schema_command"]
 
 
-@click.command()
+@click.command("schema")
 @click.argument("what", type=click.Choice(["record", "config"]), default="record")
 @click.option(
     "--mode",
     type=click.Choice(["text", "id"]),
     help="For 'record': the schema of one mode's record (default: either).",
 )
-def schema(what: str, mode: str | None) -> None:
+def schema_command(what: str, mode: str | None) -> None:
     """Print the JSON Schema of a dataset record (default) or of the --config file.
 
     \b
