@@ -1,4 +1,11 @@
-"""Test-wide guards: nothing may reach the network, and reference tools run offline."""
+"""Test-wide settings: one hypothesis profile, and guards (nothing may reach the network;
+reference tools run offline).
+
+Hypothesis: the "ci" profile (loaded when the environment variable CI is set, as in .ci/run)
+is derandomised, so a CI run is reproducible; "dev" explores new examples on every run. Both
+have no deadline: timing on a shared 2-core machine says nothing about correctness. Choose one
+with HYPOTHESIS_PROFILE=ci|dev.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,20 @@ import os
 import socket
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 # continuous-eval sends telemetry unless told not to; it must never get the chance.
 os.environ["CONTINUOUS_EVAL_DO_NOT_TRACK"] = "true"

@@ -27,9 +27,6 @@ from ctxeval import ExactChunkMatch, PrecisionRecallF1, RankedRetrievalMetrics, 
 
 pytest.importorskip("continuous_eval")
 
-settings.register_profile("ctxeval-reference-ce", derandomize=True, database=None, deadline=None)
-PROFILE = settings.get_profile("ctxeval-reference-ce")
-
 
 def _no_download(*args: object, **kwargs: object) -> bool:
     return False
@@ -84,7 +81,7 @@ chunks = st.sampled_from(CHUNKS)
 unique_gt = st.lists(chunks, min_size=1, max_size=5, unique=True)
 
 
-@settings(PROFILE, max_examples=200)
+@settings(max_examples=200)
 @given(
     retrieved=st.lists(st.one_of(chunks, st.just("")), max_size=8),
     gt=st.lists(chunks, max_size=5, unique=True),
@@ -97,7 +94,7 @@ def test_precision_recall_f1_exact_match(retrieved: list[str], gt: list[str]) ->
     assert {key: got[key] for key in SET_KEYS} == expected
 
 
-@settings(PROFILE, max_examples=200)
+@settings(max_examples=200)
 @given(retrieved=st.lists(chunks, max_size=8, unique=True), gt=unique_gt)
 def test_ranked_metrics_exact_match(retrieved: list[str], gt: list[str]) -> None:
     ce = continuous_eval_retrieval()
@@ -107,7 +104,7 @@ def test_ranked_metrics_exact_match(retrieved: list[str], gt: list[str]) -> None
     assert_ndcg_close(got["ndcg"], expected["ndcg"])
 
 
-@settings(PROFILE, max_examples=150)
+@settings(max_examples=150)
 @given(retrieved=st.lists(chunks, max_size=8), gt=unique_gt)
 def test_ranked_metrics_with_duplicate_retrieved(retrieved: list[str], gt: list[str]) -> None:
     # Repeated retrieved chunks: continuous-eval's NDCG keeps a set of matched ground truth
@@ -242,7 +239,7 @@ DISJOINT = [
 ]
 
 
-@settings(PROFILE, max_examples=60)
+@settings(max_examples=60)
 @given(
     retrieved=st.lists(st.sampled_from(DISJOINT), max_size=6, unique=True),
     gt=st.lists(st.sampled_from(DISJOINT), min_size=1, max_size=4, unique=True),

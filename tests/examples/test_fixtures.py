@@ -28,7 +28,7 @@ from ctxeval import (
     read_records,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GENERATOR = FIXTURES / "generate.py"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text(encoding="utf-8"))
 RUNS = sorted(name for name in MANIFEST["files"] if name.startswith("runs/"))

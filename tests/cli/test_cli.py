@@ -14,7 +14,7 @@ import pytrec_eval
 from ctxeval import IDRankedRetrievalMetrics, PrecisionRecallF1, RetrievalEvaluator, RougeChunkMatch
 from ctxeval.results import EvaluationResult
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "fixtures" / "records.jsonl"
 
 

@@ -461,7 +461,7 @@ def test_results_saved_as_jsonl_and_csv_load_and_compare(tmp_path: Path) -> None
     assert from_files.comparison("sentence", "context_recall@5").significant
 
 
-FIXTURE_RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
+FIXTURE_RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 
 
 @pytest.mark.parametrize("strategy", ["rouge-chunk(threshold=0.7)", "exact-chunk"])

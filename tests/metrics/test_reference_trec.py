@@ -27,8 +27,6 @@ from ctxeval import ConventionWarning, evaluate_run, parse_measure
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-settings.register_profile("ctxeval-reference-trec", derandomize=True, database=None, deadline=None)
-PROFILE = settings.get_profile("ctxeval-reference-trec")
 
 CUTOFFS = (1, 2, 3, 5, 10)
 TREC_MEASURES = {
@@ -122,7 +120,7 @@ def check_against_trec_eval(run: dict, qrels: dict, keys: list[str], relevance_l
     assert any("equal scores" in m for m in messages) == tied
 
 
-@settings(PROFILE, max_examples=300)
+@settings(max_examples=300)
 @given(data=runs_and_qrels())
 def test_evaluate_run_equals_trec_eval(data: tuple[dict, dict]) -> None:
     run, qrels = data
@@ -130,7 +128,7 @@ def test_evaluate_run_equals_trec_eval(data: tuple[dict, dict]) -> None:
 
 
 @pytest.mark.parametrize("relevance_level", [2, 3])
-@settings(PROFILE, max_examples=150)
+@settings(max_examples=150)
 @given(data=runs_and_qrels())
 def test_relevance_level_equals_trec_eval(relevance_level: int, data: tuple[dict, dict]) -> None:
     # trec_eval -l changes the binary measures only; its ndcg keeps every positive grade as a

@@ -17,7 +17,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import ConventionWarning, InvalidRecordError, evaluate_run
@@ -26,15 +26,6 @@ from ctxeval.metrics.judgments import judge_ids
 from ctxeval.metrics.measures import parse_measure
 from ctxeval.metrics.runs import rank_documents
 from ctxeval.validation import validate_qrels
-
-settings.register_profile(
-    "ctxeval-runs-fast",
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-PROFILE = settings.get_profile("ctxeval-runs-fast")
 
 # Every measure and option the fast path computes, at several cut-offs.
 MEASURES = [
@@ -143,7 +134,7 @@ def fast_path_used(run: dict[Any, Any], qrels: dict[Any, Any]) -> bool:
 # Generated runs: the fast path equals the per-query path.
 
 
-@settings(PROFILE, max_examples=300)
+@settings(max_examples=300)
 @given(
     data=runs_and_qrels(),
     ties=st.sampled_from(["trec_eval", "input"]),
@@ -162,7 +153,7 @@ def test_fast_path_equals_per_query_path(
     assert messages == slow_messages  # missing, unjudged and tied queries counted alike
 
 
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(
     data=runs_and_qrels(),
     empty_ground_truth=st.sampled_from(["zero", "skip", "error"]),
@@ -192,7 +183,7 @@ def test_policies_equal_per_query_path(
 @pytest.mark.parametrize(
     ("compare_each", "chunk"), [(True, 1 << 20), (True, 3), (True, 1), (False, 1 << 20)]
 )
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(data=runs_and_qrels(), ties=st.sampled_from(["trec_eval", "input"]))
 def test_both_tie_strategies_equal_per_query_path(
     compare_each: bool, chunk: int, data: tuple[dict[str, Any], dict[str, Any]], ties: str
@@ -229,7 +220,7 @@ def test_large_tie_groups_are_sorted_once() -> None:
 
 # Long rankings with many relevant documents: AP and DCG add dozens of terms, where the order of
 # the additions shows (numpy's pairwise sum would differ from a left-to-right loop).
-@settings(PROFILE, max_examples=60)
+@settings(max_examples=60)
 @given(
     seed=st.integers(0, 2**32 - 1),
     distinct_scores=st.sampled_from([3, 10, 1000]),

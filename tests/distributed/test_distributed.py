@@ -25,7 +25,7 @@ from ctxeval.results import EvaluationResult
 distributed = pytest.importorskip("dask.distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
-RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
+RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 METRICS = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
 
 

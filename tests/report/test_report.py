@@ -21,7 +21,7 @@ from ctxeval.results import EvaluationResult
 
 pytest.importorskip("matplotlib")
 
-RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
+RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 NAMES = ("fixed-100", "sentence-3", "paragraph")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

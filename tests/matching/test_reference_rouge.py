@@ -19,9 +19,6 @@ from ctxeval import RougeChunkMatch, RougeTokenizer
 from ctxeval.matching import rouge_l_recall_matrix
 from ctxeval.matching.base import default_cache
 
-settings.register_profile("ctxeval-reference-rouge", derandomize=True, database=None, deadline=None)
-PROFILE = settings.get_profile("ctxeval-reference-rouge")
-
 # Characters whose lower-casing or category makes tokenizers disagree when done carelessly:
 # 'İ'.lower() is 'i' + U+0307 (so "İstanbul" gives ["i", "stanbul"]), the Kelvin sign lowers to
 # ASCII 'k', the Angstrom sign to 'å'; 'ſ' and ligatures stay non-ASCII under lower() (only
@@ -82,7 +79,7 @@ def reference_tokens(text: str, stem: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("stem", [False, True])
-@settings(PROFILE, max_examples=300)
+@settings(max_examples=300)
 @given(text=any_text)
 def test_tokenizer_matches_rouge_score_on_generated_text(stem: bool, text: str) -> None:
     got = RougeTokenizer(stem=stem).tokenize(text)
@@ -158,7 +155,7 @@ def reference_matrix(retrieved: list[str], ground_truth: list[str], stem: bool) 
 
 
 @pytest.mark.parametrize("stem", [False, True])
-@settings(PROFILE, max_examples=150)
+@settings(max_examples=150)
 @given(retrieved=text_lists, ground_truth=text_lists)
 def test_recall_matrix_equals_rouge_score_exactly(
     stem: bool, retrieved: list[str], ground_truth: list[str]
@@ -173,7 +170,7 @@ THRESHOLDS = [0.0, 0.25, 1 / 3, 0.5, 0.7, 0.8, 1.0]
 
 
 @pytest.mark.parametrize(("stem", "tokenizer"), [(False, "rouge"), (True, "rouge-stem")])
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(retrieved=text_lists, ground_truth=text_lists)
 def test_rouge_chunk_match_scores_and_relevance(
     stem: bool, tokenizer: str, retrieved: list[str], ground_truth: list[str]
@@ -244,7 +241,7 @@ def test_long_chunk_recall_by_a_subsequence() -> None:
     assert recall.tolist() == [[len(shorter) / len(words), 1.0], [1.0, 1.0]]
 
 
-@settings(PROFILE, max_examples=5, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, suppress_health_check=[HealthCheck.too_slow])
 @given(offset=st.integers(0, 10_000), cut=st.integers(0, LONG_WORDS))
 def test_long_chunk_against_short_ground_truth(offset: int, cut: int) -> None:
     text = long_chunk(offset=offset)
@@ -286,7 +283,7 @@ def test_a_repeated_record_with_a_large_vocabulary() -> None:
     assert first.tolist() == again.tolist() == [[1.0, 1 / 4000, 0.75]]
 
 
-@settings(PROFILE, max_examples=30)
+@settings(max_examples=30)
 @given(
     chunks=st.lists(st.text(alphabet="ab cD-é1", max_size=30), min_size=1, max_size=4),
     truth=st.lists(st.text(alphabet="ab cD-é1", max_size=20), min_size=1, max_size=3),

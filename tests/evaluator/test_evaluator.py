@@ -27,7 +27,7 @@ from ctxeval import (
 )
 from ctxeval.results import EvaluationResult
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 # The chunking-evaluation article (shared/seeds/003): gold and retrieved chunk ids per query.
 SEED_003 = [

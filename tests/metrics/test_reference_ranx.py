@@ -30,7 +30,7 @@ import math
 import warnings
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import ConventionWarning, evaluate_run, parse_measure
@@ -39,14 +39,6 @@ ranx = pytest.importorskip("ranx")
 
 pytestmark = pytest.mark.filterwarnings("ignore:unsafe cast from uint64 to int64")
 
-settings.register_profile(
-    "ctxeval-reference-ranx",
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-PROFILE = settings.get_profile("ctxeval-reference-ranx")
 
 # ranx name -> ctxeval spec. ranx's names parse in ctxeval as they are, except where noted.
 MEASURES = {
@@ -127,7 +119,7 @@ def ctxeval_scores(
     }
 
 
-@settings(PROFILE, max_examples=50)
+@settings(max_examples=50)
 @given(data=runs_and_qrels(ranking_without_ties()))
 def test_evaluate_run_equals_ranx_without_ties(data: tuple[dict, dict]) -> None:
     run, qrels = data
@@ -137,7 +129,7 @@ def test_evaluate_run_equals_ranx_without_ties(data: tuple[dict, dict]) -> None:
     assert got == expected
 
 
-@settings(PROFILE, max_examples=50)
+@settings(max_examples=50)
 @given(data=runs_and_qrels(ranking_with_ties))
 def test_ranx_ties_keep_input_order(data: tuple[dict, dict]) -> None:
     # At most 12 documents per query: numba's insertion sort range, stable (see module doc).
@@ -147,7 +139,7 @@ def test_ranx_ties_keep_input_order(data: tuple[dict, dict]) -> None:
 
 
 @pytest.mark.parametrize("level", [2, 3])
-@settings(PROFILE, max_examples=30)
+@settings(max_examples=30)
 @given(data=runs_and_qrels(ranking_without_ties()))
 def test_relevance_level_binary_measures_equal_ranx(level: int, data: tuple[dict, dict]) -> None:
     run, qrels = data

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import (
@@ -29,15 +29,6 @@ from ctxeval import (
 )
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.judgments import Judgments, judge_matrix
-
-settings.register_profile(
-    "ctxeval-properties",
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-PROFILE = settings.get_profile("ctxeval-properties")
 
 CONVENTIONS = (None, "trec_eval", "ranx", "continuous_eval")
 RANK_OPTIONS: list[dict[str, Any]] = [
@@ -120,7 +111,7 @@ def ground_truth_texts(items: Sequence[str | dict]) -> list[str]:
 # Bounds
 
 
-@settings(PROFILE, max_examples=120)
+@settings(max_examples=120)
 @given(retrieved=retrieved_texts, gt=ground_truth)
 def test_text_metrics_are_in_unit_interval(retrieved: list[str], gt: list) -> None:
     datum = {"retrieved_context": retrieved, "ground_truth_context": gt}
@@ -135,7 +126,7 @@ def test_text_metrics_are_in_unit_interval(retrieved: list[str], gt: list) -> No
             assert in_unit_interval(set_metrics(strategy, k)(**datum))
 
 
-@settings(PROFILE, max_examples=150)
+@settings(max_examples=150)
 @given(
     retrieved=retrieved_ids,
     relevant=st.lists(st.sampled_from(IDS), max_size=6),
@@ -172,7 +163,7 @@ RUN_MEASURES = [
 ]
 
 
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(
     # Heavy duplication: ids from a pool of three.
     rankings=st.lists(st.lists(st.sampled_from(IDS[:3]), max_size=15), min_size=1, max_size=3),
@@ -196,7 +187,7 @@ def test_duplicate_retrieved_ids_never_exceed_one(
 # Invariances
 
 
-@settings(PROFILE, max_examples=120)
+@settings(max_examples=120)
 @given(data=st.data(), retrieved=retrieved_texts, gt=ground_truth)
 def test_set_metrics_ignore_retrieved_order(data: st.DataObject, retrieved: list, gt: list) -> None:
     shuffled = data.draw(st.permutations(retrieved))
@@ -207,7 +198,7 @@ def test_set_metrics_ignore_retrieved_order(data: st.DataObject, retrieved: list
         )
 
 
-@settings(PROFILE, max_examples=120)
+@settings(max_examples=120)
 @given(data=st.data(), retrieved=retrieved_texts, gt=ground_truth)
 def test_metrics_ignore_ground_truth_order(data: st.DataObject, retrieved: list, gt: list) -> None:
     shuffled = data.draw(st.permutations(gt))
@@ -262,7 +253,7 @@ def test_graded_credit_takes_the_best_grade_available_at_each_rank() -> None:
         assert judgments.hits == (True, False)
 
 
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(data=st.data(), retrieved=retrieved_ids, qrels=qrels_maps, level=st.sampled_from(LEVELS))
 def test_id_metrics_ignore_qrels_order(
     data: st.DataObject, retrieved: list, qrels: dict, level: float
@@ -283,7 +274,7 @@ def test_id_metrics_ignore_qrels_order(
 # Ideal rankings
 
 
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(
     graded=st.dictionaries(st.sampled_from(TEXTS), st.sampled_from(GRADES), min_size=1),
     others=st.lists(st.sampled_from(["unrelated one", "unrelated two", ""]), max_size=3),
@@ -309,7 +300,7 @@ def test_ideal_text_ranking_scores_one(graded: dict[str, float], others: list[st
     }
 
 
-@settings(PROFILE, max_examples=150)
+@settings(max_examples=150)
 @given(
     qrels=qrels_maps,
     unjudged=st.lists(st.sampled_from(["u1", "u2", 99]), unique=True),
@@ -350,7 +341,7 @@ def test_ideal_id_ranking_scores_one(qrels: dict, unjudged: list, level: float) 
 # Exact text matching equals ID mode
 
 
-@settings(PROFILE, max_examples=150)
+@settings(max_examples=150)
 @given(retrieved=retrieved_texts, gt=ground_truth)
 def test_exact_text_mode_equals_id_mode(retrieved: list[str], gt: list) -> None:
     ids = {t: f"id{i}" for i, t in enumerate(["", *TEXTS])}
@@ -384,7 +375,7 @@ def test_exact_text_mode_equals_id_mode(retrieved: list[str], gt: list) -> None:
 # One judgment at the largest K gives every K
 
 
-@settings(PROFILE, max_examples=120)
+@settings(max_examples=120)
 @given(retrieved=retrieved_texts, gt=ground_truth)
 def test_k_sweep_text_mode(retrieved: list[str], gt: list) -> None:
     datum = {"retrieved_context": retrieved, "ground_truth_context": gt}
@@ -400,7 +391,7 @@ def test_k_sweep_text_mode(retrieved: list[str], gt: list) -> None:
                 assert metric.scores(judgments, k) == make(k)(**datum), (metric, k)
 
 
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(retrieved=retrieved_ids, qrels=qrels_maps, level=st.sampled_from(LEVELS))
 def test_k_sweep_id_mode_and_evaluate_run(retrieved: list, qrels: dict, level: float) -> None:
     factories = [
@@ -552,7 +543,7 @@ def matrices(draw: st.DrawFn) -> tuple[list[list[bool]], int, list[float] | None
     return matrix, m, grades
 
 
-@settings(PROFILE, max_examples=300)
+@settings(max_examples=300)
 @given(case=matrices())
 def test_judge_matrix_equals_reference(case: tuple) -> None:
     matrix, m, grades = case
@@ -571,7 +562,7 @@ def test_judge_matrix_equals_reference(case: tuple) -> None:
             assert fast_metrics(judgments, k) == reference_metrics(ref, k), k
 
 
-@settings(PROFILE, max_examples=100)
+@settings(max_examples=100)
 @given(case=matrices())
 def test_greedy_credit_is_a_maximal_matching(case: tuple) -> None:
     # Brute force over every assignment: greedy credit is a matching (never more hits than a
@@ -611,7 +602,7 @@ def maximum_matching(matrix: list[list[bool]], m: int) -> int:
 
 
 @pytest.mark.parametrize("policy", ["zero", "skip"])
-@settings(PROFILE, max_examples=30)
+@settings(max_examples=30)
 @given(retrieved=retrieved_texts)
 def test_empty_ground_truth_policy(policy: str, retrieved: list[str]) -> None:
     expected = 0.0 if policy == "zero" else None

@@ -16,7 +16,7 @@ import pytest
 from ctxeval.metrics import core, reference
 from ctxeval.metrics.measures import MEASURES
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "ctxeval"
+SRC = Path(__file__).resolve().parents[2] / "src" / "ctxeval"
 FILES = sorted(SRC.rglob("*.py"))
 
 
