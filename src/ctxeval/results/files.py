@@ -140,7 +140,9 @@ class JsonlResultWriter:
 
     Rows go to a temporary file as they arrive, so memory stays flat however many records a run
     has; :meth:`finish` writes the header line (aggregate, summary, skipped) followed by the rows
-    to the target, which appears complete or not at all.
+    to the target, which appears complete or not at all. When the OS refuses the write (disk
+    full, file too large, permissions), the :class:`OSError` carries the finished result in its
+    ``result`` attribute and a note naming the file.
     """
 
     def __init__(
@@ -171,10 +173,20 @@ class JsonlResultWriter:
     def finish(self, result: EvaluationResult) -> None:
         header = result_header(result.aggregate, result.summary, result.skipped)
         self._rows.seek(0)
-        with atomic_write(self.target) as out:
-            out.write(json.dumps(header, ensure_ascii=False) + "\n")
-            while chunk := self._rows.read(1 << 20):
-                out.write(chunk)
+        try:
+            with atomic_write(self.target) as out:
+                out.write(json.dumps(header, ensure_ascii=False) + "\n")
+                while chunk := self._rows.read(1 << 20):
+                    out.write(chunk)
+        except OSError as exc:
+            # The run is done: keep it reachable from the error instead of losing it.
+            exc.result = result  # type: ignore[attr-defined]
+            exc.add_note(
+                f"ctxeval: the run finished but {self.target} could not be written "
+                f"({exc.strerror or exc}); a file already there is unchanged. The result is in "
+                "this exception's .result attribute (save it elsewhere with .result.save(path))"
+            )
+            raise
         self.close()
 
     def close(self) -> None:
