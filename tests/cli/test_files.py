@@ -171,8 +171,28 @@ def test_unwritable_output_directory_fails_before_scoring(tmp_path: Path) -> Non
     finally:
         locked.chmod(0o700)
     assert done.returncode == 2
-    assert "permission denied" in done.stderr
+    assert f"cannot write in {locked}" in done.stderr
     assert done.stdout == ""
+
+
+def test_read_only_output_directory_fails_before_scoring(tmp_path: Path) -> None:
+    """Even root cannot write on a read-only file system (a tmpfs mounted ro, where allowed)."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        done = ctxeval("evaluate", RECORDS, "-o", mount / "out.jsonl")
+        assert done.returncode == 2
+        assert f"-o/--output {mount / 'out.jsonl'}: cannot write in {mount}" in done.stderr
+        assert done.stdout == ""
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
 
 
 def test_a_misspelt_gate_fails_before_scoring_with_a_suggestion() -> None:
@@ -313,6 +333,37 @@ def test_a_signal_during_an_atomic_write_leaves_nothing(
     assert process.returncode == code
     assert _hidden(tmp_path) == []
     assert target.read_text() == "the previous result\n"
+
+
+def test_sigkill_during_an_atomic_write_never_leaves_a_partial_target(tmp_path: Path) -> None:
+    """Nothing runs after SIGKILL: the hidden temp file may stay, the target is untouched."""
+    target = tmp_path / "out.jsonl"
+    target.write_text("the previous result\n")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_WRITER, str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "writing\n"
+    process.kill()
+    process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert target.read_text() == "the previous result\n"
+    leftovers = _hidden(tmp_path)
+    assert len(leftovers) <= 1
+    assert all(name.startswith(".out.jsonl.") and name.endswith(".tmp") for name in leftovers)
+
+
+def test_compare_report_needs_an_html_name(tmp_path: Path) -> None:
+    done = ctxeval(
+        "compare", RUNS / "paragraph.jsonl", RUNS / "fixed-100.jsonl", "--report", tmp_path / "r"
+    )
+    assert done.returncode == 2
+    assert "--report" in done.stderr
+    assert "unknown extension" in done.stderr
+    assert "evaluating" not in done.stderr
 
 
 def test_sigterm_during_convert_to_trec_leaves_nothing(tmp_path: Path) -> None:

@@ -71,7 +71,10 @@ def check_output(
     if parent is not None and not parent.is_dir():
         raise InvalidArgumentError(f"{flag} {shown}: {parent} is a file, not a directory")
     if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
-        raise InvalidArgumentError(f"{flag} {shown}: cannot write in {parent} (permission denied)")
+        raise InvalidArgumentError(
+            f"{flag} {shown}: cannot write in {parent} (no write permission, or a read-only "
+            "file system); choose another directory"
+        )
     return target
 
 
