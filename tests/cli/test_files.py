@@ -256,6 +256,15 @@ def test_compare_metric_names_are_checked_before_scoring() -> None:
     assert "evaluating" not in done.stderr
 
 
+def test_compare_baseline_name_is_checked_before_scoring() -> None:
+    done = ctxeval(
+        "compare", RUNS / "paragraph.jsonl", RUNS / "fixed-100.jsonl", "--baseline", "paragraf"
+    )
+    assert done.returncode == 2
+    assert "--baseline: unknown run 'paragraf'; did you mean 'paragraph'?" in done.stderr
+    assert "evaluating" not in done.stderr
+
+
 def test_a_failed_save_prints_the_aggregate_and_names_the_file(tmp_path: Path) -> None:
     """A real 'file too large' (RLIMIT_FSIZE): the write fails with EFBIG half way."""
     output = tmp_path / "out.jsonl"

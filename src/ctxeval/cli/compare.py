@@ -144,6 +144,10 @@ def compare_command(paths: tuple[str, ...], **options: Any) -> None:
             options["report_path"], flag="--report", inputs=paths, suffixes=(".html", ".htm")
         )
     names = _run_names(paths)
+    if options["baseline"] is not None and options["baseline"] not in names:
+        from ctxeval.specs import unknown_name
+
+        fail(str(unknown_name(None, "run", options["baseline"], names, where="--baseline")))
     # Everything is read and checked before the first dataset is scored: saved results are
     # loaded, datasets prepared (their columns are known from the metrics).
     results: dict[str, EvaluationResult] = {}
