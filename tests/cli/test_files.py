@@ -578,6 +578,9 @@ def test_an_empty_dataset_is_an_error_unless_allowed(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "has no records" in done.stderr
     assert ctxeval("evaluate", empty, "--allow-empty").returncode == 0
+    config = tmp_path / "ctxeval.toml"
+    config.write_text("[evaluate]\nallow-empty = true\ncsv-safe = true\n")
+    assert ctxeval("evaluate", empty, "--config", config).returncode == 0
 
 
 def test_some_records_skipped_on_request_exits_0_and_names_them(tmp_path: Path) -> None:
