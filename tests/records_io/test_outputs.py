@@ -200,3 +200,39 @@ def test_save_csv_safe(tmp_path: Path) -> None:
     safe = EvaluationResult.load(tmp_path / "safe.csv").per_query[0]["note"]
     assert safe == "'" + rows[0]["note"]
     assert json.loads((tmp_path / "safe.summary.json").read_text())["aggregate"]
+
+
+def test_every_file_ctxeval_writes_goes_through_the_atomic_writer() -> None:
+    """A guard for the class, not one example: no module opens a file for writing itself,
+    except the atomic writer and two private temporary files that are never a user's output."""
+    import ast
+
+    allowed = {
+        ("io/atomic.py", "fdopen"),  # the atomic writer itself
+        ("cli/evaluate.py", "open"),  # stdin spooled into a private temporary directory
+    }
+    found = []
+    for path in sorted((ROOT / "src" / "ctxeval").rglob("*.py")):
+        where = path.relative_to(ROOT / "src" / "ctxeval").as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("write_text", "write_bytes", "NamedTemporaryFile", "mkstemp"):
+                found.append((where, name))
+            if name in ("open", "fdopen"):
+                modes = [a.value for a in node.args[1:2] if isinstance(a, ast.Constant)]
+                modes += [
+                    k.value.value
+                    for k in node.keywords
+                    if k.arg == "mode" and isinstance(k.value, ast.Constant)
+                ]
+                if name == "open" and isinstance(func, ast.Attribute) and node.args:
+                    # Path.open(mode): the mode is the first argument
+                    first = node.args[0]
+                    modes += [first.value] if isinstance(first, ast.Constant) else []
+                if any(isinstance(m, str) and set(m) & set("wax+") for m in modes):
+                    found.append((where, name))
+    unexpected = [hit for hit in found if hit not in allowed and hit != ("io/atomic.py", "mkstemp")]
+    assert unexpected == []
