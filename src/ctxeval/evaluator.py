@@ -7,6 +7,7 @@ batch size and the per-query rows kept, not on the size of the input.
 
 from __future__ import annotations
 
+import glob
 import multiprocessing
 import os
 import sys
@@ -25,6 +26,7 @@ from ctxeval.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.io.paths import check_output
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
@@ -331,8 +333,11 @@ class RetrievalEvaluator:
         """
         ks = _normalise_ks(k)
         if self.scheduler is not None:
+            if output is not None:
+                inputs = self._input_files()
+                check_output(output, flag="run(output=...)", inputs=inputs, directory=True)
             return self._run_distributed(ks, output)
-        writer = None if output is None else JsonlResultWriter(output)
+        writer = None if output is None else JsonlResultWriter(output, inputs=self._input_files())
         try:
             result = self._run(ks, writer)
             if writer is not None:
@@ -404,6 +409,14 @@ class RetrievalEvaluator:
         )
         _warn_tokenless(result)
         return result
+
+    def _input_files(self) -> list[str]:
+        """The files this run reads (an output must not be one of them)."""
+        files = [self.source] if self.source is not None else []
+        if isinstance(self.dataset, str | os.PathLike):
+            name = os.fspath(self.dataset)
+            files.extend([name, *glob.glob(name)])
+        return files
 
     def _guess_mode(self, error: RecordError) -> Mode:
         return "id" if error.field and "ids" in error.field else "text"
