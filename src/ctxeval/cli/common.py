@@ -298,7 +298,8 @@ def prepare_dataset(
 def parse_gates(gates: Sequence[str]) -> list[tuple[str, float]]:
     parsed = []
     for gate in gates:
-        name, sep, value = gate.partition("=")
+        # The last "=": a column's options may hold one (ndcg(gain='exponential')@10=0.5).
+        name, sep, value = gate.rpartition("=")
         try:
             threshold = float(value)
         except ValueError:
