@@ -134,6 +134,11 @@ def _next_result(pending: deque[tuple[Future[Scored], Batch]]) -> Scored:
     try:
         result = pending[0][0].result()
     except BrokenProcessPool as exc:
+        if "initializer" in str(exc):  # it failed to start, nobody killed it
+            raise WorkerProcessError(
+                f"the worker processes could not start ({exc}; their error is printed above); "
+                "run with workers=1 (--workers 1) to score in this process"
+            ) from exc
         batches = [batch for _, batch in pending]
         raise WorkerProcessError(_crash_message(batches)) from exc
     pending.popleft()
