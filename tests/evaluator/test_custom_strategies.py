@@ -110,6 +110,13 @@ def test_without_fork_the_default_workers_score_an_unpicklable_strategy_here(
     assert run(dataset, strategy).per_query == run(dataset, strategy, workers=1).per_query
 
 
+@pytest.mark.usefixtures("spawn_only")
+def test_without_fork_a_picklable_plan_runs_in_spawned_workers(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "d.jsonl")
+    spawned = run(dataset, "exact-chunk", workers=2)
+    assert spawned.per_query == run(dataset, "exact-chunk", workers=1).per_query
+
+
 # --- what a strategy returns ------------------------------------------------------------------
 
 
