@@ -3,6 +3,7 @@ records it was scoring. Real processes, real signals."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -191,3 +192,90 @@ def multiprocessing_children() -> list[int]:
     import multiprocessing
 
     return [p.pid for p in multiprocessing.active_children() if p.pid is not None]
+
+
+# --- through the real command line -----------------------------------------------------------
+
+
+def write_slow_dataset(path: Path, n: int) -> Path:
+    # fuzzy-chunk matching of 20 chunks of 40 words: a few milliseconds a record.
+    words = [f"w{i}" for i in range(500)]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            chunks = [
+                " ".join(words[(i * 7 + j * 13 + w) % 500] for w in range(40)) for j in range(20)
+            ]
+            record = {
+                "id": f"q{i}",
+                "retrieved_context": chunks,
+                "ground_truth_context": chunks[:3],
+            }
+            out.write(json.dumps(record) + "\n")
+    return path
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def start_cli(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
+        pytest.skip("this kernel has no /proc/<pid>/task/<tid>/children to find the workers")
+    dataset = write_slow_dataset(tmp_path / "slow.jsonl", 800)
+    cli = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxeval",
+            "evaluate",
+            str(dataset),
+            "--workers",
+            "2",
+            "--match",
+            "fuzzy-chunk",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SRC},
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and cli.poll() is None:
+        workers = children(cli.pid)
+        if len(workers) >= 2:
+            time.sleep(0.3)  # let them take their batches
+            return cli, workers
+        time.sleep(0.05)
+    cli.kill()
+    pytest.fail(f"the workers did not start: {cli.communicate()[1].decode()}")
+
+
+def test_cli_a_killed_worker_is_one_line_naming_the_records(tmp_path: Path) -> None:
+    cli, workers = start_cli(tmp_path)
+    os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer would
+    try:
+        _, err = cli.communicate(timeout=30)
+    finally:
+        cli.kill()
+        assert_gone(workers)
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("ctxeval: error: a worker process died while scoring"), lines
+    assert "slow.jsonl:1 (record 'q0')" in lines[0]
+    assert "--workers 1" in lines[0]
+    assert cli.returncode not in (0, 1)  # not success, not a failed gate
+
+
+def test_cli_sigterm_stops_the_workers(tmp_path: Path) -> None:
+    cli, workers = start_cli(tmp_path)
+    cli.terminate()
+    try:
+        _, err = cli.communicate(timeout=10)
+    finally:
+        cli.kill()
+        assert_gone(workers)
+    assert cli.returncode == 128 + signal.SIGTERM
+    assert b"Traceback" not in err
