@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,7 +235,8 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
         if key not in cache:
-            cache[key] = _judge(plan, record, metric)
+            with _named(record, metric):
+                cache[key] = _judge(plan, record, metric)
         judgments, lost = cache[key]
         tokenless = max(tokenless, lost)
         relevant = judgments.num_relevant if relevant is None else relevant
@@ -285,10 +287,40 @@ def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | Rec
         return item
     try:
         return score_record(plan, item)
-    except InvalidArgumentError:
+    except (InvalidArgumentError, InvalidArgumentTypeError):
         raise  # a configuration mistake, not a bad record: stop the run
     except CtxevalError as exc:
         return _record_error(item, exc)
+
+
+@contextmanager
+def _named(record: Record, metric: MetricBase) -> Iterator[None]:
+    """Errors that stop the run name the record that met them.
+
+    A configuration mistake (a strategy that returns a wrong shape or strings, a metric of the
+    wrong mode) stops the run; so does any exception raised by a custom strategy's code, which
+    is chained, not taken for a bad record. A ``CtxevalError`` about the record itself passes
+    through, to be counted as a bad record.
+    """
+    try:
+        yield
+    except (InvalidArgumentError, InvalidArgumentTypeError) as exc:
+        if str(exc).startswith(record.location):
+            raise
+        raise type(exc)(f"{_where(record)}: {exc}") from exc
+    except (CtxevalError, MemoryError):
+        raise
+    except Exception as exc:
+        strategy = getattr(metric, "matching_strategy", None)
+        culprit = f"strategy {strategy.spec}" if strategy is not None else repr(metric)
+        raise InvalidArgumentError(
+            f"{_where(record)}: {culprit} raised {type(exc).__name__}: {exc} (fix the strategy; "
+            "the original error and its traceback are chained to this one)"
+        ) from exc
+
+
+def _where(record: Record) -> str:
+    return f"{record.location} (record {record.id!r})"
 
 
 def _record_error(record: Record, exc: CtxevalError) -> RecordError:
@@ -338,12 +370,13 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
         lost = 0
         try:
             for key, metric in passes.items():
-                _check_mode(metric, record)
-                result, tokens = _judge_one(plan, metric, record)
+                with _named(record, metric):
+                    _check_mode(metric, record)
+                    result, tokens = _judge_one(plan, metric, record)
                 results[key] = result
                 lost = max(lost, tokens)
-        except InvalidArgumentError:
-            raise
+        except (InvalidArgumentError, InvalidArgumentTypeError):
+            raise  # a configuration mistake, not a bad record: stop the run
         except CtxevalError as exc:
             judged.failed[i] = _record_error(record, exc)
             continue
