@@ -213,9 +213,16 @@ class RetrievalEvaluator:
         except ValueError as exc:
             raise InvalidArgumentError(f"RetrievalEvaluator(implementation=...): {exc}") from None
         if self._given_metrics:
-            # Validate now, not at run time (both modes, since the data decides which).
+            # Validate now, not at run time: the metrics must work in some mode (the data
+            # decides which; a spec that fits one mode only is checked again when it is known).
+            problems: list[InvalidArgumentError] = []
             for mode in self._modes():
-                ScoringPlan(self.metrics_for(mode), (None,))
+                try:
+                    ScoringPlan(self.metrics_for(mode), (None,))
+                except InvalidArgumentError as exc:
+                    problems.append(exc)
+            if len(problems) == len(self._modes()):
+                raise problems[0]
         self.fields = fields
         self.format = format
         self.on_error: OnError = check_choice(

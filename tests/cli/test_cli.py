@@ -447,3 +447,23 @@ def test_exit_codes_of_the_entry_point(args: list[str], code: int) -> None:
     done = ctxeval(*args)
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_run_qrels_refuses_dataset_only_options(tmp_path: Path) -> None:
+    # Found in review: --convention, --match, --metrics ... were silently ignored with --run.
+    run_path, qrels_path, _, _ = _trec_files(tmp_path)
+    done = ctxeval("evaluate", "--run", run_path, "--qrels", qrels_path, "--convention", "ranx")
+    assert done.returncode == 2
+    assert "--convention apply to a dataset PATH, not to --run/--qrels" in done.stderr
+    config = tmp_path / "shared.toml"
+    config.write_text('match = "exact-chunk"\n', encoding="utf-8")  # for datasets: fine here
+    ok = ctxeval("evaluate", "--run", run_path, "--qrels", qrels_path, "--config", config)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_gates_on_columns_whose_options_hold_an_equals_sign(tmp_path: Path) -> None:
+    # Found in review: the gate was split at the first "=", inside the options.
+    gate = "ndcg(gain='exponential')@3=0.0"
+    done = ctxeval("evaluate", RECORDS, "-m", "ndcg(gain='exponential')@3", "--fail-under", gate)
+    assert done.returncode == 0, done.stderr
+    assert "gate passed: ndcg(gain='exponential')@3" in done.stderr

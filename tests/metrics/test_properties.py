@@ -207,12 +207,17 @@ def test_metrics_ignore_ground_truth_order(data: st.DataObject, retrieved: list,
     for strategy in CHUNK_STRATEGIES + SENTENCE_STRATEGIES:
         for k in CUTOFFS:
             assert set_metrics(strategy, k)(**permuted) == set_metrics(strategy, k)(**original)
-    # Rank metrics too: credit depends on the ranking and the grades, never on the order the
-    # ground truth is listed in, also when one chunk matches several items (overlap strategies).
+    # Rank metrics too: "matching" credit depends on the ranking and the grades, never on the
+    # order the ground truth is listed in, also when one chunk matches several items (overlap
+    # strategies). continuous-eval's "first_come" credit is order-dependent by definition
+    # (docs/metrics.md), so its conventions are left out here.
     for strategy in CHUNK_STRATEGIES:
         for k in CUTOFFS:
             for make in rank_metric_factories(strategy):
-                assert make(k)(**permuted) == make(k)(**original)
+                metric = make(k)
+                if metric.credit_rule() == "first_come":
+                    continue
+                assert metric(**permuted) == metric(**original)
 
 
 def test_overlapping_matches_are_credited_whatever_the_ground_truth_order() -> None:

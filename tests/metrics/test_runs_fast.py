@@ -470,3 +470,20 @@ def test_bad_query_outside_the_qrels_is_ignored() -> None:
         "6 query(ies) have documents with equal scores but different grades; ties were ordered "
         "by docid descending (ties='trec_eval'), which changes their scores",
     ]
+
+
+@pytest.mark.parametrize("implementation", ["core", "reference"])
+def test_empty_ground_truth_policy_applies_to_queries_missing_from_the_run(
+    implementation: str,
+) -> None:
+    # Found in review: q2 (no relevant document, no results) was scored 0 whatever the policy.
+    run, qrels = {"q1": {"a": 1.0}}, {"q1": {"a": 1}, "q2": {"b": 0}}
+    options = {"implementation": implementation}
+    with pytest.warns(ConventionWarning, match="no relevant document"):
+        skipped = evaluate_run(run, qrels, ["map"], empty_ground_truth="skip", **options)
+    assert skipped == {"q1": {"average_precision": 1.0}}
+    with pytest.raises(InvalidRecordError, match="'q2' has no relevant document"):
+        evaluate_run(run, qrels, ["map"], empty_ground_truth="error", **options)
+    with pytest.warns(ConventionWarning, match="scored 0"):
+        zero = evaluate_run(run, qrels, ["map"], **options)
+    assert zero == {"q1": {"average_precision": 1.0}, "q2": {"average_precision": 0.0}}

@@ -291,3 +291,31 @@ def test_outliers_are_padded_on_their_own_with_the_same_values(
         for a, b in zip(rows_before, rows_after, strict=True):
             assert_same(a, b)
     assert [r.values["reciprocal_rank"] for r in after[1]] == [1.0, 1.0, 0.5]  # type: ignore[union-attr]
+
+
+def test_review_findings_on_the_plan_and_the_batch() -> None:
+    # A column asked for twice (with and without @k) is computed once.
+    data = [{"id": "q", "retrieved_context": ["a"], "ground_truth_context": ["a"]}]
+    result = RetrievalEvaluator(data, ["ndcg", "ndcg@2"], matching="exact-chunk").run(k=[2])
+    assert list(result.aggregate) == ["ndcg@2"]
+    # Two metrics whose micro averages would share a column are refused, not overwritten.
+    from ctxeval import TextMeasures
+
+    with pytest.raises(ValueError, match="micro_context_precision@3"):
+        ScoringPlan(
+            (
+                TextMeasures(["context_precision@3"], ExactSentenceMatch()),
+                TextMeasures(["context_recall@3"], ExactChunkMatch()),
+            ),
+            (None,),
+        )
+    # Rows come back by position, even for records that share an index (Record is public).
+    records: list[Record | RecordError] = [
+        Record(0, "a", "x:1", "text", ["boom", "a"], ["zzz"]),
+        Record(0, "b", "y:1", "text", ["a"], ["a"]),
+    ]
+    plan = ScoringPlan((PrecisionRecallF1(ExactChunkMatch()),), (None,))
+    for implementation in ("core", "reference"):
+        rows = score_batch(ScoringPlan(plan.metrics, plan.ks, implementation), records)
+        assert [r.id for r in rows] == ["a", "b"]  # type: ignore[union-attr]
+        assert rows[1].values["context_recall"] == 1.0  # type: ignore[union-attr]

@@ -97,6 +97,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
             fail("give either a dataset PATH or --run/--qrels, not both")
         if not (options["run_file"] and options["qrels_file"]):
             fail("--run and --qrels go together")
+        _refuse_dataset_options(options)
         _check_output(options, [options["run_file"], options["qrels_file"]])
         result = _evaluate_trec(options, gates)
     elif path is None:
@@ -122,6 +123,38 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     if not options["allow_empty"] and (problem := nothing_scored(result)):
         fail(problem)
     sys.exit(check_gates(result.aggregate, gates))
+
+
+# Options that mean something for a dataset only; with --run/--qrels they are refused rather
+# than silently ignored (value: the option's default).
+_DATASET_ONLY = {
+    "match": ("--match", "rouge-chunk"),
+    "threshold": ("--threshold", None),
+    "tokenizer": ("--tokenizer", None),
+    "metric_set": ("--metrics", "all"),
+    "convention": ("--convention", None),
+    "retrieved_field": ("--retrieved-field", None),
+    "ground_truth_field": ("--ground-truth-field", None),
+    "id_field": ("--id-field", None),
+    "mode": ("--mode", None),
+    "scheduler": ("--scheduler", None),
+}
+
+
+def _refuse_dataset_options(options: dict[str, Any]) -> None:
+    # Only what the command line gave: a shared --config file may set them for datasets.
+    ctx = click.get_current_context()
+    given = [
+        flag
+        for name, (flag, default) in _DATASET_ONLY.items()
+        if options.get(name) != default
+        and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    ]
+    if given:
+        fail(
+            f"{', '.join(given)} apply to a dataset PATH, not to --run/--qrels (TREC runs are "
+            "judged by id); name the measures with -m, e.g. -m map -m ndcg@10"
+        )
 
 
 def _check_output(options: dict[str, Any], inputs: list[str]) -> None:

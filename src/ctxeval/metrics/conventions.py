@@ -1,6 +1,7 @@
 """Named conventions: the option sets that reproduce each reference tool's numbers.
 
-docs/metrics.md has the full table; tests/reference/ proves every row against the tool itself.
+docs/metrics.md has the full table; tests/metrics/test_reference_*.py prove every row against the
+tool itself.
 """
 
 from __future__ import annotations

@@ -109,8 +109,6 @@ class IDMeasures(MeasureSetMixin, IdMetric):
             self, relevance_level=relevance_level, empty_ground_truth=empty_ground_truth
         )
         self._init_measures(measures)
-        if self._credit != "matching":
-            raise InvalidArgumentError(
-                "IDMeasures: an id matches one qrels entry, so there is no credit rule to "
-                "choose; leave credit out of the measure specs"
-            )
+        # An id matches one qrels entry, so both credit rules credit the same hits: a spec's
+        # credit option changes nothing here (the column keeps the spec as it was asked for).
+        self._credit = "matching"

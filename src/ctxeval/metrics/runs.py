@@ -167,6 +167,18 @@ def evaluate_run(
                 has_relevant = qid not in plain.without_relevant
             else:
                 judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
+                if qid not in run and empty_ground_truth != "zero" and not any(
+                    grade >= relevance_level for grade in judged.values()
+                ):
+                    # No relevant document and no results: the empty-ground-truth policy
+                    # decides, as for a query in the run.
+                    if empty_ground_truth == "error":
+                        raise InvalidRecordError(
+                            f"query {qid!r} has no relevant document in the qrels; pass "
+                            "empty_ground_truth='zero' or 'skip'"
+                        )
+                    skipped_empty.append(qid)
+                    continue
                 if qid not in run:
                     missing.append(qid)
                     if missing_queries == "error":
