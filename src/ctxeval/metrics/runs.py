@@ -167,8 +167,10 @@ def evaluate_run(
                 has_relevant = qid not in plain.without_relevant
             else:
                 judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
-                if qid not in run and empty_ground_truth != "zero" and not any(
-                    grade >= relevance_level for grade in judged.values()
+                if (
+                    qid not in run
+                    and empty_ground_truth != "zero"
+                    and not any(grade >= relevance_level for grade in judged.values())
                 ):
                     # No relevant document and no results: the empty-ground-truth policy
                     # decides, as for a query in the run.
