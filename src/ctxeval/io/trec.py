@@ -16,22 +16,19 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.errors import InvalidRecordError
+from ctxeval.io.sources import text_lines
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
 
 
 def _lines(path: str | os.PathLike[str]) -> Iterator[tuple[str, int, list[str]]]:
+    # UTF-8, or UTF-16/32 with a byte-order mark; a line that is neither names file:line.
     source = Path(path)
-    try:
-        handle = source.open(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidArgumentError(f"cannot open {source}: {exc.strerror or exc}") from None
-    with handle:
-        for number, line in enumerate(handle, 1):
-            parts = line.split()
-            if parts and not parts[0].startswith("#"):
-                yield f"{source}:{number}", number, parts
+    for number, line in text_lines(source):
+        parts = line.split()
+        if parts and not parts[0].startswith("#"):
+            yield f"{source}:{number}", number, parts
 
 
 def read_trec_run(path: str | os.PathLike[str]) -> dict[str, dict[str, float]]:
