@@ -80,7 +80,9 @@ def _sequence(value: object, field: str, location: str | None, what: str) -> lis
 
 def _preview(value: object, width: int = 40) -> str:
     text = repr(value)
-    return text if len(text) <= width else text[: width - 4] + "...'"
+    if len(text) <= width:
+        return text
+    return text[: width - 4] + ("...'" if text[0] in "'\"" else "...")
 
 
 def is_finite(value: Any) -> bool:
@@ -113,14 +115,19 @@ def _bad_item(field: str, i: int | None, item: object, location: str | None, exp
     raise InvalidRecordError(reason, field=field, location=location)
 
 
-def _too_high(grade: float) -> str:
-    return (
-        f"grades must be at most {MAX_GRADE}: larger ones overflow NDCG's sums (exponential "
-        "gain 2**grade - 1 overflows above 1023); rescale the grades"
-    )
+_TOO_HIGH = (
+    f"grades must be at most {MAX_GRADE}: larger ones overflow NDCG's sums (exponential gain "
+    "2**grade - 1 overflows above 1023); rescale the grades"
+)
 
 
 def _check_grade(field: str, i: int, raw: object, location: str | None) -> float:
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw > MAX_GRADE:
+        raise InvalidRecordError(
+            f"{field}[{i}] has grade {_preview(raw)}; {_TOO_HIGH}",
+            field=field,
+            location=location,
+        )
     if not _is_number(raw) or not is_finite(raw):
         raise InvalidRecordError(
             f"{field}[{i}] has grade {_preview(raw)}; a grade must be a finite number > 0",
@@ -130,7 +137,7 @@ def _check_grade(field: str, i: int, raw: object, location: str | None) -> float
     grade = float(raw)  # type: ignore[arg-type]
     if grade > MAX_GRADE:
         raise InvalidRecordError(
-            f"{field}[{i}] has grade {_preview(raw)}; {_too_high(grade)}",
+            f"{field}[{i}] has grade {_preview(raw)}; {_TOO_HIGH}",
             field=field,
             location=location,
         )
@@ -218,16 +225,16 @@ def validate_qrels(
         for i, (doc, grade) in enumerate(value.items()):
             if isinstance(doc, bool) or not isinstance(doc, str | int):
                 _bad_item(field, i, doc, location, "an id (a string or an integer)")
+            if _is_number(grade) and grade > MAX_GRADE:
+                raise InvalidRecordError(
+                    f"{field}[{doc!r}] has grade {_preview(grade)}; {_TOO_HIGH}",
+                    field=field,
+                    location=location,
+                )
             if not _is_number(grade) or not is_finite(grade):
                 raise InvalidRecordError(
                     f"{field}[{doc!r}] has grade {_preview(grade)}; a grade must be a finite "
                     "number (0 for judged non-relevant)",
-                    field=field,
-                    location=location,
-                )
-            if grade > MAX_GRADE:
-                raise InvalidRecordError(
-                    f"{field}[{doc!r}] has grade {_preview(grade)}; {_too_high(grade)}",
                     field=field,
                     location=location,
                 )
@@ -294,14 +301,14 @@ def find_unwritable(value: object, field: str) -> str | None:
     a string (or object key) holding a lone surrogate (``"\\ud800"``, a valid JSON escape
     that no UTF-8 file can hold), or lists and objects nested more than :data:`MAX_DEPTH`
     levels deep. The message names the place (``field[2]["k"]``) and the fix."""
-    stack: list[tuple[object, str, int]] = [(value, field, 0)]
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
         item, where, depth = stack.pop()
         kind = type(item)
         if kind is str:
-            position = _surrogate_at(item)  # type: ignore[arg-type]
+            position = _surrogate_at(item)
             if position is not None:
-                return _surrogate_message(where, item, position)  # type: ignore[arg-type]
+                return _surrogate_message(where, item, position)
         elif kind in _CONTAINERS or isinstance(item, list | tuple | Mapping):
             if depth >= MAX_DEPTH:
                 return (
@@ -314,10 +321,10 @@ def find_unwritable(value: object, field: str) -> str | None:
                     if type(key) is str and _surrogate_at(key) is not None:
                         return _surrogate_message(f"a key of {where}", key, _surrogate_at(key) or 0)
                     stack.append((inner, label, depth + 1))
-            elif kind is not str and not _all_ascii(item):  # type: ignore[arg-type]
+            elif not _all_ascii(item):
                 stack.extend(
                     (inner, f"{where}[{i}]", depth + 1)
-                    for i, inner in reversed(list(enumerate(item)))  # type: ignore[call-overload]
+                    for i, inner in reversed(list(enumerate(item)))
                 )
     return None
 

@@ -1,5 +1,5 @@
 """Odd bytes and text: lone surrogates, UTF-16/32 files, non-UTF-8 bytes, over-deep JSON, a JSON
-array in a .jsonl file, a duplicated CSV column, truncated result files (issue 10, items 5 and 9)."""
+array in a .jsonl file, a duplicated CSV column, damaged result files (issue 10, items 5, 9)."""
 
 from __future__ import annotations
 

@@ -118,6 +118,11 @@ class _RougeMatch(BuiltinStrategy):
             # even at threshold 0, so they are marked -1 before the comparison.
             recall = py_rouge_l_recall_matrix(retrieved, ground_truth, unscorable=-1.0)
             relevant = recall >= self._threshold
+            if self._threshold == 0:
+                # Blank texts have no (whitespace) tokens: they match nothing.
+                r_ok = np.fromiter((bool(t.split()) for t in retrieved), bool, len(retrieved))
+                g_ok = np.fromiter((bool(t.split()) for t in ground_truth), bool, len(ground_truth))
+                relevant &= r_ok[:, None] & g_ok[None, :]
             return Matches(relevant=relevant, scores=np.maximum(recall, 0.0))
         recall, tokenless = rouge_l_recall_matrix(retrieved, ground_truth, self._tokenizer)
         relevant = recall >= self._threshold
