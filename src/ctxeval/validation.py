@@ -122,12 +122,6 @@ _TOO_HIGH = (
 
 
 def _check_grade(field: str, i: int, raw: object, location: str | None) -> float:
-    if isinstance(raw, int) and not isinstance(raw, bool) and raw > MAX_GRADE:
-        raise InvalidRecordError(
-            f"{field}[{i}] has grade {_preview(raw)}; {_TOO_HIGH}",
-            field=field,
-            location=location,
-        )
     if not _is_number(raw) or not is_finite(raw):
         raise InvalidRecordError(
             f"{field}[{i}] has grade {_preview(raw)}; a grade must be a finite number > 0",
@@ -225,16 +219,16 @@ def validate_qrels(
         for i, (doc, grade) in enumerate(value.items()):
             if isinstance(doc, bool) or not isinstance(doc, str | int):
                 _bad_item(field, i, doc, location, "an id (a string or an integer)")
-            if _is_number(grade) and grade > MAX_GRADE:
-                raise InvalidRecordError(
-                    f"{field}[{doc!r}] has grade {_preview(grade)}; {_TOO_HIGH}",
-                    field=field,
-                    location=location,
-                )
             if not _is_number(grade) or not is_finite(grade):
                 raise InvalidRecordError(
                     f"{field}[{doc!r}] has grade {_preview(grade)}; a grade must be a finite "
                     "number (0 for judged non-relevant)",
+                    field=field,
+                    location=location,
+                )
+            if grade > MAX_GRADE:
+                raise InvalidRecordError(
+                    f"{field}[{doc!r}] has grade {_preview(grade)}; {_TOO_HIGH}",
                     field=field,
                     location=location,
                 )

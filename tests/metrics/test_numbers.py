@@ -27,7 +27,7 @@ GRADES = st.one_of(
 )
 
 
-@pytest.mark.parametrize("grade", [1.5e308, 1e301, MAX_GRADE + 1, 1100, 10**400])
+@pytest.mark.parametrize("grade", [1.5e308, 1e301, MAX_GRADE + 1, 1100, 10**9])
 def test_grades_above_the_limit_are_bad_records(grade: float) -> None:
     text = {
         "id": "q1",
