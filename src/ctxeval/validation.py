@@ -290,37 +290,61 @@ def cutoff_problem(k: int) -> str | None:
 _CONTAINERS = (list, tuple, dict)
 
 
-def find_unwritable(value: object, field: str) -> str | None:
+def find_unwritable(value: object, field: str, *, text: bool = True) -> str | None:
     """The message for the first part of ``value`` that could not be written back, or None:
     a string (or object key) holding a lone surrogate (``"\\ud800"``, a valid JSON escape
     that no UTF-8 file can hold), or lists and objects nested more than :data:`MAX_DEPTH`
-    levels deep. The message names the place (``field[2]["k"]``) and the fix."""
+    levels deep. The message names the place (``field[2]["k"]``) and the fix. With
+    ``text=False`` only the nesting is checked (strings are not looked at)."""
     stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
         item, where, depth = stack.pop()
-        kind = type(item)
-        if kind is str:
-            position = _surrogate_at(item)
+        if type(item) is str:
+            position = _surrogate_at(item) if text else None
             if position is not None:
                 return _surrogate_message(where, item, position)
-        elif kind in _CONTAINERS or isinstance(item, list | tuple | Mapping):
-            if depth >= MAX_DEPTH:
-                return (
-                    f"{field} nests lists or objects more than {MAX_DEPTH} levels deep (at "
-                    f"{_shorten(where)}); flatten it, or store it as a string"
-                )
-            if isinstance(item, Mapping):
-                for key, inner in item.items():
-                    label = f"{where}[{key!r}]"
-                    if type(key) is str and _surrogate_at(key) is not None:
-                        return _surrogate_message(f"a key of {where}", key, _surrogate_at(key) or 0)
-                    stack.append((inner, label, depth + 1))
-            elif not _all_ascii(item):
-                stack.extend(
-                    (inner, f"{where}[{i}]", depth + 1)
-                    for i, inner in reversed(list(enumerate(item)))
-                )
+            continue
+        if not _worth_a_look(item, text):
+            continue
+        if depth >= MAX_DEPTH:
+            return (
+                f"{field} nests lists or objects more than {MAX_DEPTH} levels deep (at "
+                f"{_shorten(where)}); flatten it, or store it as a string"
+            )
+        if not text and _flat(item):
+            continue
+        if isinstance(item, Mapping):
+            for key, inner in item.items():
+                if text and type(key) is str and _surrogate_at(key) is not None:
+                    return _surrogate_message(f"a key of {where}", key, _surrogate_at(key) or 0)
+                if _worth_a_look(inner, text):
+                    stack.append((inner, f"{where}[{key!r}]", depth + 1))
+        elif text and _all_ascii(item):
+            continue
+        else:
+            stack.extend(
+                (inner, f"{where}[{i}]", depth + 1)
+                for i, inner in reversed(list(enumerate(item)))
+                if _worth_a_look(inner, text)
+            )
     return None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat(item: Any) -> bool:
+    """A list or dict of plain scalars: nothing nests inside (one C-level pass)."""
+    values = item.values() if isinstance(item, Mapping) else item
+    return _SCALARS.issuperset(map(type, values))
+
+
+def _worth_a_look(value: object, text: bool) -> bool:
+    """Whether ``value`` may hold a surrogate or nest (numbers, None, ... cannot)."""
+    kind = type(value)
+    if kind is str:
+        return text
+    return kind in _CONTAINERS or isinstance(value, list | tuple | Mapping)
 
 
 def _all_ascii(items: list[Any] | tuple[Any, ...]) -> bool:

@@ -57,10 +57,13 @@ class Problem:
     record: Mapping[str, Any] | None = None
 
 
-# Text that may decode to a lone surrogate: a JSON escape \ud800-\udfff, UTF-8-encoded
+# Text that may decode to a lone surrogate: a JSON escape \\ud800-\\udfff, UTF-8-encoded
 # surrogates (json.loads decodes bytes with "surrogatepass"), or surrogates already in a str.
-_SUSPECT_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-_SUSPECT_TEXT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+# Each pattern starts with a literal, which the regex engine scans for quickly.
+_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
+_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _TOO_DEEP = (
     "the JSON nests lists or objects too deeply to read (Python's limit is about 1,000 levels); "
     "flatten it"
@@ -70,8 +73,14 @@ _TOO_DEEP = (
 def may_hold_surrogates(text: str | bytes) -> bool:
     """Whether decoded ``text`` could hold a lone surrogate (cheap: most text has no escape)."""
     if isinstance(text, bytes):
-        return (b"\\" in text or b"\xed" in text) and _SUSPECT_BYTES.search(text) is not None
-    return (not text.isascii() or "\\" in text) and _SUSPECT_TEXT.search(text) is not None
+        return bool(
+            (b"\\" in text and _ESCAPE_BYTES.search(text))
+            or (b"\xed" in text and _ENCODED_SURROGATE.search(text))
+        )
+    return bool(
+        ("\\" in text and _ESCAPE_TEXT.search(text))
+        or (not text.isascii() and _SURROGATE.search(text))
+    )
 
 
 def unwritable(value: object) -> Problem | None:

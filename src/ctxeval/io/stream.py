@@ -213,7 +213,9 @@ class RecordStream:
         for name, kept in metadata.items():
             # Only containers can nest; the reader has looked at strings that may hold
             # surrogates. Deep metadata could not be sent to workers nor saved.
-            too_deep = find_unwritable(kept, str(name)) if type(kept) in (list, dict) else None
+            too_deep = (
+                find_unwritable(kept, str(name), text=False) if type(kept) in (list, dict) else None
+            )
             if too_deep:
                 return RecordError(index, record_id, location, name, too_deep)
         return Record(
