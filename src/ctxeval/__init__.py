@@ -27,6 +27,7 @@ from ctxeval.errors import (
     InvalidRecordError,
     MissingDependencyError,
     SpecError,
+    WorkerProcessError,
 )
 
 __version__ = "0.1.0"
@@ -154,6 +155,7 @@ __all__ = [
     "SpecError",
     "TextMeasures",
     "UnicodeTokenizer",
+    "WorkerProcessError",
     "__version__",
     "compare",
     "evaluate",

@@ -23,10 +23,14 @@ Nothing per-query crosses to the client except the bad records (with on_error="s
 
 from __future__ import annotations
 
+import ast
 import glob as globlib
+import inspect
 import json
 import os
 import shutil
+import sys
+import warnings
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -35,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.aggregation import Aggregator, AggregatorState
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.errors import CtxevalWarning, InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.blocks import Block, file_fields, read_block
 from ctxeval.io.fields import ResolvedFields, as_field_map
@@ -269,9 +273,24 @@ def _client(scheduler: Any) -> tuple[Any, Any]:
     if isinstance(scheduler, distributed.Client):
         return scheduler, None
     if scheduler == "local":
-        cluster = distributed.LocalCluster(
-            processes=True, threads_per_worker=1, dashboard_address=":0"
-        )
+        script = unguarded_script()
+        if script is None:
+            cluster = distributed.LocalCluster(
+                processes=True, threads_per_worker=1, dashboard_address=":0"
+            )
+        else:
+            path, line = script
+            warnings.warn_explicit(
+                CtxevalWarning(
+                    "scheduler='local' runs its Dask workers as threads of this process: "
+                    "worker processes would run this script again from the top; put the "
+                    'evaluation under `if __name__ == "__main__":` to have processes'
+                ),
+                CtxevalWarning,
+                path,
+                line,
+            )
+            cluster = distributed.LocalCluster(processes=False, n_workers=1, dashboard_address=":0")
         client = distributed.Client(cluster)
         return client, cluster
     if isinstance(scheduler, str):
@@ -280,6 +299,52 @@ def _client(scheduler: Any) -> tuple[Any, Any]:
         f"scheduler={scheduler!r}: give a dask.distributed.Client, a scheduler address such as "
         "'tcp://host:8786', or 'local'"
     )
+
+
+def unguarded_script() -> tuple[str, int] | None:
+    """The script and line whose top-level code, outside ``if __name__ == "__main__":``, is
+    making this call; None when there is no such script (a guarded call, ``python -c``, a
+    notebook) or no way to tell.
+
+    Dask starts local worker processes by spawning, which imports the script again: an
+    unguarded call would start a cluster inside every worker, which fails.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or not os.path.isfile(path):
+        return None
+    line = None
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_globals is vars(main) and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_main_test(node.test):
+            first, last = node.body[0].lineno, node.body[-1].end_lineno or node.lineno
+            if first <= line <= last:
+                return None
+    return path, line
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``, either way round."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and len(test.comparators) == 1
+    ):
+        return False
+    sides = {ast.dump(test.left), ast.dump(test.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
 
 
 def evaluate_distributed(

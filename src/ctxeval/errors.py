@@ -34,6 +34,11 @@ class InvalidRecordError(CtxevalError, ValueError):
         super().__init__(prefix + message)
 
 
+class WorkerProcessError(CtxevalError, RuntimeError):
+    """A worker process died while scoring (killed from outside, e.g. by the out-of-memory
+    killer); the message names the records it was scoring and what to do."""
+
+
 class SpecError(CtxevalError, ValueError):
     """A metric or strategy spec string (``"ndcg@10"``, ``"rouge-chunk(threshold=0.7)"``) is bad."""
 

@@ -7,14 +7,12 @@ batch size and the per-query rows kept, not on the size of the input.
 
 from __future__ import annotations
 
-import multiprocessing
+import glob
 import os
 import sys
 import time
 import warnings
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Literal
 
@@ -25,6 +23,7 @@ from ctxeval.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.io.paths import check_output
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
@@ -37,6 +36,7 @@ from ctxeval.records import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
 from ctxeval.validation import check_choice, check_k
+from ctxeval.workers import score_in_workers, unsendable
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
 
@@ -67,14 +67,6 @@ def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch
         yield batch
 
 
-def _pool_context() -> Any:
-    # fork where the platform has it (Linux): workers start at once, with the parent's imports,
-    # and scripts or notebooks need no `if __name__ == "__main__":` guard, nor must a custom
-    # strategy defined in __main__ be importable. Elsewhere spawn, which needs that guard.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
 # With ``workers=None`` (every core), processes are started only when a record takes at least
 # this long to score in this process: below it, sending records to workers and results back
 # costs the parent about as much as scoring them (see docs/decisions.md).
@@ -83,7 +75,7 @@ PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
 
 def _score_in_order(
     plan: ScoringPlan, batches: Iterator[Batch], workers: int, *, auto: bool = False
-) -> Iterator[list[RowResult | RecordError]]:
+) -> Generator[list[RowResult | RecordError], None, None]:
     """Score batches, in worker processes when it pays, yielding results in input order.
 
     ``auto``: the number of workers was not chosen by the user; the first batch is scored here
@@ -103,6 +95,17 @@ def _score_in_order(
         if per_record < PARALLEL_MIN_SECONDS_PER_RECORD:
             workers = 1
     second = next(batches, None)
+    if workers > 1 and second is not None:
+        reason = unsendable(plan)
+        if reason is not None and not auto:
+            raise InvalidArgumentError(
+                f"RetrievalEvaluator(workers={workers}): the metrics cannot be sent to worker "
+                f"processes, which this platform starts by pickling them ({reason}); define "
+                "custom strategies as functions or classes at the top level of an importable "
+                "module, or pass workers=1"
+            )
+        if reason is not None:
+            workers = 1  # the default: score here rather than fail
     if workers <= 1 or second is None:
         # One batch or one worker: starting processes would cost more than it saves.
         yield score_batch(plan, first)
@@ -111,21 +114,12 @@ def _score_in_order(
             for batch in batches:
                 yield score_batch(plan, batch)
         return
-    pending: deque[Future[list[RowResult | RecordError]]] = deque()
-    window = 2 * workers  # bounded read-ahead keeps memory flat
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
-        try:
-            for batch in (first, second):
-                pending.append(pool.submit(score_batch, plan, batch))
-            for batch in batches:
-                if len(pending) >= window:
-                    yield pending.popleft().result()
-                pending.append(pool.submit(score_batch, plan, batch))
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
+    yield from score_in_workers(plan, _prepend_batches((first, second), batches), workers)
+
+
+def _prepend_batches(head: Iterable[Batch], rest: Iterator[Batch]) -> Iterator[Batch]:
+    yield from head
+    yield from rest
 
 
 def _cores() -> int:
@@ -331,8 +325,11 @@ class RetrievalEvaluator:
         """
         ks = _normalise_ks(k)
         if self.scheduler is not None:
+            if output is not None:
+                inputs = self._input_files()
+                check_output(output, flag="run(output=...)", inputs=inputs, directory=True)
             return self._run_distributed(ks, output)
-        writer = None if output is None else JsonlResultWriter(output)
+        writer = None if output is None else JsonlResultWriter(output, inputs=self._input_files())
         try:
             result = self._run(ks, writer)
             if writer is not None:
@@ -364,10 +361,11 @@ class RetrievalEvaluator:
         )
         progress = Progress.from_option(self.progress, stream=sys.stderr)
         stream = _prepend(first, records)
+        scored = _score_in_order(
+            plan, _batches(stream, self.batch_size), self.workers, auto=self._auto_workers
+        )
         try:
-            for results in _score_in_order(
-                plan, _batches(stream, self.batch_size), self.workers, auto=self._auto_workers
-            ):
+            for results in scored:
                 for item in results:
                     if isinstance(item, RecordError) and self.on_error == "raise":
                         raise InvalidRecordError(
@@ -377,6 +375,7 @@ class RetrievalEvaluator:
                     aggregator.add(item)
                 progress.update(len(results))
         finally:
+            scored.close()  # at once, not when collected: stops any worker processes now
             progress.close()
         return aggregator.result()
 
@@ -404,6 +403,14 @@ class RetrievalEvaluator:
         )
         _warn_tokenless(result)
         return result
+
+    def _input_files(self) -> list[str]:
+        """The files this run reads (an output must not be one of them)."""
+        files = [self.source] if self.source is not None else []
+        if isinstance(self.dataset, str | os.PathLike):
+            name = os.fspath(self.dataset)
+            files.extend([name, *glob.glob(name)])
+        return files
 
     def _guess_mode(self, error: RecordError) -> Mode:
         return "id" if error.field and "ids" in error.field else "text"

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,7 @@ class ScoringPlan:
         # A metric given twice (equal options) is evaluated once: its columns appear once.
         object.__setattr__(self, "metrics", tuple(dict.fromkeys(self.metrics)))
         object.__setattr__(self, "implementation", implementation(self.implementation))
+        object.__setattr__(self, "_evaluated", {})
         seen: dict[str, MetricBase] = {}
         for metric in self.metrics:
             if not isinstance(metric, MetricBase):
@@ -91,15 +93,20 @@ class ScoringPlan:
                     "measure specs ('ndcg@10'), PrecisionRecallF1, RankedRetrievalMetrics or "
                     "their ID-mode versions"
                 )
-            for entry in self.evaluated(metric):
-                other = seen.get(entry.column)
+            micro = [
+                column_name(f"micro_{key}", k)
+                for k in self.set_ks(metric)
+                for key in ("context_precision", "context_recall", "context_f1")
+            ]
+            for column in [entry.column for entry in self.evaluated(metric)] + micro:
+                other = seen.get(column)
                 if other is not None and other != metric:
                     raise InvalidArgumentError(
                         f"RetrievalEvaluator(metrics=...): {metric!r} and {other!r} both "
-                        f"produce {entry.column!r}; evaluate them in separate runs (or compare "
+                        f"produce {column!r}; evaluate them in separate runs (or compare "
                         "runs)"
                     )
-                seen[entry.column] = metric
+                seen[column] = metric
 
     def run_ks(self, metric: MetricBase) -> Ks:
         """The cut-offs of the measures that have none of their own."""
@@ -109,20 +116,26 @@ class ScoringPlan:
             return (metric.k,)
         return sort_ks([*self.ks, metric.k])
 
-    @functools.cache  # noqa: B019 (plans are few, small and immutable)
     def evaluated(self, metric: MetricBase) -> tuple[Evaluated, ...]:
-        """Every column of ``metric``, in order: by cut-off, then by its measures' order."""
-        out: list[Evaluated] = []
+        """Every column of ``metric``, in order: by cut-off, then by its measures' order. A
+        column asked for twice (``"ndcg"`` at k=2 and ``"ndcg@2"``) is computed once."""
+        cache: dict[MetricBase, tuple[Evaluated, ...]] = self._evaluated  # type: ignore[attr-defined]
+        if metric in cache:
+            return cache[metric]
+        out: dict[str, Evaluated] = {}
         measures = metric.measures()
         for k in self.run_ks(metric):
             for measure in measures:
                 if measure.k is None:
                     at = measure.at(k)
-                    out.append(Evaluated(k, at, sys.intern(str(at))))
+                    out.setdefault(str(at), Evaluated(k, at, sys.intern(str(at))))
         for measure in measures:
             if measure.k is not None:
-                out.append(Evaluated(measure.k, measure, sys.intern(str(measure))))
-        return tuple(out)
+                out.setdefault(
+                    str(measure), Evaluated(measure.k, measure, sys.intern(str(measure)))
+                )
+        cache[metric] = tuple(out.values())
+        return cache[metric]
 
     def metric_ks(self, metric: MetricBase) -> Ks:
         """Every cut-off ``metric`` is evaluated at."""
@@ -222,7 +235,8 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
         if key not in cache:
-            cache[key] = _judge(plan, record, metric)
+            with _named(record, metric):
+                cache[key] = _judge(plan, record, metric)
         judgments, lost = cache[key]
         tokenless = max(tokenless, lost)
         relevant = judgments.num_relevant if relevant is None else relevant
@@ -255,19 +269,16 @@ def score_batch(
     """Score a batch in order; a record that fails while scoring becomes a RecordError."""
     if plan.implementation == "reference":
         return [_score_one(plan, item) for item in batch]
-    out: list[RowResult | RecordError | None] = [None] * len(batch)
-    records: list[Record] = []
-    for position, item in enumerate(batch):
-        if isinstance(item, RecordError):
-            out[position] = item
-        else:
-            records.append(item)
+    out: list[RowResult | RecordError | Record] = list(batch)  # bad records stay as they are
+    positions = [p for p, item in enumerate(batch) if isinstance(item, Record)]
+    records: list[Record] = [batch[p] for p in positions]  # type: ignore[misc]
     judged = _judge_batch(plan, records)
-    rows = _rows(plan, [r for r in records if r.index not in judged.failed], judged)
-    by_index: dict[int, RowResult | RecordError] = {**judged.failed, **rows}
-    for position, item in enumerate(batch):
-        if isinstance(item, Record):
-            out[position] = by_index[item.index]
+    good = [i for i in range(len(records)) if i not in judged.failed]
+    for i, error in judged.failed.items():
+        out[positions[i]] = error
+    for i, row in zip(good, _rows(plan, [records[i] for i in good], judged, good), strict=True):
+        out[positions[i]] = row
+    # (every Record was replaced by its row or error above)
     return out  # type: ignore[return-value]
 
 
@@ -276,10 +287,40 @@ def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | Rec
         return item
     try:
         return score_record(plan, item)
-    except InvalidArgumentError:
+    except (InvalidArgumentError, InvalidArgumentTypeError):
         raise  # a configuration mistake, not a bad record: stop the run
     except CtxevalError as exc:
         return _record_error(item, exc)
+
+
+@contextmanager
+def _named(record: Record, metric: MetricBase) -> Iterator[None]:
+    """Errors that stop the run name the record that met them.
+
+    A configuration mistake (a strategy that returns a wrong shape or strings, a metric of the
+    wrong mode) stops the run; so does any exception raised by a custom strategy's code, which
+    is chained, not taken for a bad record. A ``CtxevalError`` about the record itself passes
+    through, to be counted as a bad record.
+    """
+    try:
+        yield
+    except (InvalidArgumentError, InvalidArgumentTypeError) as exc:
+        if str(exc).startswith(record.location):
+            raise
+        raise type(exc)(f"{_where(record)}: {exc}") from exc
+    except (CtxevalError, MemoryError):
+        raise
+    except Exception as exc:
+        strategy = getattr(metric, "matching_strategy", None)
+        culprit = f"strategy {strategy.spec}" if strategy is not None else repr(metric)
+        raise InvalidArgumentError(
+            f"{_where(record)}: {culprit} raised {type(exc).__name__}: {exc} (fix the strategy; "
+            "the original error and its traceback are chained to this one)"
+        ) from exc
+
+
+def _where(record: Record) -> str:
+    return f"{record.location} (record {record.id!r})"
 
 
 def _record_error(record: Record, exc: CtxevalError) -> RecordError:
@@ -304,7 +345,8 @@ PAD_MAX_TRUTH = 200
 
 @dataclass
 class _Judged:
-    """A batch judged once per judging pass: records in order, their judgments by pass."""
+    """A batch judged once per judging pass: records in order, their judgments by pass.
+    ``failed`` and ``tokenless`` are keyed by a record's position in the batch's records."""
 
     failed: dict[int, RecordError] = field(default_factory=dict)
     # pass key -> per good record (in order): a relevance matrix and grades (chunk units), or
@@ -323,21 +365,22 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
     for metric in plan.metrics:
         passes.setdefault(_pass_key(plan, metric), metric)
     staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
-    for record in records:
+    for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
         lost = 0
         try:
             for key, metric in passes.items():
-                _check_mode(metric, record)
-                result, tokens = _judge_one(plan, metric, record)
+                with _named(record, metric):
+                    _check_mode(metric, record)
+                    result, tokens = _judge_one(plan, metric, record)
                 results[key] = result
                 lost = max(lost, tokens)
-        except InvalidArgumentError:
-            raise
+        except (InvalidArgumentError, InvalidArgumentTypeError):
+            raise  # a configuration mistake, not a bad record: stop the run
         except CtxevalError as exc:
-            judged.failed[record.index] = _record_error(record, exc)
+            judged.failed[i] = _record_error(record, exc)
             continue
-        judged.tokenless[record.index] = lost
+        judged.tokenless[i] = lost
         for key, result in results.items():
             staged[key].append(result)
     for key, found in staged.items():
@@ -390,12 +433,13 @@ def _batch_judgments(
 
 
 def _rows(
-    plan: ScoringPlan, records: list[Record], judged: _Judged
-) -> dict[int, RowResult | RecordError]:
-    """Every measure of every metric at every cut-off for the judged records, as rows."""
+    plan: ScoringPlan, records: list[Record], judged: _Judged, ids: list[int]
+) -> list[RowResult | RecordError]:
+    """Every measure of every metric at every cut-off for the judged records, as rows, in
+    order (``ids``: each record's position among the judged ones)."""
     count = len(records)
     if not count:
-        return {}
+        return []
     columns = plan.columns()
     table = np.empty((count, len(columns)), dtype=np.float64)
     skipped = np.zeros((count, len(columns)), dtype=bool)
@@ -436,10 +480,10 @@ def _rows(
                         counts[row].pop((position, k), None)
         column += width
     values = table.tolist()
-    out: dict[int, RowResult | RecordError] = {}
+    out: list[RowResult | RecordError] = []
     for row, record in enumerate(records):
         if row in errors:
-            out[record.index] = errors[row]
+            out.append(errors[row])
             continue
         row_values: list[Any] = values[row]
         missing = skipped[row]
@@ -447,16 +491,18 @@ def _rows(
             row_values = [
                 None if gone else v for v, gone in zip(row_values, missing.tolist(), strict=True)
             ]
-        out[record.index] = RowResult(
-            index=record.index,
-            id=record.id,
-            metadata=record.metadata,
-            values=dict(zip(columns, row_values, strict=True)),
-            counts=counts[row],
-            num_relevant=_num_relevant(record),
-            num_retrieved=len(record.retrieved),
-            empty_ground_truth=relevant[row] == 0,
-            tokenless=judged.tokenless.get(record.index, 0),
-            skipped_values=bool(missing.any()),
+        out.append(
+            RowResult(
+                index=record.index,
+                id=record.id,
+                metadata=record.metadata,
+                values=dict(zip(columns, row_values, strict=True)),
+                counts=counts[row],
+                num_relevant=_num_relevant(record),
+                num_retrieved=len(record.retrieved),
+                empty_ground_truth=relevant[row] == 0,
+                tokenless=judged.tokenless.get(ids[row], 0),
+                skipped_values=bool(missing.any()),
+            )
         )
     return out

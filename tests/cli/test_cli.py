@@ -105,7 +105,7 @@ def test_fail_under_gate_exit_codes() -> None:
             ["unknown rouge-chunk option 'treshold'", "did you mean 'threshold'"],
         ),
         (["evaluate", RECORDS, "--fail-under", "recall"], ["write METRIC=VALUE"]),
-        (["evaluate", RECORDS, "--fail-under", "nope=1"], ["no such result", "available:"]),
+        (["evaluate", RECORDS, "--fail-under", "nope=1"], ["unknown result column", "use one of"]),
         (["evaluate", RECORDS, "--match", "exact-chunk", "--threshold", "0.5"], ["no threshold"]),
         (["evaluate"], ["give a dataset PATH"]),
         (["evaluate", "--run", "x.trec"], ["--run and --qrels go together"]),
@@ -387,12 +387,12 @@ _PATCHED = """
 import sys, time
 import ctxeval.cli.evaluate as command
 
-def broken(path, options):
+def broken(path, options, **kwargs):
     if "{what}" == "sleep":
         time.sleep(60)
     raise RuntimeError("boom in the evaluator")
 
-command.run_dataset = broken
+command.prepare_dataset = broken
 from ctxeval.cli import main
 sys.argv = ["ctxeval", *sys.argv[1:]]
 main()

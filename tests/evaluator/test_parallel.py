@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import ctxeval.evaluator as evaluator_module
+import ctxeval.workers as workers_module
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
 
 METRICS = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
@@ -28,13 +29,13 @@ class Pools:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.started: list[int] = []
-        real = evaluator_module.ProcessPoolExecutor
+        real = workers_module.ProcessPoolExecutor
 
         def counting(*args: Any, **kwargs: Any) -> Any:
             self.started.append(kwargs["max_workers"])
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(evaluator_module, "ProcessPoolExecutor", counting)
+        monkeypatch.setattr(workers_module, "ProcessPoolExecutor", counting)
         monkeypatch.setattr(evaluator_module, "_cores", lambda: 2)
 
 

@@ -59,6 +59,13 @@ MEASURES = {
     "mrr@2": "mrr@2",
     "hit_rate@1": "hit_rate@1",
     "hit_rate@5": "hit_rate@5",
+    # ranx's hits is a count of relevant retrieved, and its f1 the harmonic mean of
+    # precision@k (over k) and recall@k: the same names mean the same numbers in ctxeval.
+    "hits@3": "hits@3",
+    "hits@10": "hits@10",
+    "f1": "f1",
+    "f1@3": "f1@3",
+    "f1@10": "f1@10",
 }
 BINARY = [m for m in MEASURES if not m.startswith("ndcg")]
 

@@ -228,17 +228,57 @@ def dataset_mode(path: str, fields: dict[str, str], mode: str | None) -> str:
     return "text"
 
 
-def run_dataset(path: str, options: dict[str, Any]) -> Any:
+class PreparedRun:
+    """A dataset's evaluation, built and checked but not yet run: the evaluator, the cut-offs
+    and the result columns it will produce (known before any record is scored)."""
+
+    def __init__(self, evaluator: Any, mode: str, ks: tuple[int, ...]) -> None:
+        self.evaluator = evaluator
+        self.mode = mode
+        self.ks = ks
+
+    def columns(self) -> list[str]:
+        """The per-query columns, then the micro averages of the set measures."""
+        return expected_columns(self.evaluator.metrics_for(self.mode), self.ks)
+
+    def per_query_columns(self) -> list[str]:
+        return [c for c in self.columns() if not c.startswith("micro_")]
+
+    def run(self, output: str | None = None) -> Any:
+        return self.evaluator.run(k=list(self.ks) or None, output=output)
+
+
+def expected_columns(metrics: Sequence[MetricBase], ks: Sequence[int]) -> list[str]:
+    """The aggregate columns a run of ``metrics`` at ``ks`` produces (as the aggregator names
+    them): every measure at every cut-off, then ``micro_context_*`` where there are set
+    measures."""
+    from ctxeval.scoring import ScoringPlan, column_name, sort_ks
+
+    plan = ScoringPlan(tuple(metrics), sort_ks(list(ks)) if ks else (None,))
+    micro = [
+        column_name(f"micro_context_{name}", k)
+        for metric in plan.metrics
+        for k in plan.set_ks(metric)
+        for name in ("precision", "recall", "f1")
+    ]
+    return [*plan.columns(), *dict.fromkeys(micro)]
+
+
+def prepare_dataset(
+    path: str, options: dict[str, Any], *, source: str | None = None
+) -> PreparedRun:
+    """Build the evaluation of the dataset at ``path`` from the command's options; reads only
+    the first good record (to know the mode), scores nothing."""
     from ctxeval.evaluator import RetrievalEvaluator
 
     fields = field_options(options)
     strategy = build_strategy(options["match"], options["threshold"], options["tokenizer"])
+    mode = dataset_mode(path, fields, options["mode"])
     if options.get("measures"):
         if options["metric_set"] != "all" or options["convention"]:
             fail("-m/--measure chooses the measures: leave out --metrics and --convention")
         metrics: Any = list(options["measures"])
     else:
-        mode = dataset_mode(path, fields, options["mode"])
         metrics = build_metrics(mode, options["metric_set"], strategy, options["convention"])
     evaluator = RetrievalEvaluator(
         path,
@@ -250,19 +290,16 @@ def run_dataset(path: str, options: dict[str, Any]) -> Any:
         progress=options["progress"],
         scheduler=options.get("scheduler"),
     )
-    if options.get("scheduler") and options.get("output"):
-        # Distributed: the rows are written by the workers, straight into the output directory.
-        directory, options["output"] = options["output"], None
-        result = evaluator.run(k=list(options["ks"]) or None, output=directory)
-        click.echo(f"ctxeval: saved {directory} (Parquet parts and _result.json)", err=True)
-        return result
-    return evaluator.run(k=list(options["ks"]) or None)
+    if source is not None:
+        evaluator.source = source
+    return PreparedRun(evaluator, mode, tuple(options["ks"]))
 
 
 def parse_gates(gates: Sequence[str]) -> list[tuple[str, float]]:
     parsed = []
     for gate in gates:
-        name, sep, value = gate.partition("=")
+        # The last "=": a column's options may hold one (ndcg(gain='exponential')@10=0.5).
+        name, sep, value = gate.rpartition("=")
         try:
             threshold = float(value)
         except ValueError:
@@ -286,6 +323,25 @@ def result_column(name: str) -> str:
         return name
 
 
+def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> None:
+    """Stop, before any scoring, at a gate naming a column the run will not produce."""
+    from ctxeval.specs import unknown_name
+
+    for given, threshold in gates:
+        if result_column(given) not in columns:
+            fail(
+                str(
+                    unknown_name(
+                        None,
+                        "result column",
+                        given,
+                        list(columns),
+                        where=f"--fail-under {given}={threshold:g}",
+                    )
+                )
+            )
+
+
 def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float]]) -> int:
     failed = 0
     for given, threshold in gates:
@@ -300,6 +356,47 @@ def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float
         else:
             click.echo(f"ctxeval: gate passed: {name} = {value:.4f} >= {threshold}", err=True)
     return EXIT_GATE if failed else 0
+
+
+def skipped_line(skipped: dict[str, Any]) -> str:
+    """One ``--on-error skip`` line: where, which record, what was wrong."""
+    who = f" (record {skipped['id']!r})" if skipped.get("id") is not None else ""
+    return f"{skipped['location']}{who}: {skipped['message']}"
+
+
+def report_skipped(result: Any) -> None:
+    for skipped in result.skipped[:5]:
+        click.echo(f"ctxeval: skipped {skipped_line(skipped)}", err=True)
+    if len(result.skipped) > 5:
+        click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
+
+
+def nothing_scored(result: Any) -> str | None:
+    """Why a run that scored no query is an error, or None when it scored some."""
+    if result.summary.get("queries", 0):
+        return None
+    source = result.summary.get("source", "the dataset")
+    if result.skipped:
+        reasons = "; ".join(skipped_line(s) for s in result.skipped[:3])
+        return (
+            f"no query was scored: all {len(result.skipped)} record(s) of {source} were "
+            f"skipped (first: {reasons}). Fix the records, or pass --allow-empty to accept an "
+            "empty result"
+        )
+    return f"{source} has no records; nothing was scored (pass --allow-empty to accept that)"
+
+
+def save_or_fail(save: Callable[[], Any], path: str) -> Any:
+    """Run ``save``; when the OS refuses (disk full, file too large, permissions), stop with
+    exit 2 naming the file. The aggregate has already been printed, so nothing is lost."""
+    try:
+        return save()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        fail(
+            f"could not write {path}: {reason}; the results printed above were not saved "
+            "(a file already there is unchanged)"
+        )
 
 
 def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any], fmt: str) -> str:

@@ -11,11 +11,14 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import (
+    PreparedRun,
     dataset_options,
     fail,
     guard,
+    prepare_dataset,
+    report_skipped,
     result_column,
-    run_dataset,
+    save_or_fail,
 )
 
 _EPILOG_COMPARE = """\b
@@ -50,6 +53,28 @@ def _deepest_columns(results: dict[str, Any]) -> list[str]:
         if name not in deepest or depth > deepest[name][0]:
             deepest[name] = (depth, column)
     return [column for _, column in deepest.values()]
+
+
+def _check_metric_names(
+    given: Sequence[str], wanted: Sequence[str], columns: dict[str, list[str]]
+) -> None:
+    """Stop, before scoring, at a --metric that some run will not have."""
+    from ctxeval.specs import unknown_name
+
+    for name, column in zip(given, wanted, strict=True):
+        for run, available in columns.items():
+            if column not in available:
+                fail(
+                    str(
+                        unknown_name(
+                            None,
+                            "measure",
+                            name,
+                            available,
+                            where=f"--metric {name} (run {run!r})",
+                        )
+                    )
+                )
 
 
 def _run_names(paths: Sequence[str]) -> list[str]:
@@ -112,22 +137,45 @@ def compare_command(paths: tuple[str, ...], **options: Any) -> None:
 
     if len(paths) < 2:
         fail("give at least two runs to compare")
+    if options["report_path"]:
+        from ctxeval.io.paths import check_output
+
+        check_output(
+            options["report_path"], flag="--report", inputs=paths, suffixes=(".html", ".htm")
+        )
     names = _run_names(paths)
+    if options["baseline"] is not None and options["baseline"] not in names:
+        from ctxeval.specs import unknown_name
+
+        fail(str(unknown_name(None, "run", options["baseline"], names, where="--baseline")))
+    # Everything is read and checked before the first dataset is scored: saved results are
+    # loaded, datasets prepared (their columns are known from the metrics).
     results: dict[str, EvaluationResult] = {}
-    datasets: dict[str, str] = {}
+    prepared: dict[str, tuple[str, PreparedRun]] = {}
+    columns: dict[str, list[str]] = {}
     for name, path in zip(names, paths, strict=True):
         if _is_saved_result(path):
             results[name] = EvaluationResult.load(path)
+            columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
         else:
+            prepared[name] = (path, prepare_dataset(path, options))
+            columns[name] = prepared[name][1].per_query_columns()
+    wanted = [result_column(m) for m in options["metric_columns"]]
+    _check_metric_names(options["metric_columns"], wanted, columns)
+    datasets: dict[str, str] = {}
+    for name in names:
+        if name in prepared:
+            path, run = prepared[name]
             click.echo(f"ctxeval: evaluating {path}", err=True)
-            results[name] = run_dataset(path, options)
+            results[name] = run.run()
+            report_skipped(results[name])
             datasets[name] = path
+    results = {name: results[name] for name in names}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = compare_runs(
             results,
-            metrics=[result_column(m) for m in options["metric_columns"]]
-            or _deepest_columns(results),
+            metrics=wanted or _deepest_columns(results),
             baseline=options["baseline"],
             test=options["test"],
             n_resamples=options["n_resamples"],
@@ -149,5 +197,8 @@ def compare_command(paths: tuple[str, ...], **options: Any) -> None:
     if options["report_path"]:
         from ctxeval.report import write_html_report
 
-        written = write_html_report(options["report_path"], report, results, datasets=datasets)
+        path = options["report_path"]
+        written = save_or_fail(
+            lambda: write_html_report(path, report, results, datasets=datasets), path
+        )
         click.echo(f"ctxeval: wrote {written}", err=True)

@@ -57,6 +57,12 @@ class CommandSettings(BaseModel):
     alpha: float | None = Field(None, gt=0, lt=1)
     correction: Literal["holm", "none"] | None = None
     report: str | None = None
+    csv_safe: bool | None = Field(
+        None, description="neutralise spreadsheet formulas in CSV outputs (--csv-safe)"
+    )
+    allow_empty: bool | None = Field(
+        None, description="exit 0 even when no query was scored (--allow-empty)"
+    )
 
 
 class ConfigFile(CommandSettings):

@@ -26,6 +26,12 @@ from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
 @click.option("--retrieved-field", help="Field with the retrieved contexts or ids.")
 @click.option("--ground-truth-field", help="Field with the ground truth (or qrels).")
 @click.option("--id-field", help="Field with the record id.")
+@click.option(
+    "--csv-safe",
+    is_flag=True,
+    help="With a .csv TARGET: prefix text cells that begin with = + - @ with ' so that a "
+    "spreadsheet shows them as text instead of running them as formulas.",
+)
 @guard
 def convert_command(source: str, target: str, **options: Any) -> None:
     """Convert a dataset between formats and to ctxeval's field names.
@@ -35,6 +41,10 @@ def convert_command(source: str, target: str, **options: Any) -> None:
       ctxeval convert ragas.csv records.jsonl          # any format, renamed fields
       ctxeval convert run.trec records.jsonl --qrels qrels.txt   # TREC -> ID-mode records
       ctxeval convert records.jsonl run.trec --qrels-out qrels.txt   # ID mode -> TREC
+
+    TARGET (and --qrels-out) may not be an input; every file is written atomically. A TREC
+    TARGET refuses ids with whitespace and, with --qrels-out, grades that are not whole numbers:
+    they would read back different.
     """
     from ctxeval.io.convert import convert_dataset
 
@@ -45,6 +55,7 @@ def convert_command(source: str, target: str, **options: Any) -> None:
         qrels=options["qrels_file"],
         qrels_out=options["qrels_out"],
         fields=fields or None,
+        csv_safe=options["csv_safe"],
     )
     click.echo(f"ctxeval: wrote {written} records to {target}", err=True)
     for message in skipped[:5]:

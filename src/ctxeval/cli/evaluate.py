@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import warnings
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ctxeval.cli.common import (
+    check_gate_names,
     check_gates,
     dataset_options,
+    expected_columns,
     fail,
     guard,
+    nothing_scored,
     parse_gates,
+    prepare_dataset,
     render_aggregate,
-    run_dataset,
+    report_skipped,
+    save_or_fail,
 )
 
 _EPILOG_EVALUATE = """\b
@@ -30,7 +38,7 @@ Examples:
 
 
 @click.command("evaluate", epilog=_EPILOG_EVALUATE)
-@click.argument("path", required=False, type=click.Path(dir_okay=False))
+@click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @dataset_options
 @click.option(
     "--format",
@@ -64,12 +72,24 @@ Examples:
     "context_recall@5, or trec_eval names (ndcg_cut_10, P_5); without @K it is evaluated at "
     "every -k. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, P@5, recall@100.",
 )
+@click.option(
+    "--csv-safe",
+    is_flag=True,
+    help="With -o results.csv: prefix text cells that begin with = + - @ with ' so that a "
+    "spreadsheet shows them as text instead of running them as formulas.",
+)
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Exit 0 even when no query was scored (an empty dataset, or every record skipped).",
+)
 @guard
 def evaluate_command(path: str | None, **options: Any) -> None:
     """Evaluate one dataset of retrieval results (or a TREC run against qrels).
 
     PATH is a JSONL, JSON, CSV or Parquet file with one record per query: retrieved contexts
-    and ground-truth contexts (text mode) or retrieved and relevant chunk ids (ID mode).
+    and ground-truth contexts (text mode) or retrieved and relevant chunk ids (ID mode); '-'
+    reads JSONL from stdin.
     """
     gates = parse_gates(options["gates"])
     if options["run_file"] or options["qrels_file"]:
@@ -77,40 +97,87 @@ def evaluate_command(path: str | None, **options: Any) -> None:
             fail("give either a dataset PATH or --run/--qrels, not both")
         if not (options["run_file"] and options["qrels_file"]):
             fail("--run and --qrels go together")
-        result = _evaluate_trec(options)
+        _check_output(options, [options["run_file"], options["qrels_file"]])
+        result = _evaluate_trec(options, gates)
+    elif path is None:
+        fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
+    elif path == "-":
+        _check_output(options, [])
+        with tempfile.TemporaryDirectory(prefix="ctxeval-stdin-") as spool:
+            # Spooled to disk: the mode is read from the first record, then the whole file
+            # is streamed (and worker processes read batches), which a pipe cannot do twice.
+            copy = Path(spool) / "stdin.jsonl"
+            with copy.open("wb") as out:
+                shutil.copyfileobj(sys.stdin.buffer, out)
+            result = _evaluate_dataset(str(copy), options, gates, source="<stdin>")
     else:
-        if path is None:
-            fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
-        result = run_dataset(path, options)
+        _check_output(options, [path])
+        result = _evaluate_dataset(path, options, gates)
+    report_skipped(result)
+    click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
     if options["output"]:
-        saved = result.save(options["output"])
+        output = options["output"]
+        saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)
         click.echo(f"ctxeval: saved {saved}", err=True)
-    aggregate, summary = result.aggregate, result.summary
-    for skipped in result.skipped[:5]:
-        click.echo(f"ctxeval: skipped {skipped['location']}: {skipped['message']}", err=True)
-    if len(result.skipped) > 5:
-        click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
-    click.echo(render_aggregate(aggregate, summary, options["fmt"]))
-    sys.exit(check_gates(aggregate, gates))
+    if not options["allow_empty"] and (problem := nothing_scored(result)):
+        fail(problem)
+    sys.exit(check_gates(result.aggregate, gates))
+
+
+def _check_output(options: dict[str, Any], inputs: list[str]) -> None:
+    """-o is checked before anything is read or scored."""
+    from ctxeval.io.paths import check_output
+    from ctxeval.results.files import check_result_path
+
+    output = options["output"]
+    if output is None:
+        return
+    if options.get("scheduler"):
+        check_output(output, flag="-o/--output", inputs=inputs, directory=True)
+    else:
+        check_result_path(output, flag="-o/--output", inputs=inputs)
+
+
+def _evaluate_dataset(
+    path: str, options: dict[str, Any], gates: list[tuple[str, float]], source: str | None = None
+) -> Any:
+    prepared = prepare_dataset(path, options, source=source)
+    check_gate_names(gates, prepared.columns())
+    if options.get("scheduler") and options["output"]:
+        # Distributed: the workers write the rows straight into the output directory.
+        directory, options["output"] = options["output"], None
+        result = prepared.run(output=directory)
+        click.echo(f"ctxeval: saved {directory} (Parquet parts and _result.json)", err=True)
+        return result
+    return prepared.run()
 
 
 TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
 
 
-def _evaluate_trec(options: dict[str, Any]) -> Any:
+def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> Any:
     from ctxeval.errors import ConventionWarning
     from ctxeval.evaluator import RetrievalEvaluator
+    from ctxeval.io.trec import read_trec_run
 
     measures = list(options["measures"]) or list(TREC_MEASURES)
+    run_file = options["run_file"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConventionWarning)
         evaluator = RetrievalEvaluator.from_trec(
-            options["run_file"],
+            run_file,
             options["qrels_file"],
             measures,
             workers=options["workers"],
             progress=options["progress"],
         )
+        check_gate_names(gates, expected_columns(evaluator.metrics_for("id"), options["ks"]))
+        if not read_trec_run(run_file):
+            click.echo(
+                f"ctxeval: note: the run {run_file} is empty (no result lines): every query "
+                f"of {options['qrels_file']} scores 0",
+                err=True,
+            )
         result = evaluator.run(k=list(options["ks"]) or None)
     for warning in caught:
         if isinstance(warning.message, ConventionWarning):

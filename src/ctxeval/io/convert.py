@@ -11,8 +11,16 @@ from typing import Any
 
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
+from ctxeval.io.paths import check_output
 from ctxeval.io.readers import read_records
-from ctxeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from ctxeval.io.spreadsheet import neutralise
+from ctxeval.io.trec import (
+    check_trec_qrels,
+    read_trec_qrels,
+    read_trec_run,
+    write_trec_qrels,
+    write_trec_run,
+)
 from ctxeval.metrics.runs import rank_documents
 from ctxeval.optional import require
 from ctxeval.records import Record
@@ -21,6 +29,7 @@ from ctxeval.validation import GradedText
 __all__ = ["convert_dataset", "record_to_dict", "write_records"]
 
 _TREC_SUFFIXES = (".trec", ".run", ".txt")
+RECORD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:
@@ -45,8 +54,13 @@ def record_to_dict(record: Record) -> dict[str, Any]:
     }
 
 
-def write_records(rows: Iterable[dict[str, Any]], target: str | os.PathLike[str]) -> int:
-    """Write dicts as .jsonl, .json, .csv (list and dict cells JSON-encoded) or .parquet."""
+def write_records(
+    rows: Iterable[dict[str, Any]], target: str | os.PathLike[str], *, csv_safe: bool = False
+) -> int:
+    """Write dicts as .jsonl, .json, .csv (list and dict cells JSON-encoded) or .parquet,
+    atomically. ``csv_safe`` prefixes CSV text cells that a spreadsheet would run as a formula
+    with ``'`` (:mod:`ctxeval.io.spreadsheet`). A Parquet column whose values have different
+    types in different records is rejected, naming the field and the two records."""
     path = Path(target)
     suffix = path.suffix.lower()
     count = 0
@@ -67,21 +81,24 @@ def write_records(rows: Iterable[dict[str, Any]], target: str | os.PathLike[str]
             writer = csv.DictWriter(out, fieldnames=columns)
             writer.writeheader()
             for row in materialised:
-                writer.writerow(
-                    {
-                        k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
-                        for k, v in row.items()
-                    }
-                )
+                cells = {
+                    k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+                    for k, v in row.items()
+                }
+                if csv_safe:
+                    cells = {k: neutralise(v) for k, v in cells.items()}
+                writer.writerow(cells)
         count = len(materialised)
     elif suffix == ".parquet":
         pa = require("pyarrow", purpose=f"writing {path}", extra="parquet")
         pq = require("pyarrow.parquet", purpose=f"writing {path}", extra="parquet")
-        materialised = [
-            {k: json.dumps(v) if isinstance(v, dict) else v for k, v in row.items()} for row in rows
-        ]
+        materialised = list(rows)
+        try:
+            table = _arrow_records(pa, materialised)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise InvalidArgumentError(_mixed_types(materialised, path, exc)) from None
         with atomic_write(path, binary=True) as out:
-            pq.write_table(pa.Table.from_pylist(materialised), out)
+            pq.write_table(table, out)
         count = len(materialised)
     else:
         raise InvalidArgumentError(
@@ -89,6 +106,67 @@ def write_records(rows: Iterable[dict[str, Any]], target: str | os.PathLike[str]
             "for a TREC run"
         )
     return count
+
+
+def _arrow_records(pa: Any, rows: list[dict[str, Any]]) -> Any:
+    """The rows as a pyarrow Table. A column of ``{id: grade}`` objects (qrels) becomes a map
+    column, which the Parquet reader turns back into dicts; other columns are inferred."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    arrays = []
+    for column in columns:
+        values = [row.get(column) for row in rows]
+        present = [v for v in values if v is not None]
+        if present and all(_is_grades(v) for v in present):
+            whole = all(isinstance(g, int) for v in present for g in v.values())
+            kind = pa.map_(pa.string(), pa.int64() if whole else pa.float64())
+            arrays.append(pa.array([None if v is None else list(v.items()) for v in values], kind))
+        else:
+            arrays.append(pa.array(values))
+    return pa.Table.from_arrays(arrays, names=columns)
+
+
+def _is_grades(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(g, int | float) and not isinstance(g, bool)
+        for k, g in value.items()
+    )
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, list):
+        kinds = sorted({_shape(item) for item in value if item is not None})
+        return f"list of {' and '.join(kinds)}" if kinds else "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _mixed_types(rows: list[dict[str, Any]], path: Path, exc: Exception) -> str:
+    """Name the field and the records whose values Parquet cannot put in one column."""
+    fix = (
+        "a Parquet column holds one type. Write .jsonl (or .json) instead, or make the field "
+        "the same type in every record"
+    )
+    for column in dict.fromkeys(key for row in rows for key in row):
+        seen: dict[str, Any] = {}
+        for row in rows:
+            value = row.get(column)
+            if value is None:
+                continue
+            shape = _shape(value)
+            if " and " in shape:
+                return (
+                    f"cannot write {path}: field {column!r} is a {shape} in record "
+                    f"{row.get('id')!r}; {fix}"
+                )
+            seen.setdefault(shape, row.get("id"))
+            if len(seen) > 1:
+                (a, first), (b, second) = list(seen.items())[:2]
+                return (
+                    f"cannot write {path}: field {column!r} is a {a} in record {first!r} and a "
+                    f"{b} in record {second!r}; {fix}"
+                )
+    return f"cannot write {path} as Parquet: {exc}; write .jsonl instead"
 
 
 def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterator[dict[str, Any]]:
@@ -109,18 +187,44 @@ def convert_dataset(
     qrels: str | None = None,
     qrels_out: str | None = None,
     fields: dict[str, str] | None = None,
+    csv_safe: bool = False,
 ) -> tuple[int, list[str]]:
     """Convert ``source`` to ``target``; returns records written and messages of skipped ones.
 
     - ``qrels`` given: ``source`` is a TREC run, joined with the qrels into ID-mode records
       (a query judged but absent from the run gets an empty ranking, as trec_eval ``-c``);
-    - ``target`` ending in .trec/.run: ID-mode records are written as a TREC run (score =
-      length - rank) and, with ``qrels_out``, their qrels;
+    - ``target`` ending in .trec/.run/.txt: ID-mode records are written as a TREC run (score =
+      length - rank) and, with ``qrels_out``, their qrels; ids with whitespace and grades that
+      are not whole numbers are rejected (they would read back different);
     - otherwise any dataset the readers accept is written with canonical field names.
+
+    Before anything is read, ``target`` and ``qrels_out`` are checked: neither may be an input
+    (also through a symlink or a hard link), a directory, or have an unknown extension. Every
+    file is written atomically.
     """
+    trec_target = Path(target).suffix.lower() in _TREC_SUFFIXES
+    check_output(
+        target,
+        flag="TARGET",
+        inputs=[source, qrels],
+        suffixes=RECORD_SUFFIXES + _TREC_SUFFIXES,
+    )
+    if qrels_out is not None:
+        if not trec_target:
+            raise InvalidArgumentError(
+                f"--qrels-out {qrels_out}: qrels are written only with a TREC TARGET "
+                f"(.trec, .run or .txt); the records in {target} keep their qrels"
+            )
+        check_output(qrels_out, flag="--qrels-out", inputs=[source, qrels, target])
+    if qrels is not None and trec_target:
+        raise InvalidArgumentError(
+            f"{source} with --qrels {qrels} -> {target}: that is already a TREC run; "
+            "convert it to .jsonl, .json, .csv or .parquet records"
+        )
     skipped: list[str] = []
     if qrels is not None:
-        return write_records(_trec_records(source, qrels, skipped), target), skipped
+        rows = _trec_records(source, qrels, skipped)
+        return write_records(rows, target, csv_safe=csv_safe), skipped
 
     def good_records() -> Iterator[Record]:
         for item in read_records(source, fields=fields):
@@ -129,9 +233,9 @@ def convert_dataset(
             else:
                 skipped.append(str(item))
 
-    if Path(target).suffix.lower() in _TREC_SUFFIXES:
+    if trec_target:
         run: dict[str, dict[str, float]] = {}
-        judged: dict[str, dict[str, int]] = {}
+        judged: dict[str, dict[str, Any]] = {}
         for record in good_records():
             if record.mode != "id":
                 raise InvalidArgumentError(
@@ -141,11 +245,15 @@ def convert_dataset(
             n = len(record.retrieved)
             run[record.id] = {str(doc): float(n - i) for i, doc in enumerate(record.retrieved)}
             judged[record.id] = {
-                str(doc): int(grade)
+                str(doc): grade
                 for doc, grade in record.ground_truth.items()  # type: ignore[union-attr]
             }
-        write_trec_run(run, target)
         if qrels_out:
-            write_trec_qrels(judged, qrels_out)
+            check_trec_qrels(judged, location=f"{source}: record")
+        write_trec_run(run, target, location=f"{source}: record")
+        if qrels_out:
+            write_trec_qrels(judged, qrels_out, location=f"{source}: record")
         return len(run), skipped
-    return write_records((record_to_dict(r) for r in good_records()), target), skipped
+    return write_records(
+        (record_to_dict(r) for r in good_records()), target, csv_safe=csv_safe
+    ), skipped

@@ -15,11 +15,20 @@ import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from ctxeval.errors import InvalidRecordError
+from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.io.atomic import atomic_write
 from ctxeval.io.sources import text_lines
 
-__all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
+__all__ = [
+    "check_trec_qrels",
+    "check_trec_run",
+    "read_trec_qrels",
+    "read_trec_run",
+    "write_trec_qrels",
+    "write_trec_run",
+]
 
 
 def _lines(path: str | os.PathLike[str]) -> Iterator[tuple[str, int, list[str]]]:
@@ -92,19 +101,82 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def _trec_token(value: object, what: str, where: str) -> str:
+    """``value`` as one column of a TREC line, or an error: trec_eval splits lines on
+    whitespace and ctxeval's reader skips lines starting with ``#``, so such ids would read back
+    as different columns or no line at all."""
+    text = str(value)
+    if not text:
+        problem = "is empty"
+    elif any(c.isspace() for c in text):
+        problem = "contains whitespace (TREC columns are separated by whitespace)"
+    elif what == "query id" and text.startswith("#"):
+        problem = "starts with '#' (a comment line in TREC files)"
+    else:
+        return text
+    raise InvalidArgumentError(
+        f"{where}: the {what} {text!r} {problem}, so it cannot be written to a TREC file "
+        "and read back; rename it (e.g. replace spaces with '_') or keep the records in .jsonl"
+    )
+
+
+def check_trec_run(run: dict[str, dict[str, float]], *, location: str = "run") -> None:
+    """Raise :class:`InvalidArgumentError` naming the query and document when ``run`` cannot be
+    written as a TREC run that reads back equal."""
+    for qid, docs in run.items():
+        _trec_token(qid, "query id", f"{location}[{qid!r}]")
+        for docno, score in docs.items():
+            _trec_token(docno, "document id", f"{location}[{qid!r}]")
+            if not math.isfinite(float(score)):
+                raise InvalidArgumentError(
+                    f"{location}[{qid!r}][{docno!r}]: the score {score!r} is not finite; a TREC "
+                    "run needs finite scores"
+                )
+
+
+def check_trec_qrels(qrels: dict[str, dict[str, Any]], *, location: str = "qrels") -> None:
+    """Raise :class:`InvalidArgumentError` naming the query and document when ``qrels`` cannot
+    be written as TREC qrels that read back equal (ids with whitespace, grades that are not
+    whole numbers: trec_eval reads relevance as an integer)."""
+    for qid, docs in qrels.items():
+        _trec_token(qid, "query id", f"{location}[{qid!r}]")
+        for docno, grade in docs.items():
+            _trec_token(docno, "document id", f"{location}[{qid!r}]")
+            if isinstance(grade, bool) or not float(grade).is_integer():
+                raise InvalidArgumentError(
+                    f"{location}[{qid!r}][{docno!r}]: the grade {grade!r} is not a whole number; "
+                    "TREC qrels hold integer relevance (trec_eval reads 2.5 as 2), so it cannot "
+                    "be written without changing the scores; keep graded records in .jsonl"
+                )
+
+
 def write_trec_run(
-    run: dict[str, dict[str, float]], path: str | os.PathLike[str], *, tag: str = "ctxeval"
+    run: dict[str, dict[str, float]],
+    path: str | os.PathLike[str],
+    *,
+    tag: str = "ctxeval",
+    location: str = "run",
 ) -> None:
-    """Write ``{qid: {docno: score}}`` as a TREC run, ranked by score (ties: docno descending)."""
-    with Path(path).open("w", encoding="utf-8") as out:
+    """Write ``{qid: {docno: score}}`` as a TREC run, ranked by score (ties: docno descending),
+    atomically. Ids containing whitespace, a query id starting with ``#`` and scores that are
+    not finite are rejected (naming the query) before anything is written."""
+    check_trec_run(run, location=location)
+    _trec_token(tag, "run tag", "write_trec_run(tag=...)")
+    with atomic_write(Path(path)) as out:
         for qid, docs in run.items():
             ranked = sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
             for rank, (docno, score) in enumerate(ranked, 1):
-                out.write(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+                out.write(f"{qid} Q0 {docno} {rank} {float(score)!r} {tag}\n")
 
 
-def write_trec_qrels(qrels: dict[str, dict[str, int]], path: str | os.PathLike[str]) -> None:
-    with Path(path).open("w", encoding="utf-8") as out:
+def write_trec_qrels(
+    qrels: dict[str, dict[str, Any]], path: str | os.PathLike[str], *, location: str = "qrels"
+) -> None:
+    """Write ``{qid: {docno: relevance}}`` as TREC qrels, atomically; grades must be whole
+    numbers and ids free of whitespace (checked, naming the query, before anything is
+    written)."""
+    check_trec_qrels(qrels, location=location)
+    with atomic_write(Path(path)) as out:
         for qid, docs in qrels.items():
             for docno, relevance in docs.items():
-                out.write(f"{qid} 0 {docno} {relevance}\n")
+                out.write(f"{qid} 0 {docno} {int(relevance)}\n")

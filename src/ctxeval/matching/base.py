@@ -274,47 +274,74 @@ def check_unit(owner: str, unit: object) -> Unit:
 
 
 def as_matches(result: object, n: int, m: int, strategy: object) -> Matches:
-    """Accept what a custom strategy returns (Matches, array, nested lists) and check its shape.
+    """Accept what a strategy returns, as the protocol documents it, and check its shape:
+    ``Matches``, or a matrix (array or nested lists) of booleans or of 0/1.
 
-    ``strategy`` is only used to name the culprit in an error message.
+    Anything else is an error, never a guess: numpy reads every non-empty string as True, so
+    ``"False"`` would silently count as relevant. ``strategy`` only names the culprit.
     """
-    if isinstance(result, Matches) and result.relevant.shape == (n, m):
-        return result if result.relevant.dtype == np.bool_ else _as_bool(result)
-    spec = getattr(strategy, "spec", repr(strategy))
     if isinstance(result, Matches):
-        matches = result
-    elif result is None:
+        relevant = _relevance(result.relevant, n, m, strategy)
+        if relevant is result.relevant:
+            return result
+        scores = result.scores if np.shape(result.relevant) == (n, m) else None
+        return Matches(relevant, scores, result.tokenless)
+    if result is None:
         raise InvalidArgumentTypeError(
-            f"strategy {spec} returned None; return Matches(...) or a boolean matrix of shape "
-            f"(len(retrieved), len(ground_truth)) = ({n}, {m})"
+            f"strategy {_spec(strategy)} returned None; return Matches(...) or a boolean matrix "
+            f"of shape (len(retrieved), len(ground_truth)) = ({n}, {m})"
         )
-    else:
-        try:
-            raw = np.asarray(result)
-            relevant = raw.astype(bool)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgumentTypeError(
-                f"strategy {spec} returned {type_name(result)}, which is not a boolean matrix: "
-                "return Matches(...) or an array of shape (len(retrieved), len(ground_truth))"
-            ) from exc
-        if raw.dtype.kind in "iuf" and not np.isin(raw, (0, 1)).all():
+    return Matches(relevant=_relevance(result, n, m, strategy))
+
+
+def _spec(strategy: object) -> str:
+    return str(getattr(strategy, "spec", repr(strategy)))
+
+
+def _relevance(value: object, n: int, m: int, strategy: object) -> BoolMatrix:
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_ and value.shape == (n, m):
+        return value
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentTypeError(
+            f"strategy {_spec(strategy)} returned {type_name(value)}, which is not a boolean "
+            "matrix: return Matches(...) or an array of shape (len(retrieved), "
+            "len(ground_truth))"
+        ) from exc
+    kind = raw.dtype.kind
+    if kind == "O" and all(isinstance(v, bool | np.bool_) for v in raw.flat):
+        raw, kind = raw.astype(bool), "b"
+    if kind in "iuf":
+        if not np.isin(raw, (0, 1)).all():
             raise InvalidArgumentError(
-                f"strategy {spec} returned scores, not relevance decisions; compare them "
-                "with a threshold (scores >= t) and return the boolean matrix"
+                f"strategy {_spec(strategy)} returned scores, not relevance decisions; compare "
+                "them with a threshold (scores >= t) and return the boolean matrix"
             )
-        matches = Matches(relevant=relevant)
-    if matches.relevant.shape != (n, m):
+    elif kind != "b":
+        raise InvalidArgumentTypeError(
+            f"strategy {_spec(strategy)} returned {_what(raw)}, not booleans; return True/False "
+            "or 0/1 for every (retrieved, ground_truth) pair (numpy would read any non-empty "
+            "string, even 'False', as True)"
+        )
+    if raw.shape != (n, m):
         if n == 0 or m == 0:
-            return Matches(relevant=np.zeros((n, m), dtype=bool), tokenless=matches.tokenless)
+            return np.zeros((n, m), dtype=bool)
         raise InvalidArgumentError(
-            f"strategy {spec} returned a matrix of shape {matches.relevant.shape}, expected "
+            f"strategy {_spec(strategy)} returned a matrix of shape {raw.shape}, expected "
             f"(len(retrieved), len(ground_truth)) = ({n}, {m})"
         )
-    return matches if matches.relevant.dtype == np.bool_ else _as_bool(matches)
+    return raw if kind == "b" else raw.astype(bool)
 
 
-def _as_bool(matches: Matches) -> Matches:
-    return Matches(matches.relevant.astype(bool), matches.scores, matches.tokenless)
+def _what(raw: np.ndarray) -> str:
+    if raw.dtype.kind in "US":
+        first = raw.flat[0] if raw.size else ""
+        return f"strings (such as {str(first)!r})"
+    if raw.dtype.kind == "O":
+        kinds = sorted({type_name(v) for v in raw.flat})
+        return f"objects of type {', '.join(kinds)}"
+    return f"values of type {raw.dtype}"
 
 
 class PairwiseMatch:

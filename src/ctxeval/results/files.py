@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
+from ctxeval.io.paths import check_output
 from ctxeval.io.sources import not_utf8, text_lines
+from ctxeval.io.spreadsheet import neutralise
 from ctxeval.optional import require
 from ctxeval.results.table import PerQueryTable
 
@@ -36,6 +38,7 @@ __all__ = [
     "PARTS_HEADER",
     "JsonlResultWriter",
     "arrow_table",
+    "check_result_path",
     "iter_parts",
     "read_result",
     "result_header",
@@ -46,6 +49,9 @@ FORMAT_VERSION = 1
 #: The header file of a distributed run's output directory.
 PARTS_HEADER = "_result.json"
 _SUFFIXES = ".jsonl, .json, .csv or .parquet"
+RESULT_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+#: Header key listing the Parquet columns written as JSON text (values of mixed types).
+JSON_COLUMNS = "json_columns"
 
 
 def result_header(
@@ -61,11 +67,35 @@ def result_header(
 
 
 # -- writing ------------------------------------------------------------------------------------
-def write_result(
-    path: str | os.PathLike[str], per_query: Sequence[dict[str, Any]], header: dict[str, Any]
+def check_result_path(
+    path: str | os.PathLike[str],
+    *,
+    flag: str = "save(path=...)",
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
 ) -> Path:
-    """Write ``header`` and the rows to ``path``; the format follows the suffix."""
-    target = Path(path)
+    """Raise :class:`InvalidArgumentError` naming ``flag`` unless ``path`` can take a result
+    file: a known extension, not a directory, not an input, in a directory ctxeval may write
+    in. Commands call it before scoring, so a bad path fails at once."""
+    target = check_output(path, flag=flag, inputs=inputs, suffixes=RESULT_SUFFIXES)
+    if target.suffix.lower() == ".csv":
+        check_output(_sidecar(target), flag=f"{flag} (its summary)", inputs=inputs)
+    return target
+
+
+def write_result(
+    path: str | os.PathLike[str],
+    per_query: Sequence[dict[str, Any]],
+    header: dict[str, Any],
+    *,
+    csv_safe: bool = False,
+) -> Path:
+    """Write ``header`` and the rows to ``path``; the format follows the suffix.
+
+    ``csv_safe`` (CSV only) prefixes text cells that a spreadsheet would run as a formula
+    (``= + - @``) with ``'``. Parquet columns whose values have different types in different
+    rows (a metadata field that is a list here and a string there) are written as JSON text and
+    listed in the header, so that :func:`read_result` gives the values back."""
+    target = check_result_path(path)
     suffix = target.suffix.lower()
     if suffix == ".jsonl":
         with atomic_write(target) as out:
@@ -87,12 +117,18 @@ def write_result(
             writer = csv.DictWriter(out, fieldnames=columns)
             writer.writeheader()
             for row in per_query:
-                writer.writerow({k: _csv_cell(row.get(k)) for k in columns})
+                cells = {k: _csv_cell(row.get(k)) for k in columns}
+                if csv_safe:
+                    cells = {k: neutralise(v) for k, v in cells.items()}
+                writer.writerow(cells)
         with atomic_write(_sidecar(target)) as out:
             json.dump(header, out, ensure_ascii=False, indent=1)
     elif suffix == ".parquet":
         pq = require("pyarrow.parquet", purpose=f"saving {target}", extra="parquet")
-        table = arrow_table(per_query).replace_schema_metadata({"ctxeval": json.dumps(header)})
+        table, encoded = _arrow_table_encoded(per_query)
+        if encoded:
+            header = {**header, JSON_COLUMNS: encoded}
+        table = table.replace_schema_metadata({"ctxeval": json.dumps(header)})
         with atomic_write(target, binary=True) as out:
             pq.write_table(table, out)
     else:
@@ -105,16 +141,25 @@ class JsonlResultWriter:
 
     Rows go to a temporary file as they arrive, so memory stays flat however many records a run
     has; :meth:`finish` writes the header line (aggregate, summary, skipped) followed by the rows
-    to the target, which appears complete or not at all.
+    to the target, which appears complete or not at all. When the OS refuses the write (disk
+    full, file too large, permissions), the :class:`OSError` carries the finished result in its
+    ``result`` attribute and a note naming the file.
     """
 
-    def __init__(self, target: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        target: str | os.PathLike[str],
+        *,
+        inputs: Iterable[str | os.PathLike[str] | None] = (),
+        flag: str = "run(output=...)",
+    ) -> None:
         self.target = Path(target)
         if self.target.suffix.lower() != ".jsonl":
             raise InvalidArgumentError(
                 f"run(output={os.fspath(target)!r}): per-query rows are streamed to .jsonl "
                 "files; save other formats with result.save(path) after the run"
             )
+        check_output(target, flag=flag, inputs=inputs, suffixes=(".jsonl",))
         self.target.parent.mkdir(parents=True, exist_ok=True)
         # Closed by finish()/close(); a context manager cannot span the run.
         self._rows = tempfile.TemporaryFile(  # noqa: SIM115
@@ -129,10 +174,20 @@ class JsonlResultWriter:
     def finish(self, result: EvaluationResult) -> None:
         header = result_header(result.aggregate, result.summary, result.skipped)
         self._rows.seek(0)
-        with atomic_write(self.target) as out:
-            out.write(json.dumps(header, ensure_ascii=False) + "\n")
-            while chunk := self._rows.read(1 << 20):
-                out.write(chunk)
+        try:
+            with atomic_write(self.target) as out:
+                out.write(json.dumps(header, ensure_ascii=False) + "\n")
+                while chunk := self._rows.read(1 << 20):
+                    out.write(chunk)
+        except OSError as exc:
+            # The run is done: keep it reachable from the error instead of losing it.
+            exc.result = result  # type: ignore[attr-defined]
+            exc.add_note(
+                f"ctxeval: the run finished but {self.target} could not be written "
+                f"({exc.strerror or exc}); a file already there is unchanged. The result is in "
+                "this exception's .result attribute (save it elsewhere with .result.save(path))"
+            )
+            raise
         self.close()
 
     def close(self) -> None:
@@ -162,6 +217,27 @@ def _csv_cell(value: Any) -> Any:
 
 def _parquet_cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
+
+
+def _arrow_table_encoded(rows: Sequence[dict[str, Any]]) -> tuple[Any, list[str]]:
+    """:func:`arrow_table`, or, when a column's values have types Arrow cannot put in one
+    column, the same with those columns as JSON text; returns the table and those columns."""
+    pa = require("pyarrow", purpose="writing Parquet", extra="parquet")
+    try:
+        return arrow_table(rows), []
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    names = _columns(rows)
+    encoded = []
+    arrays = []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        try:
+            arrays.append(pa.array([_parquet_cell(v) for v in values]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays.append(pa.array([json.dumps(v, ensure_ascii=False) for v in values]))
+            encoded.append(name)
+    return pa.Table.from_arrays(arrays, names=names), encoded
 
 
 def arrow_table(rows: Sequence[dict[str, Any]]) -> Any:
@@ -236,6 +312,9 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
             raise InvalidArgumentError(f"{source} was not written by ctxeval (no metadata)")
         header = _header(_json_text(source, raw), source)
         rows = (row for batch in table.to_batches() for row in batch.to_pylist())
+        encoded = header.pop(JSON_COLUMNS, [])
+        if encoded:
+            rows = ({k: json.loads(v) if k in encoded else v for k, v in r.items()} for r in rows)
         return header, _rows(rows, header)
     raise InvalidArgumentError(f"cannot load results from {source}: use a {_SUFFIXES} file")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.optional import require
-from ctxeval.results.files import read_result, result_header, write_result
+from ctxeval.results.files import check_result_path, read_result, result_header, write_result
 from ctxeval.results.table import PerQueryTable
 
 __all__ = ["EvaluationResult"]
@@ -67,16 +67,23 @@ class EvaluationResult:
         return pd.DataFrame(self.per_query)
 
     # -- files -------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> Path:
+    def save(self, path: str | os.PathLike[str], *, csv_safe: bool = False) -> Path:
         """Write the result to ``.jsonl``, ``.json``, ``.csv`` or ``.parquet``, atomically.
 
-        The file appears complete or not at all, even after an error or Ctrl-C. JSONL puts the
-        aggregate and summary on the first line and one query per line after it; CSV writes the
-        per-query rows and the rest to ``<name>.summary.json`` beside it; Parquet keeps the rest
-        in the file's metadata.
+        The file appears complete or not at all, even after an error, Ctrl-C or SIGTERM. JSONL
+        puts the aggregate and summary on the first line and one query per line after it; CSV
+        writes the per-query rows and the rest to ``<name>.summary.json`` beside it; Parquet
+        keeps the rest in the file's metadata. A path that is the run's dataset, a directory or
+        has another extension is refused before anything is written. ``csv_safe=True`` (CSV
+        only) prefixes text cells beginning with ``= + - @`` with ``'`` so that a spreadsheet
+        shows them as text instead of running them as formulas; they then read back with the
+        quote (see docs/decisions.md).
         """
+        source = self.summary.get("source")
+        inputs = [source] if isinstance(source, str) and os.path.isfile(source) else []
+        check_result_path(path, flag="save(path)", inputs=inputs)
         header = result_header(self.aggregate, self.summary, self.skipped)
-        return write_result(path, self.per_query, header)
+        return write_result(path, self.per_query, header, csv_safe=csv_safe)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EvaluationResult:

@@ -1,0 +1,282 @@
+"""Built-in chunkers: a document's text into chunks that know their character span.
+
+Every chunk is a :class:`Chunk` whose ``text`` is exactly ``document[start:end]`` (offsets are
+Python string indices into the document decoded as UTF-8, not bytes), so span metrics can work
+on offsets and text metrics on texts of the same chunking. Chunkers are values with a canonical
+spec, in ctxeval's one spec grammar:
+
+- ``fixed(chars=800, overlap=400)``: windows of ``chars`` characters starting every
+  ``chars - overlap`` characters; the last window ends at the end of the document;
+- ``fixed(words=100, overlap=10)``: windows of ``words`` whitespace-separated words (the span
+  runs from the first word's first character to the last word's last character);
+- ``fixed(tokens=256, overlap=0)``: windows of ``tokens`` tokens of the ROUGE tokenizer
+  (runs of ASCII letters and digits, as rouge-score), offsets as above;
+- ``sentences(n=5, overlap=0)``: groups of ``n`` sentences of ctxeval's offline splitter;
+- ``paragraphs(max_words=200)``: paragraphs (separated by blank lines), consecutive ones merged
+  while the group stays within ``max_words`` words; a longer paragraph is its own chunk;
+- ``recursive(chars=800)``: LangChain's recursive rule: split on blank lines, then lines, then
+  spaces, then characters, merging pieces up to ``chars`` characters.
+
+Word-, token-, sentence- and paragraph-based chunks begin and end on text, never on whitespace;
+character windows are taken as they are (they may begin or end inside a word, as chroma's
+``FixedTokenChunker`` does with characters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ctxeval.errors import InvalidArgumentError
+from ctxeval.specs import check_options, parse_spec, unknown_name
+
+__all__ = [
+    "CHUNKERS",
+    "Chunk",
+    "Chunker",
+    "FixedChunker",
+    "ParagraphChunker",
+    "RecursiveChunker",
+    "SentenceChunker",
+    "parse_chunker",
+]
+
+_WORD = re.compile(r"\S+")
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\s*\n\s*\n|\s*\Z)", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One chunk of a document: its text is ``document[start:end]``."""
+
+    doc: str
+    start: int
+    end: int
+    text: str
+
+
+def _positive(owner: str, name: str, value: object, *, zero: bool = False) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if zero else 1):
+        least = 0 if zero else 1
+        raise InvalidArgumentError(f"{owner}({name}={value!r}): give a whole number >= {least}")
+    return value
+
+
+def _windows(count: int, size: int, overlap: int) -> Iterator[tuple[int, int]]:
+    """Index ranges of ``size`` items every ``size - overlap`` items, covering ``count``."""
+    step = size - overlap
+    start = 0
+    while start < count:
+        end = min(start + size, count)
+        yield start, end
+        if end == count:
+            return
+        start += step
+
+
+class Chunker:
+    """A chunking of documents into spans. Subclasses set ``name`` and ``spans``."""
+
+    name: ClassVar[str]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def chunk(self, text: str, doc: str = "") -> list[Chunk]:
+        """The chunks of one document, in document order."""
+        return [Chunk(doc, s, e, text[s:e]) for s, e in self.spans(text)]
+
+    def options(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    @property
+    def spec(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options().items() if v is not None)
+        return f"{self.name}({args})"
+
+    def __repr__(self) -> str:
+        return f"Chunker({self.spec!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Chunker) and other.spec == self.spec
+
+    def __hash__(self) -> int:
+        return hash(self.spec)
+
+
+def _unit_spans(matches: list[re.Match[str]], size: int, overlap: int) -> list[tuple[int, int]]:
+    return [
+        (matches[a].start(), matches[b - 1].end()) for a, b in _windows(len(matches), size, overlap)
+    ]
+
+
+class FixedChunker(Chunker):
+    """Fixed-size windows of characters, words or tokens (give exactly one of them)."""
+
+    name = "fixed"
+
+    def __init__(
+        self,
+        chars: int | None = None,
+        words: int | None = None,
+        tokens: int | None = None,
+        overlap: int = 0,
+    ) -> None:
+        sizes = (("chars", chars), ("words", words), ("tokens", tokens))
+        given = {unit: size for unit, size in sizes if size is not None}
+        if len(given) != 1:
+            raise InvalidArgumentError(
+                "fixed(...): give exactly one size, e.g. fixed(chars=800), fixed(words=100) "
+                "or fixed(tokens=256)"
+            )
+        unit, size = next(iter(given.items()))
+        self.chars, self.words, self.tokens = chars, words, tokens
+        _positive("fixed", unit, size)
+        self.overlap = _positive("fixed", "overlap", overlap, zero=True)
+        if overlap >= size:
+            raise InvalidArgumentError(
+                f"fixed({unit}={size}, overlap={overlap}): the overlap must be smaller than the "
+                "chunk size"
+            )
+        self._unit, self._size = unit, size
+
+    def options(self) -> dict[str, Any]:
+        return {self._unit: self._size, "overlap": self.overlap}
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        if self._unit == "chars":
+            return list(_windows(len(text), self._size, self.overlap))
+        pattern = _WORD if self._unit == "words" else _TOKEN
+        return _unit_spans(list(pattern.finditer(text)), self._size, self.overlap)
+
+
+class SentenceChunker(Chunker):
+    """Groups of ``n`` consecutive sentences of an offline splitter (ctxeval's default)."""
+
+    name = "sentences"
+
+    def __init__(self, n: int = 5, overlap: int = 0, splitter: str = "default") -> None:
+        self.n = _positive("sentences", "n", n)
+        self.overlap = _positive("sentences", "overlap", overlap, zero=True)
+        if overlap >= n:
+            raise InvalidArgumentError(
+                f"sentences(n={n}, overlap={overlap}): the overlap must be smaller than n"
+            )
+        from ctxeval.text.sentences import get_splitter
+
+        self.splitter = splitter
+        self._split = get_splitter(splitter).split
+
+    def options(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "overlap": self.overlap}
+        if self.splitter != "default":
+            out["splitter"] = self.splitter
+        return out
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        located: list[tuple[int, int]] = []
+        position = 0
+        for sentence in self._split(text):
+            # The splitter's sentences are verbatim substrings, in order.
+            start = text.find(sentence, position)
+            if start < 0:
+                raise InvalidArgumentError(
+                    f"sentences(...): the splitter returned a sentence that is not in the text "
+                    f"({sentence[:40]!r}); use a splitter that keeps sentences verbatim"
+                )
+            position = start + len(sentence)
+            located.append((start, position))
+        return [
+            (located[a][0], located[b - 1][1])
+            for a, b in _windows(len(located), self.n, self.overlap)
+        ]
+
+
+class ParagraphChunker(Chunker):
+    """Paragraphs (blank-line separated), merged while a group stays within ``max_words``."""
+
+    name = "paragraphs"
+
+    def __init__(self, max_words: int = 200) -> None:
+        self.max_words = _positive("paragraphs", "max_words", max_words)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        words = 0
+        for paragraph in _PARAGRAPH.finditer(text):
+            count = len(_WORD.findall(paragraph.group()))
+            if out and words + count <= self.max_words:
+                out[-1] = (out[-1][0], paragraph.end())
+                words += count
+            else:
+                out.append((paragraph.start(), paragraph.end()))
+                words = count
+        return out
+
+
+class RecursiveChunker(Chunker):
+    """LangChain's recursive character rule, by span: pieces split on the first separator that
+    occurs (blank line, line break, space, then single characters), merged up to ``chars``."""
+
+    name = "recursive"
+    _SEPARATORS: ClassVar[tuple[str, ...]] = ("\n\n", "\n", " ", "")
+
+    def __init__(self, chars: int = 800) -> None:
+        self.chars = _positive("recursive", "chars", chars)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        pieces = self._pieces(text, 0, len(text), 0)
+        merged: list[tuple[int, int]] = []
+        for start, end in pieces:
+            if merged and end - merged[-1][0] <= self.chars:
+                merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
+        return [_trim(text, s, e) for s, e in merged if text[s:e].strip()]
+
+    def _pieces(self, text: str, start: int, end: int, level: int) -> list[tuple[int, int]]:
+        if end - start <= self.chars:
+            return [(start, end)]
+        separator = self._SEPARATORS[level]
+        if not separator:
+            return list((s, min(s + self.chars, end)) for s in range(start, end, self.chars))
+        out: list[tuple[int, int]] = []
+        position = start
+        while position < end:
+            found = text.find(separator, position, end)
+            stop = end if found < 0 else found + len(separator)
+            out.extend(self._pieces(text, position, stop, level + 1))
+            position = stop
+        return out
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span without surrounding whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+CHUNKERS: dict[str, Callable[..., Chunker]] = {
+    cls.name: cls for cls in (FixedChunker, SentenceChunker, ParagraphChunker, RecursiveChunker)
+}
+
+
+def parse_chunker(spec: str) -> Chunker:
+    """A built-in chunker from its spec: ``"fixed(chars=800, overlap=400)"``,
+    ``"sentences(n=5)"``, ``"paragraphs(max_words=200)"``, ``"recursive(chars=800)"``."""
+    parsed = parse_spec(spec, what="chunker")
+    factory = CHUNKERS.get(parsed.name)
+    if factory is None:
+        raise unknown_name(spec, "chunker", parsed.name, list(CHUNKERS))
+    if parsed.args or parsed.k is not None:
+        raise InvalidArgumentError(
+            f"{spec!r}: name the chunker's options, e.g. fixed(chars=800, overlap=400)"
+        )
+    check_options(spec, parsed.name, parsed.kwargs, factory)
+    return factory(**parsed.kwargs)

@@ -1,0 +1,194 @@
+"""Worker processes for the evaluator: batches scored in a pool, results in input order.
+
+Three promises, whatever happens to the run:
+
+- **The plan is never pickled where the platform forks** (Linux): the workers receive it as an
+  argument of their initializer, which ``fork`` copies with the process instead of pickling it,
+  so a lambda or a closure works as a custom strategy. Where processes are spawned (macOS,
+  Windows) the plan must pickle; :func:`unsendable` says why it does not.
+- **Workers die with their parent, however it dies.** On Linux each worker asks the kernel for
+  SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``), which covers SIGKILL of the
+  parent; SIGTERM of the parent (when nobody else handles it) raises ``SystemExit(143)`` so that
+  the run stops like an exception; any exception, Ctrl-C included, kills the workers before it
+  goes on. Workers ignore SIGINT: a Ctrl-C in a terminal reaches the whole process group, and
+  the parent stops them.
+- **A worker that dies names the records**: :class:`~ctxeval.errors.WorkerProcessError` says
+  which records were being scored and what to do, instead of a raw ``BrokenProcessPool``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager, suppress
+from types import FrameType
+from typing import Any
+
+from ctxeval.errors import WorkerProcessError
+from ctxeval.records import Record, RecordError
+from ctxeval.scoring import RowResult, ScoringPlan, score_batch
+
+__all__ = ["pool_context", "score_in_workers", "unsendable"]
+
+Batch = Sequence[Record | RecordError]
+Scored = list[RowResult | RecordError]
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def pool_context() -> Any:
+    """fork where the platform has it (Linux), else spawn.
+
+    fork: workers start at once with the parent's imports and the plan as it is, and scripts
+    or notebooks need no ``if __name__ == "__main__":`` guard. Spawn needs that guard and a plan
+    that pickles.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def unsendable(plan: ScoringPlan) -> str | None:
+    """Why ``plan`` cannot reach worker processes on this platform, or None when it can."""
+    if pool_context().get_start_method() == "fork":
+        return None
+    try:
+        pickle.dumps(plan)
+    except Exception as exc:  # pickle raises many types (PicklingError, AttributeError, ...)
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+# --- in the worker ---------------------------------------------------------------------------
+
+_plan: ScoringPlan | None = None
+
+
+def _start_worker(plan: ScoringPlan, parent: int) -> None:
+    global _plan
+    _die_with(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, copied by fork
+    _plan = plan
+
+
+def _die_with(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request was in place
+        os._exit(1)
+
+
+def _score(batch: Batch) -> Scored:
+    assert _plan is not None, "the pool initializer installs the plan"
+    return score_batch(_plan, batch)
+
+
+# --- in the parent ---------------------------------------------------------------------------
+
+
+def score_in_workers(plan: ScoringPlan, batches: Iterable[Batch], workers: int) -> Iterator[Scored]:
+    """Score ``batches`` in ``workers`` processes, yielding results in input order.
+
+    Close the iterator when you stop early: that stops the workers at once.
+    """
+    pending: deque[tuple[Future[Scored], Batch]] = deque()
+    window = 2 * workers  # bounded read-ahead keeps memory flat
+    with _sigterm_raises():
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=pool_context(),
+            initializer=_start_worker,
+            initargs=(plan, os.getpid()),
+        )
+        done = False
+        try:
+            for batch in batches:
+                if len(pending) >= window:
+                    yield _next_result(pending)
+                pending.append((pool.submit(_score, batch), batch))
+            while pending:
+                yield _next_result(pending)
+            done = True
+        finally:
+            if not done:
+                _kill_workers(pool)
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _next_result(pending: deque[tuple[Future[Scored], Batch]]) -> Scored:
+    try:
+        result = pending[0][0].result()
+    except BrokenProcessPool as exc:
+        if "initializer" in str(exc):  # it failed to start, nobody killed it
+            raise WorkerProcessError(
+                f"the worker processes could not start ({exc}; their error is printed above); "
+                "run with workers=1 (--workers 1) to score in this process"
+            ) from exc
+        batches = [batch for _, batch in pending]
+        raise WorkerProcessError(_crash_message(batches)) from exc
+    pending.popleft()
+    return result
+
+
+def _crash_message(batches: list[Batch]) -> str:
+    first, last = batches[0][0], batches[-1][-1]
+    count = sum(len(batch) for batch in batches)
+    return (
+        f"a worker process died while scoring or holding {count} record(s), from "
+        f"{_name(first)} to {_name(last)}; something outside ctxeval killed it, most often the "
+        "operating system's out-of-memory killer. Run with fewer workers (workers=1, or "
+        "--workers 1), give the run more memory, or score smaller batches (batch_size=...)"
+    )
+
+
+def _name(item: Record | RecordError) -> str:
+    return item.location if item.id is None else f"{item.location} (record {item.id!r})"
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    # Python 3.11 has no public way to stop a pool's running tasks (3.14: terminate_workers).
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        with suppress(OSError, ValueError):  # already gone, or closed
+            process.kill()
+
+
+class _Terminated(SystemExit):
+    """SIGTERM during a run with workers: stops the run like an exception, exit status 143."""
+
+
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
+    raise _Terminated(128 + signum)
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While workers run, SIGTERM raises instead of killing this process on the spot (which
+    would leave the workers running), unless someone else already handles SIGTERM."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)

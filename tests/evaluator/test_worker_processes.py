@@ -1,0 +1,283 @@
+"""Worker processes die with their parent however it dies, and a worker that dies names the
+records it was scoring. Real processes, real signals."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ctxeval import RetrievalEvaluator, WorkerProcessError
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not Path("/proc/self/stat").exists(),
+    reason="workers die with their parent through Linux's prctl(PR_SET_PDEATHSIG); the test "
+    "finds them through /proc",
+)
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def write_dataset(path: Path, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            record = {
+                "id": f"q{i}",
+                "retrieved_context": [f"chunk {i}", f"the answer is {i}"],
+                "ground_truth_context": [f"the answer is {i}"],
+            }
+            out.write(json.dumps(record) + "\n")
+    return path
+
+
+# A parent that runs a slow workers=2 evaluation; each worker leaves its pid in a file, so the
+# test knows the workers exist and which processes they are.
+PARENT = """
+import os, sys, time
+import numpy as np
+from ctxeval import RetrievalEvaluator
+
+dataset, pids = sys.argv[1], sys.argv[2]
+parent = os.getpid()
+
+def slow(retrieved, ground_truth):
+    if os.getpid() != parent:
+        open(os.path.join(pids, str(os.getpid())), "w").close()
+    time.sleep(0.02)
+    return np.ones((len(retrieved), len(ground_truth)), dtype=bool)
+
+print("started", flush=True)
+RetrievalEvaluator(dataset, ["P@5"], matching=slow, workers=2, batch_size=2,
+                   progress=False).run()
+print("finished", flush=True)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead, only not yet reaped
+
+
+def start_parent(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    dataset = write_dataset(tmp_path / "slow.jsonl", 2_000)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = {**os.environ, "PYTHONPATH": SRC}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(PARENT), str(dataset), str(pids)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        workers = [int(p.name) for p in pids.iterdir()]
+        if len(workers) >= 2:
+            return parent, workers
+        if parent.poll() is not None:
+            break
+        time.sleep(0.05)
+    parent.kill()
+    out, err = parent.communicate()
+    pytest.fail(f"the workers did not start: {out.decode()} {err.decode()}")
+
+
+def assert_gone(workers: list[int], seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.05)
+    left = [pid for pid in workers if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)  # leave nothing behind, then fail
+    assert not left, f"worker processes {left} outlived their parent"
+
+
+@pytest.mark.parametrize(
+    ("signum", "returncodes"),
+    [
+        (signal.SIGTERM, {128 + signal.SIGTERM}),  # raised as SystemExit(143), workers stopped
+        (signal.SIGINT, {1, -signal.SIGINT}),  # KeyboardInterrupt, workers stopped
+        (signal.SIGKILL, {-signal.SIGKILL}),  # no handler runs: PR_SET_PDEATHSIG does it
+    ],
+    ids=["SIGTERM", "SIGINT", "SIGKILL"],
+)
+def test_workers_die_with_their_parent(
+    tmp_path: Path, signum: signal.Signals, returncodes: set[int]
+) -> None:
+    parent, workers = start_parent(tmp_path)
+    parent.send_signal(signum)
+    try:
+        # A caller waiting on the output returns: no worker holds stdout or stderr open.
+        out, err = parent.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        parent.kill()
+        assert_gone(workers, 0)
+        raise
+    assert parent.returncode in returncodes, err.decode()
+    assert b"finished" not in out
+    assert_gone(workers)
+
+
+def test_popen_terminate_and_capture_output_return(tmp_path: Path) -> None:
+    parent, workers = start_parent(tmp_path)
+    parent.terminate()
+    try:
+        parent.communicate(timeout=10)
+    finally:
+        parent.kill()
+        assert_gone(workers)
+    assert parent.returncode == 128 + signal.SIGTERM
+
+
+def test_a_killed_worker_names_the_records_and_what_to_do(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "d.jsonl", 40)
+    parent = os.getpid()
+
+    def killed_on_q13(retrieved: list[str], ground_truth: list[str]) -> list[list[bool]]:
+        if os.getpid() != parent and "the answer is 13" in ground_truth:
+            os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+        return [[True] * len(ground_truth) for _ in retrieved]
+
+    evaluator = RetrievalEvaluator(
+        dataset, ["P@5"], matching=killed_on_q13, workers=2, batch_size=4, progress=False
+    )
+    with pytest.raises(WorkerProcessError) as caught:
+        evaluator.run()
+    message = str(caught.value)
+    # The batch holding line 14 (q13) was in flight, and the message names the range.
+    first, last = message.split(" from ", 1)[1].split("; ", 1)[0].split(" to ")
+    first_line = int(first.split(":")[1].split()[0])
+    last_line = int(last.split(":")[1].split()[0])
+    assert first_line <= 14 <= last_line
+    assert f"{dataset}:" in first
+    assert "(record 'q" in first
+    for advice in ("workers=1", "--workers 1", "memory", "batch_size"):
+        assert advice in message
+
+
+def test_a_run_stopped_by_an_exception_stops_its_workers(tmp_path: Path) -> None:
+    # A bad record with on_error="raise" ends the run while workers are busy with later batches
+    # that take seconds: they are killed at once (the evaluator closes the pool's iterator)
+    # rather than left to finish.
+    dataset = write_dataset(tmp_path / "d.jsonl", 40)
+    lines = dataset.read_text().splitlines()
+    lines[5] = '{"id": "bad"}'
+    dataset.write_text("\n".join(lines) + "\n")
+    before = set(multiprocessing_children())
+
+    def slow_after_q7(retrieved: list[str], ground_truth: list[str]) -> list[list[bool]]:
+        if int(ground_truth[0].rsplit(" ", 1)[1]) > 7:
+            time.sleep(3)
+        return [[True] * len(ground_truth) for _ in retrieved]
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="bad"):
+        RetrievalEvaluator(
+            dataset, ["P@5"], matching=slow_after_q7, workers=2, batch_size=2, progress=False
+        ).run()
+    assert time.monotonic() - started < 2.5  # finishing the batches in flight takes >= 6 s
+    assert set(multiprocessing_children()) <= before
+
+
+def multiprocessing_children() -> list[int]:
+    import multiprocessing
+
+    return [p.pid for p in multiprocessing.active_children() if p.pid is not None]
+
+
+# --- through the real command line -----------------------------------------------------------
+
+
+def write_slow_dataset(path: Path, n: int) -> Path:
+    # fuzzy-chunk matching of 20 chunks of 40 words: a few milliseconds a record.
+    words = [f"w{i}" for i in range(500)]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            chunks = [
+                " ".join(words[(i * 7 + j * 13 + w) % 500] for w in range(40)) for j in range(20)
+            ]
+            record = {
+                "id": f"q{i}",
+                "retrieved_context": chunks,
+                "ground_truth_context": chunks[:3],
+            }
+            out.write(json.dumps(record) + "\n")
+    return path
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def start_cli(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
+        pytest.skip("this kernel has no /proc/<pid>/task/<tid>/children to find the workers")
+    dataset = write_slow_dataset(tmp_path / "slow.jsonl", 800)
+    cli = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxeval",
+            "evaluate",
+            str(dataset),
+            "--workers",
+            "2",
+            "--match",
+            "fuzzy-chunk",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": SRC},
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and cli.poll() is None:
+        workers = children(cli.pid)
+        if len(workers) >= 2:
+            time.sleep(0.3)  # let them take their batches
+            return cli, workers
+        time.sleep(0.05)
+    cli.kill()
+    pytest.fail(f"the workers did not start: {cli.communicate()[1].decode()}")
+
+
+def test_cli_a_killed_worker_is_one_line_naming_the_records(tmp_path: Path) -> None:
+    cli, workers = start_cli(tmp_path)
+    os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer would
+    try:
+        _, err = cli.communicate(timeout=30)
+    finally:
+        cli.kill()
+        assert_gone(workers)
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("ctxeval: error: a worker process died while scoring"), lines
+    assert "slow.jsonl:1 (record 'q0')" in lines[0]
+    assert "--workers 1" in lines[0]
+    assert cli.returncode not in (0, 1)  # not success, not a failed gate
+
+
+def test_cli_sigterm_stops_the_workers(tmp_path: Path) -> None:
+    cli, workers = start_cli(tmp_path)
+    cli.terminate()
+    try:
+        _, err = cli.communicate(timeout=10)
+    finally:
+        cli.kill()
+        assert_gone(workers)
+    assert cli.returncode == 128 + signal.SIGTERM
+    assert b"Traceback" not in err
