@@ -363,9 +363,13 @@ def validation_problems(error: ValidationError, names: Mapping[str, str]) -> lis
 def claimed_id(value: object) -> str | None:
     """The id a record claims, whether or not the record is valid: a non-blank string, or an
     integer as a string; None for anything else. A bad record still claims its id, so that a
-    later record with the same id is reported as a duplicate."""
+    later record with the same id is reported as a duplicate. An id holding a lone surrogate
+    (such a record is bad) is claimed with it escaped (``"q\\ud800"``), so that messages and
+    saved lists of skipped records can be written."""
     if isinstance(value, str) and value.strip():
-        return value
+        if value.isascii():
+            return value
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return str(int(value))
     return None

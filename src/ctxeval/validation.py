@@ -15,11 +15,15 @@ from typing import Any, Literal
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError, type_name
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_GRADE",
+    "MAX_K",
     "EmptyGroundTruthPolicy",
     "GradedText",
     "check_choice",
     "check_k",
     "check_policy",
+    "find_unwritable",
     "is_finite",
     "validate_ids",
     "validate_qrels",
@@ -28,6 +32,15 @@ __all__ = [
 
 EmptyGroundTruthPolicy = Literal["zero", "skip", "error"]
 _POLICIES = ("zero", "skip", "error")
+
+#: The largest cut-off: beyond it numpy's integers could overflow, and no list is that long.
+MAX_K = 2**31 - 1
+#: The largest grade: NDCG's sums stay finite with it, also with exponential gain (2**1000 - 1,
+#: summed over up to 2**23 relevant units). Grades are judgments (0-4 in TREC), not scores.
+MAX_GRADE = 1000
+#: How deeply a value kept with a record (metadata) may nest lists and objects: deeper values
+#: cannot be sent to worker processes (pickle gives up near 500 levels) nor saved reliably.
+MAX_DEPTH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +80,9 @@ def _sequence(value: object, field: str, location: str | None, what: str) -> lis
 
 def _preview(value: object, width: int = 40) -> str:
     text = repr(value)
-    return text if len(text) <= width else text[: width - 4] + "...'"
+    if len(text) <= width:
+        return text
+    return text[: width - 4] + ("...'" if text[0] in "'\"" else "...")
 
 
 def is_finite(value: Any) -> bool:
@@ -100,6 +115,12 @@ def _bad_item(field: str, i: int | None, item: object, location: str | None, exp
     raise InvalidRecordError(reason, field=field, location=location)
 
 
+_TOO_HIGH = (
+    f"grades must be at most {MAX_GRADE}: larger ones overflow NDCG's sums (exponential gain "
+    "2**grade - 1 overflows above 1023); rescale the grades"
+)
+
+
 def _check_grade(field: str, i: int, raw: object, location: str | None) -> float:
     if not _is_number(raw) or not is_finite(raw):
         raise InvalidRecordError(
@@ -108,6 +129,12 @@ def _check_grade(field: str, i: int, raw: object, location: str | None) -> float
             location=location,
         )
     grade = float(raw)  # type: ignore[arg-type]
+    if grade > MAX_GRADE:
+        raise InvalidRecordError(
+            f"{field}[{i}] has grade {_preview(raw)}; {_TOO_HIGH}",
+            field=field,
+            location=location,
+        )
     if grade <= 0:
         raise InvalidRecordError(
             f"{field}[{i}] has grade {grade}; ground-truth grades must be > 0 (leave "
@@ -184,6 +211,7 @@ def validate_qrels(
         and set(map(type, value)) <= {str}
         and set(map(type, value.values())) <= {int, float}
         and all(map(is_finite, value.values()))
+        and max(value.values(), default=0) <= MAX_GRADE
     ):
         return {doc: float(grade) for doc, grade in value.items()}  # the common case, fast
     if isinstance(value, Mapping):
@@ -195,6 +223,12 @@ def validate_qrels(
                 raise InvalidRecordError(
                     f"{field}[{doc!r}] has grade {_preview(grade)}; a grade must be a finite "
                     "number (0 for judged non-relevant)",
+                    field=field,
+                    location=location,
+                )
+            if grade > MAX_GRADE:
+                raise InvalidRecordError(
+                    f"{field}[{doc!r}] has grade {_preview(grade)}; {_TOO_HIGH}",
                     field=field,
                     location=location,
                 )
@@ -229,12 +263,116 @@ def check_relevance_level(owner: str, level: object) -> float:
 
 
 def check_k(owner: str, k: object) -> int | None:
+    """A cut-off: a whole number in [1, MAX_K], or None for the whole list."""
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise InvalidArgumentError(
             f"{owner}(k={k!r}): k must be a whole number >= 1, or None for the whole list"
         )
-    if k < 1:
-        raise InvalidArgumentError(f"{owner}(k={k}): k must be >= 1, or None for the whole list")
+    problem = cutoff_problem(int(k))
+    if problem:
+        raise InvalidArgumentError(f"{owner}(k={k}): {problem}")
     return int(k)
+
+
+def cutoff_problem(k: int) -> str | None:
+    """What is wrong with a whole-number cut-off, or None."""
+    if k < 1:
+        return "k must be >= 1, or None for the whole list"
+    if k > MAX_K:
+        return f"k must be at most {MAX_K} (2**31 - 1), or None for the whole list"
+    return None
+
+
+# -- values kept with a record and written back (metadata, ids) ------------------------------
+
+_CONTAINERS = (list, tuple, dict)
+
+
+def find_unwritable(value: object, field: str, *, text: bool = True) -> str | None:
+    """The message for the first part of ``value`` that could not be written back, or None:
+    a string (or object key) holding a lone surrogate (``"\\ud800"``, a valid JSON escape
+    that no UTF-8 file can hold), or lists and objects nested more than :data:`MAX_DEPTH`
+    levels deep. The message names the place (``field[2]["k"]``) and the fix. With
+    ``text=False`` only the nesting is checked (strings are not looked at)."""
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if type(item) is str:
+            position = _surrogate_at(item) if text else None
+            if position is not None:
+                return _surrogate_message(where, item, position)
+            continue
+        if not _worth_a_look(item, text):
+            continue
+        if depth >= MAX_DEPTH:
+            return (
+                f"{field} nests lists or objects more than {MAX_DEPTH} levels deep (at "
+                f"{_shorten(where)}); flatten it, or store it as a string"
+            )
+        if not text and _flat(item):
+            continue
+        if isinstance(item, Mapping):
+            for key, inner in item.items():
+                if text and type(key) is str and _surrogate_at(key) is not None:
+                    return _surrogate_message(f"a key of {where}", key, _surrogate_at(key) or 0)
+                if _worth_a_look(inner, text):
+                    stack.append((inner, f"{where}[{key!r}]", depth + 1))
+        elif text and _all_ascii(item):
+            continue
+        else:
+            stack.extend(
+                (inner, f"{where}[{i}]", depth + 1)
+                for i, inner in reversed(list(enumerate(item)))
+                if _worth_a_look(inner, text)
+            )
+    return None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat(item: Any) -> bool:
+    """A list or dict of plain scalars: nothing nests inside (one C-level pass)."""
+    values = item.values() if isinstance(item, Mapping) else item
+    return _SCALARS.issuperset(map(type, values))
+
+
+def _worth_a_look(value: object, text: bool) -> bool:
+    """Whether ``value`` may hold a surrogate or nest (numbers, None, ... cannot)."""
+    kind = type(value)
+    if kind is str:
+        return text
+    return kind in _CONTAINERS or isinstance(value, list | tuple | Mapping)
+
+
+def _all_ascii(items: list[Any] | tuple[Any, ...]) -> bool:
+    """True when every item is an ASCII string (nothing to look into)."""
+    try:
+        return all(map(str.isascii, items))
+    except TypeError:
+        return False
+
+
+def _surrogate_at(text: str) -> int | None:
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _shorten(where: str) -> str:
+    return where if len(where) <= 60 else where[:28] + "..." + where[-28:]
+
+
+def _surrogate_message(where: str, text: str, position: int) -> str:
+    code = ord(text[position])
+    return (
+        f"{_shorten(where)} holds a lone surrogate \\u{code:04x} at character {position} (a "
+        'JSON escape such as "\\ud800" without its pair, or text decoded with '
+        "errors='surrogateescape'); no UTF-8 file can hold it: fix or remove the character"
+    )

@@ -176,12 +176,18 @@ def test_rouge_chunk_match_scores_and_relevance(
     stem: bool, tokenizer: str, retrieved: list[str], ground_truth: list[str]
 ) -> None:
     expected = reference_matrix(retrieved, ground_truth, stem)
+    tokens = tokenizers.DefaultTokenizer(use_stemmer=stem).tokenize
     for threshold in THRESHOLDS:
         matches = RougeChunkMatch(threshold, tokenizer=tokenizer).match(retrieved, ground_truth)
         assert matches.scores is not None
         assert matches.scores.tolist() == expected
+        # A text without tokens never matches, even at threshold 0 (where recall 0 passes).
         assert matches.relevant.tolist() == [
-            [value >= threshold for value in row] for row in expected
+            [
+                value >= threshold and bool(tokens(r)) and bool(tokens(g))
+                for value, g in zip(row, ground_truth, strict=True)
+            ]
+            for row, r in zip(expected, retrieved, strict=True)
         ]
 
 

@@ -32,7 +32,7 @@ Examples:
 def _is_saved_result(path: str) -> bool:
     if not path.lower().endswith(".jsonl"):
         return False
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:  # bytes: a non-UTF-8 dataset is the reader's to report
         first = handle.readline()
     try:
         return isinstance(json.loads(first), dict) and "ctxeval_result" in json.loads(first)

@@ -19,14 +19,16 @@ import csv
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxeval.errors import InvalidArgumentError, type_name
 from ctxeval.io.fields import ResolvedFields
-from ctxeval.io.sources import Segment, import_parquet
+from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
 from ctxeval.records import claimed_id
+from ctxeval.validation import find_unwritable
 
 __all__ = [
     "FORMAT_READERS",
@@ -51,6 +53,47 @@ class Problem:
     message: str
     field: str | None = None
     id: str | None = None
+    # The record it was found in, when it could be decoded: the stream names its id.
+    record: Mapping[str, Any] | None = None
+
+
+# Text that may decode to a lone surrogate: a JSON escape \\ud800-\\udfff, UTF-8-encoded
+# surrogates (json.loads decodes bytes with "surrogatepass"), or surrogates already in a str.
+# Each pattern starts with a literal, which the regex engine scans for quickly.
+_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
+_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_TOO_DEEP = (
+    "the JSON nests lists or objects too deeply to read (Python's limit is about 1,000 levels); "
+    "flatten it"
+)
+
+
+def may_hold_surrogates(text: str | bytes) -> bool:
+    """Whether decoded ``text`` could hold a lone surrogate (cheap: most text has no escape)."""
+    if isinstance(text, bytes):
+        return bool(
+            (b"\\" in text and _ESCAPE_BYTES.search(text))
+            or (b"\xed" in text and _ENCODED_SURROGATE.search(text))
+        )
+    return bool(
+        ("\\" in text and _ESCAPE_TEXT.search(text))
+        or (not text.isascii() and _SURROGATE.search(text))
+    )
+
+
+def unwritable(value: object) -> Problem | None:
+    """A Problem for a decoded record holding a lone surrogate or nested too deeply."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            message = find_unwritable(key, "a field name") or find_unwritable(inner, str(key))
+            if message:
+                field = key if isinstance(key, str) and find_unwritable(key, "") is None else None
+                return Problem(message, field, record=value)
+        return None
+    message = find_unwritable(value, "the record")
+    return Problem(message) if message else None
 
 
 Item = tuple[int, object]  # (position for the location, a mapping or a Problem or anything)
@@ -71,10 +114,23 @@ def read_jsonl(segment: Segment, resolve: Resolve) -> Iterator[Item]:
     if _is_empty_file(segment):
         return
     if isinstance(segment.target, str):
-        with open(segment.target, "rb") as lines:
-            yield from jsonl_items(lines)
+        with open_lines(segment.target) as lines:
+            yield from _decoded(segment, jsonl_items(lines))
     else:
-        yield from jsonl_items(segment.target)
+        yield from _decoded(segment, jsonl_items(segment.target))
+
+
+def _decoded(segment: Segment, items: Iterator[Item]) -> Iterator[Item]:
+    """``items``, with a UTF-16/32 decoding error (a whole file's, not one line's) as an error
+    naming the file and line."""
+    number = 0
+    try:
+        for number, value in items:
+            yield number, value
+    except UnicodeDecodeError as exc:
+        raise InvalidArgumentError(
+            f"{segment.locate(number + 1)} or after: {not_utf8(exc)}"
+        ) from None
 
 
 def jsonl_items(lines: Iterable[str | bytes], first: int = 1) -> Iterator[Item]:
@@ -86,16 +142,33 @@ def jsonl_items(lines: Iterable[str | bytes], first: int = 1) -> Iterator[Item]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            value = Problem(
-                f"malformed JSON: {exc.msg} at column {exc.colno} (character {exc.pos}); "
-                "fix the line or remove it"
-            )
+            value = Problem(_malformed(exc, line, number == first))
         except UnicodeDecodeError as exc:
-            value = Problem(
-                f"the line is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at position "
-                f"{exc.start}); save the file as UTF-8"
-            )
+            value = Problem(f"the line is {not_utf8(exc)}")
+        except RecursionError:
+            value = Problem(_TOO_DEEP)
+        else:
+            if may_hold_surrogates(line):
+                value = unwritable(value) or value
         yield number, value
+
+
+def _malformed(exc: json.JSONDecodeError, line: str | bytes, first: bool) -> str:
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    if first and text.lstrip("\ufeff").strip() == "[":
+        return (
+            "this looks like a JSON array (a line holding only '['), not JSON lines: name the "
+            "file .json, or write one record per line"
+        )
+    if "\x00" in text:
+        return (
+            "the line holds NUL bytes: the file looks like UTF-16 without a byte-order mark; "
+            "save it as UTF-8"
+        )
+    return (
+        f"malformed JSON: {exc.msg} at column {exc.colno} (character {exc.pos}); fix the line "
+        "or remove it"
+    )
 
 
 def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
@@ -121,8 +194,15 @@ def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
             f"{exc.colno}{hint}"
         ) from None
     except UnicodeDecodeError as exc:
-        raise InvalidArgumentError(f"{segment.name}: not valid UTF-8 text ({exc.reason})") from None
-    yield from enumerate(_json_records(document, segment.name))
+        line = exc.object.count(b"\n", 0, exc.start) + 1 if bom_encoding(text[:4]) is None else 1
+        raise InvalidArgumentError(f"{segment.name}:{line}: {not_utf8(exc)}") from None
+    except RecursionError:
+        raise InvalidArgumentError(f"{segment.name}: {_TOO_DEEP}") from None
+    records = _json_records(document, segment.name)
+    if may_hold_surrogates(text):
+        yield from ((i, unwritable(value) or value) for i, value in enumerate(records))
+    else:
+        yield from enumerate(records)
 
 
 def _json_records(document: object, name: str) -> list[Any]:
@@ -141,7 +221,9 @@ def _json_records(document: object, name: str) -> list[Any]:
 
 
 def read_iterable(segment: Segment, resolve: Resolve) -> Iterator[Item]:
-    return enumerate(segment.target)
+    # Python objects may hold anything: every record is looked at.
+    for position, value in enumerate(segment.target):
+        yield position, unwritable(value) or value
 
 
 # --- CSV -------------------------------------------------------------------------------------
@@ -151,7 +233,9 @@ def read_csv(segment: Segment, resolve: Resolve) -> Iterator[Item]:
     if _is_empty_file(segment):
         return
     if isinstance(segment.target, str):
-        with open(segment.target, encoding="utf-8-sig", newline="") as file:
+        with open(segment.target, "rb") as raw:
+            encoding = bom_encoding(raw.read(4)) or "utf-8-sig"
+        with open(segment.target, encoding=encoding, newline="") as file:
             yield from _csv_items(segment, resolve, file)
     elif isinstance(segment.target, io.TextIOBase):
         yield from _csv_items(segment, resolve, segment.target)
@@ -170,6 +254,13 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
         header = next(rows, None)
         if header is None:
             return
+        repeated = sorted({name for name in header if header.count(name) > 1})
+        if repeated:
+            raise InvalidArgumentError(
+                f"{segment.name}: header: the column "
+                f"{quoted(repeated)} appears more than once; rename or remove the copies "
+                "(which one is meant cannot be told)"
+            )
         resolved = resolve(header, segment.name)
         width = len(header)
         columns = {name: i for i, name in enumerate(header)}
@@ -204,12 +295,12 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
                     record[name] = value
                 else:
                     record[name] = cell
+            if problem is None and any(map(may_hold_surrogates, cells)):
+                found = unwritable(record)
+                problem = found and replace(found, id=claimed_id(raw_id), record=None)
             yield number, problem or record
     except UnicodeDecodeError as exc:
-        raise InvalidArgumentError(
-            f"{segment.locate(number + 1)}: not valid UTF-8 text ({exc.reason}); save the file "
-            "as UTF-8"
-        ) from None
+        raise InvalidArgumentError(f"{segment.locate(number + 1)}: {not_utf8(exc)}") from None
     except csv.Error as exc:
         raise InvalidArgumentError(
             f"{segment.locate(number + 1)}: cannot parse the CSV ({exc}); if a cell is longer "
@@ -230,6 +321,8 @@ def _decode_cell(cell: str, column: str, mode: str, role: str) -> object:
     shown = cell if len(cell) <= 40 else cell[:36] + "..."
     try:
         value = json.loads(cell)
+    except RecursionError:
+        return Problem(f"{column}: {_TOO_DEEP}", column)
     except json.JSONDecodeError as exc:
         return Problem(
             f"{column} must be {expected}; got {shown!r}, which is not JSON ({exc.msg} at "
@@ -290,7 +383,8 @@ def read_frame(segment: Segment, resolve: Resolve) -> Iterator[Item]:
     columns = [str(c) for c in frame.columns]
     resolve(columns, segment.name)
     for pos, values in enumerate(frame.itertuples(index=False, name=None)):
-        yield pos, {name: _python_value(v) for name, v in zip(columns, values, strict=True)}
+        record = {name: _python_value(v) for name, v in zip(columns, values, strict=True)}
+        yield pos, unwritable(record) or record
 
 
 def _python_value(value: object) -> object:

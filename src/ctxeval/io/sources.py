@@ -8,10 +8,12 @@ returns the segments that :mod:`ctxeval.io.formats` reads.
 
 from __future__ import annotations
 
+import codecs
 import glob
+import io
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -28,10 +30,13 @@ __all__ = [
     "EXTENSIONS",
     "SUPPORTED_FORMATS",
     "Segment",
+    "bom_encoding",
     "format_name",
     "import_parquet",
     "open_binary",
+    "open_lines",
     "source_segments",
+    "text_lines",
 ]
 
 SUPPORTED_FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
@@ -203,3 +208,70 @@ def open_binary(path: str) -> Any:
         )
         return fsspec.open(path, "rb").open()
     return open(path, "rb")
+
+
+# --- text encodings ----------------------------------------------------------------------------
+
+# UTF-32 first: its little-endian mark begins with UTF-16's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """``"utf-16"`` or ``"utf-32"`` when ``head`` (a file's first bytes) starts with that
+    encoding's byte-order mark (PowerShell 5 writes UTF-16 by default); None otherwise (UTF-8,
+    with or without its own mark)."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    return None
+
+
+def open_lines(path: str) -> Any:
+    """A file of ``path`` to iterate by lines: bytes for UTF-8 (decoded line by line by the
+    reader, so that a bad byte spoils one line), str for a UTF-16 or UTF-32 file with a
+    byte-order mark (decoded here, the mark dropped)."""
+    raw = open_binary(path)
+    head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+    encoding = bom_encoding(head)
+    if encoding is None:
+        return raw
+    return io.TextIOWrapper(raw, encoding=encoding, newline=None)
+
+
+def text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a text file: UTF-8 (a UTF-8 mark is dropped), or UTF-16/32
+    with a byte-order mark. A line that cannot be decoded raises
+    :class:`~ctxeval.errors.InvalidArgumentError` naming ``file:line``."""
+    name = os.fspath(path)
+    try:
+        handle = open_lines(name)
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot open {name}: {exc.strerror or exc}") from None
+    with handle:
+        number = 0
+        line: str | bytes = ""
+        try:
+            for number, line in enumerate(handle, 1):
+                if isinstance(line, bytes):
+                    line = line.decode("utf-8-sig" if number == 1 else "utf-8")
+                yield number, line
+        except UnicodeDecodeError as exc:
+            # A bytes line failed as itself; a UTF-16/32 file failed while reading ahead of
+            # the last good line (its decoder reads blocks, so the line is approximate).
+            where = number if isinstance(line, bytes) else f"{number + 1} or after"
+            raise InvalidArgumentError(f"{name}:{where}: {not_utf8(exc)}") from None
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """What a decoding error says to the user, with the fix."""
+    if exc.encoding.lower().replace("-", "").startswith("utf8"):
+        return (
+            f"not valid UTF-8 (byte {exc.object[exc.start]:#04x} at position {exc.start}); "
+            "save the file as UTF-8"
+        )
+    return f"not valid {exc.encoding.upper()} text ({exc.reason}); save the file as UTF-8"

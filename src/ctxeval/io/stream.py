@@ -33,6 +33,7 @@ from ctxeval.records import (
     record_schema,
     validation_problems,
 )
+from ctxeval.validation import find_unwritable
 
 __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 
@@ -143,9 +144,12 @@ class RecordStream:
         self.index += 1
         location = segment.locate(pos)
         if isinstance(value, Problem):
-            if value.id is not None:
-                self._claim(value.id, segment, pos, record=False)
-            return RecordError(index, value.id, location, value.field, value.message)
+            problem_id = value.id
+            if problem_id is None and value.record is not None:
+                problem_id = self._problem_id(value.record, resolved)
+            if problem_id is not None:
+                self._claim(problem_id, segment, pos, record=False)
+            return RecordError(index, problem_id, location, value.field, value.message)
         if not isinstance(value, Mapping):
             return RecordError(index, None, location, None, not_an_object(segment, value))
         assert resolved is not None  # a mapping is only built once the fields are known
@@ -206,6 +210,14 @@ class RecordStream:
                 )
         used = resolved.used
         metadata = {k: v for k, v in value.items() if k not in used}
+        for name, kept in metadata.items():
+            # Only containers can nest; the reader has looked at strings that may hold
+            # surrogates. Deep metadata could not be sent to workers nor saved.
+            too_deep = (
+                find_unwritable(kept, str(name), text=False) if type(kept) in (list, dict) else None
+            )
+            if too_deep:
+                return RecordError(index, record_id, location, name, too_deep)
         return Record(
             index=index,
             id=record_id,
@@ -239,6 +251,14 @@ class RecordStream:
             return None
         first_pos, number = divmod(first, len(self.segments))
         return self.segments[number].locate(first_pos)
+
+    def _problem_id(self, record: Mapping[str, Any], resolved: ResolvedFields | None) -> str | None:
+        """The id a record that could not be read claims, by the fields settled so far."""
+        if resolved is not None:
+            name = resolved.id
+        else:
+            name = self.fields.id or next((n for n in ID_CANDIDATES if n in record), None)
+        return claimed_id(record.get(name)) if name is not None else None
 
     def _missing(self, role: str, name: str, found: Iterable[str]) -> str:
         what = self._ROLE_NAMES[role]

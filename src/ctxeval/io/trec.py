@@ -19,6 +19,7 @@ from typing import Any
 
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
+from ctxeval.io.sources import text_lines
 
 __all__ = [
     "check_trec_qrels",
@@ -31,16 +32,12 @@ __all__ = [
 
 
 def _lines(path: str | os.PathLike[str]) -> Iterator[tuple[str, int, list[str]]]:
+    # UTF-8, or UTF-16/32 with a byte-order mark; a line that is neither names file:line.
     source = Path(path)
-    try:
-        handle = source.open(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidArgumentError(f"cannot open {source}: {exc.strerror or exc}") from None
-    with handle:
-        for number, line in enumerate(handle, 1):
-            parts = line.split()
-            if parts and not parts[0].startswith("#"):
-                yield f"{source}:{number}", number, parts
+    for number, line in text_lines(source):
+        parts = line.split()
+        if parts and not parts[0].startswith("#"):
+            yield f"{source}:{number}", number, parts
 
 
 def read_trec_run(path: str | os.PathLike[str]) -> dict[str, dict[str, float]]:

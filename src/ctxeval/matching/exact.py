@@ -55,7 +55,8 @@ class _ExactMatch(BuiltinStrategy):
         relevant = np.zeros((len(retrieved), len(ground_truth)), dtype=bool)
         columns: dict[str, list[int]] = {}
         for j, text in enumerate(ground_truth):
-            columns.setdefault(self._key(text), []).append(j)
+            if text.strip():  # an empty or blank text matches nothing, not even itself
+                columns.setdefault(self._key(text), []).append(j)
         for i, text in enumerate(retrieved):
             js = columns.get(self._key(text))
             if js:

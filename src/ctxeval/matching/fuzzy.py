@@ -92,4 +92,14 @@ class FuzzyChunkMatch(BuiltinStrategy):
         )
         # Divide rather than multiply the threshold: 85 / 100 is exactly the literal 0.85.
         scaled = scores / 100.0
-        return Matches(relevant=scaled >= self._threshold, scores=scaled)
+        relevant = scaled >= self._threshold
+        if self._threshold == 0:
+            # A score of 0 passes threshold 0; an empty text (after preprocessing) still
+            # matches nothing.
+            r_ok = np.fromiter(map(self._has_text, retrieved), dtype=bool, count=n)
+            g_ok = np.fromiter(map(self._has_text, ground_truth), dtype=bool, count=m)
+            relevant &= r_ok[:, None] & g_ok[None, :]
+        return Matches(relevant=relevant, scores=scaled)
+
+    def _has_text(self, text: str) -> bool:
+        return bool((utils.default_process(text) if self._preprocess else text).strip())

@@ -32,7 +32,8 @@ def rouge_l_recall_matrix(
 ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], tuple[str, ...]]:
     """ROUGE-L recall of every ground-truth text by every retrieved text, shape (n, m).
 
-    Also returns the non-empty texts that produced no tokens.
+    Also returns the non-empty texts that produced no tokens. A text without tokens scores 0
+    against everything; :func:`has_tokens` says which pairs can match at all.
     """
     (r_codes, g_codes), tokenless = default_cache(tokenizer).encode_record(retrieved, ground_truth)
     n, m = len(r_codes), len(g_codes)
@@ -45,6 +46,16 @@ def rouge_l_recall_matrix(
     # rouge-score divides the same two integers, so the float is bit-for-bit the same.
     recall = np.divide(lcs, g_len, out=np.zeros((n, m), dtype=np.float64), where=g_len > 0)
     return recall, tokenless
+
+
+def _with_tokens(
+    retrieved: Sequence[str], ground_truth: Sequence[str], tokenizer: Tokenizer
+) -> Any:
+    """(n, m): True where both texts have tokens (only those may match, even at threshold 0)."""
+    (r_codes, g_codes), _ = default_cache(tokenizer).encode_record(retrieved, ground_truth)
+    r_ok = np.fromiter((len(c) > 0 for c in r_codes), dtype=bool, count=len(r_codes))
+    g_ok = np.fromiter((len(c) > 0 for c in g_codes), dtype=bool, count=len(g_codes))
+    return r_ok[:, None] & g_ok[None, :]
 
 
 #: ROUGE-L implementations: rouge-score's (the reference definition, on rapidfuzz) and the
@@ -107,9 +118,18 @@ class _RougeMatch(BuiltinStrategy):
             # even at threshold 0, so they are marked -1 before the comparison.
             recall = py_rouge_l_recall_matrix(retrieved, ground_truth, unscorable=-1.0)
             relevant = recall >= self._threshold
+            if self._threshold == 0:
+                # Blank texts have no (whitespace) tokens: they match nothing.
+                r_ok = np.fromiter((bool(t.split()) for t in retrieved), bool, len(retrieved))
+                g_ok = np.fromiter((bool(t.split()) for t in ground_truth), bool, len(ground_truth))
+                relevant &= r_ok[:, None] & g_ok[None, :]
             return Matches(relevant=relevant, scores=np.maximum(recall, 0.0))
         recall, tokenless = rouge_l_recall_matrix(retrieved, ground_truth, self._tokenizer)
-        return Matches(relevant=recall >= self._threshold, scores=recall, tokenless=tokenless)
+        relevant = recall >= self._threshold
+        if self._threshold == 0:
+            # Recall 0 passes threshold 0; an empty or tokenless text still matches nothing.
+            relevant &= _with_tokens(retrieved, ground_truth, self._tokenizer)
+        return Matches(relevant=relevant, scores=recall, tokenless=tokenless)
 
 
 class RougeChunkMatch(_RougeMatch):

@@ -29,6 +29,7 @@ from ctxeval.metrics import core
 from ctxeval.metrics import reference as ref
 from ctxeval.metrics.judgments import Judgments
 from ctxeval.specs import parse_spec, unknown_name
+from ctxeval.validation import cutoff_problem
 
 __all__ = [
     "IMPLEMENTATIONS",
@@ -213,6 +214,8 @@ def parse_measure(spec: str | Measure) -> Measure:
         name, k = trec["name"].lower(), int(trec["k"])
         if k < 1:
             raise SpecError(f"{spec!r}: the cut-off must be at least 1")
+    if k is not None and cutoff_problem(k):
+        raise SpecError(f"{spec!r}: the cut-off is {k}; {cutoff_problem(k)}")
     if name in _PRESET_OPTIONS:
         name, preset = _PRESET_OPTIONS[name]
         options.update(preset)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
+from ctxeval.io.sources import not_utf8, text_lines
 from ctxeval.io.spreadsheet import neutralise
 from ctxeval.optional import require
 from ctxeval.results.table import PerQueryTable
@@ -264,18 +265,23 @@ def arrow_table(rows: Sequence[dict[str, Any]]) -> Any:
 
 # -- reading ------------------------------------------------------------------------------------
 def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[dict[str, Any]]]:
-    """The header and the per-query rows of a result file or of a distributed run's directory."""
+    """The header and the per-query rows of a result file or of a distributed run's directory.
+
+    A file that is not UTF-8 (or UTF-16/32 with a byte-order mark), or whose JSON is truncated
+    or damaged, raises :class:`~ctxeval.errors.InvalidArgumentError` naming ``file:line``.
+    """
     source = Path(path)
     suffix = source.suffix.lower()
     if source.is_dir():
-        header = _header(json.loads((source / PARTS_HEADER).read_text(encoding="utf-8")), source)
+        header = _header(_json_file(source / PARTS_HEADER), source)
         return header, _rows(iter_parts(source), header)
     if suffix == ".jsonl":
-        with source.open(encoding="utf-8") as lines:
-            header = _header(json.loads(next(lines, "{}")), source)
-            return header, _rows((json.loads(line) for line in lines if line.strip()), header)
+        lines = ((n, line) for n, line in text_lines(source) if line.strip())
+        first = next(lines, None)
+        header = _header(_json_line(source, *first) if first else {}, source)
+        return header, _rows((_json_line(source, n, line) for n, line in lines), header)
     if suffix == ".json":
-        data = json.loads(source.read_text(encoding="utf-8"))
+        data = _json_file(source)
         header = _header(data, source)
         return header, _rows(data.get("per_query", []), header)
     if suffix == ".csv":
@@ -285,21 +291,26 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
                 f"{source}: its aggregate and summary live in {sidecar.name}, which is "
                 "missing; keep the two files together"
             )
-        header = _header(json.loads(sidecar.read_text(encoding="utf-8")), sidecar)
-        with source.open(encoding="utf-8", newline="") as handle:
-            # ids stay strings ("007", "1e3"); other cells were written as JSON scalars.
-            rows = (
-                {k: (v if k == "id" else _from_csv(v)) for k, v in row.items()}
-                for row in csv.DictReader(handle)
-            )
-            return header, _rows(rows, header)
+        header = _header(_json_file(sidecar), sidecar)
+        # ids stay strings ("007", "1e3"); other cells were written as JSON scalars.
+        rows = (
+            {k: (v if k == "id" else _from_csv(v)) for k, v in row.items()}
+            for row in csv.DictReader(line for _, line in text_lines(source))
+        )
+        return header, _rows(rows, header)
     if suffix == ".parquet":
         pq = require("pyarrow.parquet", purpose=f"loading {source}", extra="parquet")
-        table = pq.read_table(source)
+        try:
+            table = pq.read_table(source)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise InvalidArgumentError(
+                f"{source}: cannot be read as Parquet ({exc}); the file is damaged or "
+                "truncated: save the result again"
+            ) from None
         raw = (table.schema.metadata or {}).get(b"ctxeval")
         if raw is None:
             raise InvalidArgumentError(f"{source} was not written by ctxeval (no metadata)")
-        header = _header(json.loads(raw), source)
+        header = _header(_json_text(source, raw), source)
         rows = (row for batch in table.to_batches() for row in batch.to_pylist())
         encoded = header.pop(JSON_COLUMNS, [])
         if encoded:
@@ -308,11 +319,51 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
     raise InvalidArgumentError(f"cannot load results from {source}: use a {_SUFFIXES} file")
 
 
+def _json_line(source: Path, number: int, line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(
+            f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the result "
+            "file is truncated or damaged: save or evaluate it again"
+        ) from None
+    except RecursionError:
+        raise InvalidArgumentError(
+            f"{source}:{number}: the JSON nests too deeply to read; this is not a result file "
+            "ctxeval wrote"
+        ) from None
+
+
+def _json_file(source: Path) -> Any:
+    try:
+        text = source.read_bytes()
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot open {source}: {exc.strerror or exc}") from None
+    return _json_text(source, text)
+
+
+def _json_text(source: Path, text: bytes) -> Any:
+    try:
+        return json.loads(text)  # bytes: UTF-8, UTF-16 or UTF-32, as json detects them
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(
+            f"{source}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); the "
+            "file is truncated or damaged: save or evaluate it again"
+        ) from None
+    except UnicodeDecodeError as exc:
+        line = text.count(b"\n", 0, exc.start) + 1
+        raise InvalidArgumentError(f"{source}:{line}: {not_utf8(exc)}") from None
+    except RecursionError:
+        raise InvalidArgumentError(
+            f"{source}: the JSON nests too deeply to read; this is not a result file ctxeval wrote"
+        ) from None
+
+
 def iter_parts(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """The per-query rows of a distributed run's output directory, in input order."""
     pq = require("pyarrow.parquet", purpose=f"reading the parts in {directory}", extra="parquet")
     root = Path(directory)
-    header = json.loads((root / PARTS_HEADER).read_text(encoding="utf-8"))
+    header = _json_file(root / PARTS_HEADER)
     for name in header["parts"]:
         yield from pq.read_table(root / name).to_pylist()
 

@@ -1,0 +1,339 @@
+"""Odd bytes and text: lone surrogates, UTF-16/32 files, non-UTF-8 bytes, over-deep JSON, a JSON
+array in a .jsonl file, a duplicated CSV column, damaged result files (issue 10, items 5, 9)."""
+
+from __future__ import annotations
+
+import codecs
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxeval import RetrievalEvaluator
+from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.io.readers import read_records
+from ctxeval.io.trec import read_trec_qrels, read_trec_run
+from ctxeval.records import Record, RecordError
+from ctxeval.results import EvaluationResult
+from ctxeval.validation import MAX_DEPTH, find_unwritable
+
+GOOD = {"id": "q1", "retrieved_context": ["a b c"], "ground_truth_context": ["a b c"]}
+
+
+def _lines(path: Path, *records: object) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _only_error(source: object, **kwargs: object) -> RecordError:
+    items = list(read_records(source, **kwargs))  # type: ignore[arg-type]
+    errors = [i for i in items if isinstance(i, RecordError)]
+    assert len(errors) == 1, items
+    return errors[0]
+
+
+# -- lone surrogates ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "where"),
+    [
+        (
+            '{"id": "q1", "retrieved_context": ["ok", "x \\ud800 y"], '
+            '"ground_truth_context": ["a"]}',
+            "retrieved_context",
+            "retrieved_context[1] holds a lone surrogate \\ud800 at character 2",
+        ),
+        (
+            '{"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["\\udfff"]}',
+            "ground_truth_context",
+            "ground_truth_context[0] holds a lone surrogate \\udfff at character 0",
+        ),
+        (
+            '{"id": "q1", "retrieved_context": ["a"], "ground_truth_context": '
+            '[{"text": "a\\udc00", "grade": 2}]}',
+            "ground_truth_context",
+            "ground_truth_context[0]['text']",
+        ),
+        (
+            '{"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["a"], '
+            '"meta": {"tags": ["x", "\\ud83d"]}}',
+            "meta",
+            "meta['tags'][1] holds a lone surrogate \\ud83d",
+        ),
+        (
+            '{"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["a"], '
+            '"question": "why\\ud800"}',
+            "question",
+            "question holds a lone surrogate",
+        ),
+    ],
+)
+def test_lone_surrogates_in_jsonl_are_bad_records(
+    tmp_path: Path, line: str, field: str, where: str
+) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(line + "\n" + json.dumps({**GOOD, "id": "q2"}) + "\n", encoding="utf-8")
+    error = _only_error(path)
+    assert error.field == field
+    assert error.id == "q1"
+    assert error.location == f"{path}:1"
+    assert where in error.message
+    assert "fix or remove the character" in error.message
+
+
+def test_a_surrogate_in_an_id_is_claimed_escaped_and_saves(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": "q\\ud800", "retrieved_context": ["a"], "ground_truth_context": ["a"]}\n'
+        + json.dumps(GOOD)
+        + "\n",
+        encoding="utf-8",
+    )
+    error = _only_error(path)
+    assert error.id == "q\\ud800"  # escaped: printable and writable
+    result = RetrievalEvaluator(path, workers=1, on_error="skip").run()
+    for suffix in (".jsonl", ".json", ".csv"):
+        saved = result.save(tmp_path / f"out{suffix}")
+        assert EvaluationResult.load(saved).skipped == result.skipped
+
+
+def test_utf8_encoded_surrogate_bytes_are_caught(tmp_path: Path) -> None:
+    # json.loads decodes bytes with "surrogatepass": ED A0 80 becomes "\ud800".
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(
+        b'{"id": "q1", "retrieved_context": ["x\xed\xa0\x80"], "ground_truth_context": ["a"]}\n'
+    )
+    assert "lone surrogate \\ud800" in _only_error(path).message
+
+
+def test_surrogate_pairs_are_fine(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": "q1", "retrieved_context": ["smile \\ud83d\\ude00"], '
+        '"ground_truth_context": ["smile"]}\n',
+        encoding="utf-8",
+    )
+    (record,) = read_records(path)
+    assert isinstance(record, Record)
+    assert record.retrieved == ["smile \U0001f600"]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"id": "q1", "retrieved_context": ["a\ud800"], "ground_truth_context": ["a"]},
+        {"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["a"], "k\udc80": 1},
+        {"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["a"], "m": ("\ud800",)},
+    ],
+)
+def test_surrogates_from_python_objects(record: dict[str, object]) -> None:
+    error = _only_error([record, {**GOOD, "id": "q2"}])
+    assert "lone surrogate" in error.message
+    assert error.id == "q1"
+
+
+def test_surrogates_in_a_json_file_and_a_csv_cell(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_text('[{"retrieved_context": ["\\ud800"], "ground_truth_context": ["a"]}]')
+    assert "retrieved_context[0] holds a lone surrogate" in _only_error(path).message
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_text(
+        'id,retrieved_context,ground_truth_context\nq1,"[""\\ud800""]","[""a""]"\n',
+        encoding="utf-8",
+    )
+    error = _only_error(csv_path)
+    assert "lone surrogate" in error.message
+    assert error.id == "q1"
+
+
+def test_surrogate_run_is_an_error_or_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": "q1", "retrieved_context": ["\\ud800"], "ground_truth_context": ["a"]}\n'
+        + json.dumps({**GOOD, "id": "q2"})
+        + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InvalidRecordError, match="lone surrogate"):
+        RetrievalEvaluator(path, workers=1).run()
+    result = RetrievalEvaluator(path, workers=1, on_error="skip").run()
+    assert result.summary["queries"] == 1
+    result.save(tmp_path / "out.jsonl")
+
+
+def test_find_unwritable_is_quiet_on_good_values() -> None:
+    assert find_unwritable({"a": ["é", "\U0001f600", 1, None, [2.5]]}, "m") is None
+    assert find_unwritable("plain", "m") is None
+
+
+# -- nesting -----------------------------------------------------------------------------------
+
+
+def test_5000_deep_json_line_is_a_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("[" * 5000 + "]" * 5000 + "\n" + json.dumps(GOOD) + "\n", encoding="utf-8")
+    error = _only_error(path)
+    assert error.location == f"{path}:1"
+    assert "too deeply" in error.message
+    result = RetrievalEvaluator(path, workers=1, on_error="skip").run()
+    assert result.summary["queries"] == 1
+
+
+def test_deep_metadata_is_a_bad_record(tmp_path: Path) -> None:
+    deep: object = "x"
+    for _ in range(MAX_DEPTH + 1):
+        deep = [deep]
+    error = _only_error([{**GOOD, "meta": deep}, {**GOOD, "id": "q2"}])
+    assert error.field == "meta"
+    assert f"more than {MAX_DEPTH} levels" in error.message
+    path = _lines(tmp_path / "d.jsonl", {**GOOD, "meta": deep}, {**GOOD, "id": "q2"})
+    assert f"more than {MAX_DEPTH} levels" in _only_error(path).message
+    # Python's own limit: a 5,000-deep object from an iterable does not overflow the stack.
+    for _ in range(5000):
+        deep = [deep]
+    assert "levels deep" in _only_error([{**GOOD, "retrieved_context": deep}]).message
+
+
+def test_deep_json_document_and_csv_cell(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(InvalidArgumentError, match="too deeply"):
+        list(read_records(path))
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_text(
+        "id,retrieved_context,ground_truth_context\nq1," + "[" * 5000 + "]" * 5000 + ',"[""a""]"\n'
+    )
+    error = _only_error(csv_path)
+    assert error.field == "retrieved_context"
+    assert "too deeply" in error.message
+
+
+# -- encodings ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])
+def test_utf16_and_utf32_jsonl_with_a_bom_are_read(tmp_path: Path, encoding: str) -> None:
+    bom = {
+        "utf-16-le": codecs.BOM_UTF16_LE,
+        "utf-16-be": codecs.BOM_UTF16_BE,
+        "utf-32-be": codecs.BOM_UTF32_BE,
+    }.get(encoding, b"")
+    text = "".join(json.dumps({**GOOD, "id": f"q{i}", "é": "ü"}) + "\r\n" for i in range(3))
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(bom + text.encode(encoding))
+    items = list(read_records(path))
+    assert [i.id for i in items] == ["q0", "q1", "q2"]
+    assert all(isinstance(i, Record) for i in items)
+    assert items[2].location == f"{path}:3"
+
+
+def test_utf16_csv_json_and_trec_files_are_read(tmp_path: Path) -> None:
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_bytes(
+        'id,retrieved_context,ground_truth_context\nq1,"[""a""]","[""a""]"\n'.encode("utf-16")
+    )
+    assert [r.id for r in read_records(csv_path)] == ["q1"]
+    json_path = tmp_path / "d.json"
+    json_path.write_bytes(json.dumps([GOOD]).encode("utf-16"))
+    assert [r.id for r in read_records(json_path)] == ["q1"]
+    run, qrels = tmp_path / "r.run", tmp_path / "q.qrels"
+    run.write_bytes("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n".encode("utf-16"))
+    qrels.write_bytes("q1 0 d1 1\n".encode("utf-32"))
+    assert read_trec_run(run) == {"q1": {"d1": 2.0, "d2": 1.0}}
+    assert read_trec_qrels(qrels) == {"q1": {"d1": 1}}
+
+
+def test_utf16_without_bom_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes((json.dumps(GOOD) + "\n").encode("utf-16-le"))
+    assert "UTF-16 without a byte-order mark" in _only_error(path).message
+
+
+def test_non_utf8_trec_files_name_file_and_line(tmp_path: Path) -> None:
+    run = tmp_path / "r.run"
+    run.write_bytes(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d\xe92 2 1.0 t\n")
+    with pytest.raises(InvalidArgumentError, match=r"r\.run:2: not valid UTF-8 \(byte 0xe9"):
+        read_trec_run(run)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_bytes(b"q1 0 d\xff 1\n")
+    with pytest.raises(InvalidArgumentError, match=r"q\.qrels:1: .*save the file as UTF-8"):
+        read_trec_qrels(qrels)
+
+
+def test_non_utf8_json_and_csv_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(b'[\n{"retrieved_context": ["\xe9"], "ground_truth_context": ["a"]}]')
+    with pytest.raises(InvalidArgumentError, match=r"d\.json:2: not valid UTF-8"):
+        list(read_records(path))
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_bytes(b'id,retrieved_context,ground_truth_context\nq1,"[""\xe9""]","[]"\n')
+    with pytest.raises(InvalidArgumentError, match=r"d\.csv:row \d: not valid UTF-8"):
+        list(read_records(csv_path))
+
+
+# -- shapes of files ---------------------------------------------------------------------------
+
+
+def test_pretty_printed_json_array_in_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps([GOOD], indent=2), encoding="utf-8")
+    first = next(iter(read_records(path)))
+    assert isinstance(first, RecordError)
+    assert first.location == f"{path}:1"
+    assert "this looks like a JSON array" in first.message
+    assert "name the file .json" in first.message
+
+
+def test_duplicated_csv_column_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text(
+        'id,retrieved_context,ground_truth_context,retrieved_context\nq1,"[""a""]","[""a""]",'
+        '"[""b""]"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InvalidArgumentError) as info:
+        list(read_records(path))
+    assert "'retrieved_context' appears more than once" in str(info.value)
+    assert str(info.value).startswith(f"{path}: header")
+
+
+# -- result files given to compare -------------------------------------------------------------
+
+
+def _saved(tmp_path: Path, suffix: str) -> Path:
+    result = RetrievalEvaluator([GOOD, {**GOOD, "id": "q2"}], workers=1).run()
+    return result.save(tmp_path / f"r{suffix}")
+
+
+def test_truncated_jsonl_result_names_file_and_line(tmp_path: Path) -> None:
+    path = _saved(tmp_path, ".jsonl")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 20])
+    with pytest.raises(InvalidArgumentError, match=r"r\.jsonl:3: not valid JSON .*truncated"):
+        EvaluationResult.load(path)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_truncated_json_results_name_the_file(tmp_path: Path, suffix: str) -> None:
+    path = _saved(tmp_path, suffix)
+    target = path if suffix == ".json" else path.with_name("r.summary.json")
+    target.write_bytes(target.read_bytes()[:-30])
+    with pytest.raises(InvalidArgumentError, match=r"\.json:\d+: not valid JSON"):
+        EvaluationResult.load(path)
+
+
+def test_non_utf8_result_names_file_and_line(tmp_path: Path) -> None:
+    path = _saved(tmp_path, ".jsonl")
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"q2"', b'"q\xe92"')
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(InvalidArgumentError, match=r"r\.jsonl:3: not valid UTF-8"):
+        EvaluationResult.load(path)
+
+
+def test_utf16_result_reads(tmp_path: Path) -> None:
+    path = _saved(tmp_path, ".jsonl")
+    original = EvaluationResult.load(path)
+    path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
+    assert EvaluationResult.load(path).aggregate == original.aggregate
