@@ -43,7 +43,7 @@ from ctxeval.errors import CtxevalWarning, InvalidArgumentError, InvalidRecordEr
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.blocks import Block, file_fields, read_block
 from ctxeval.io.fields import ResolvedFields, as_field_map
-from ctxeval.io.sources import EXTENSIONS
+from ctxeval.io.sources import EXTENSIONS, locate
 from ctxeval.optional import require
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
@@ -205,13 +205,7 @@ def _bucket_of(survey: Survey, bucket: int) -> list[tuple[int, str, bool, str | 
 
 
 def _locate(block: Block, pos: int) -> str:
-    if block.format == "jsonl":
-        return f"{block.name}:{pos}"
-    if block.format in ("csv", "parquet"):
-        return f"{block.name}:row {pos}"
-    if block.format == "json":
-        return f"{block.name}[{pos}]"
-    return f"record {pos}"
+    return locate(block.name, block.format, pos)
 
 
 def _global_pos(block: Block, pos: int) -> int:

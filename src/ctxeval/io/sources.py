@@ -33,6 +33,7 @@ __all__ = [
     "bom_encoding",
     "format_name",
     "import_parquet",
+    "locate",
     "open_binary",
     "open_lines",
     "source_segments",
@@ -71,15 +72,21 @@ class Segment:
 
     def locate(self, pos: int) -> str:
         """Where the record at ``pos`` (line, row or position) is, for messages."""
-        if self.format == "jsonl":
-            return f"{self.name}:{pos}"
-        if self.format in ("csv", "parquet"):
-            return f"{self.name}:row {pos}"
-        if self.format == "json":
-            return f"{self.name}[{pos}]"
         if self.format == "frame":
             return f"row {self.target.index[pos]}"
-        return f"record {pos}"
+        return locate(self.name, self.format, pos)
+
+
+def locate(name: str, format: str, pos: int) -> str:
+    """Where record ``pos`` of a file (line, row or position) is, for messages: ``a.jsonl:12``,
+    ``a.csv:row 3``, ``a.json[4]``; ``record 5`` for in-memory data."""
+    if format == "jsonl":
+        return f"{name}:{pos}"
+    if format in ("csv", "parquet"):
+        return f"{name}:row {pos}"
+    if format == "json":
+        return f"{name}[{pos}]"
+    return f"record {pos}"
 
 
 def format_name(format: object) -> str | None:
