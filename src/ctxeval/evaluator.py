@@ -182,6 +182,7 @@ class RetrievalEvaluator:
     ) -> None:
         self.dataset = dataset
         self.source: str | None = None
+        self.extra_inputs: list[str] = []  # files read besides the dataset (a TREC run's qrels)
         self.matching = (
             None if matching is None else as_strategy(matching, owner="RetrievalEvaluator")
         )
@@ -289,6 +290,7 @@ class RetrievalEvaluator:
         warn_policies(ranked, judged, missing, "zero", tied, "trec_eval")
         evaluator = cls(records, metrics, **options)
         evaluator.source = os.fspath(run)
+        evaluator.extra_inputs = [os.fspath(qrels)]
         return evaluator
 
     def _modes(self) -> tuple[Mode, ...]:
@@ -414,6 +416,7 @@ class RetrievalEvaluator:
     def _input_files(self) -> list[str]:
         """The files this run reads (an output must not be one of them)."""
         files = [self.source] if self.source is not None else []
+        files.extend(self.extra_inputs)
         if isinstance(self.dataset, str | os.PathLike):
             name = os.fspath(self.dataset)
             files.extend([name, *glob.glob(name)])

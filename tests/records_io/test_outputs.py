@@ -236,3 +236,16 @@ def test_every_file_ctxeval_writes_goes_through_the_atomic_writer() -> None:
                     found.append((where, name))
     unexpected = [hit for hit in found if hit not in allowed and hit != ("io/atomic.py", "mkstemp")]
     assert unexpected == []
+
+
+def test_from_trec_refuses_an_output_that_is_its_qrels(tmp_path: Path) -> None:
+    # The qrels file is an input too (found in the issue-10 work: only the run was checked).
+    run = tmp_path / "run.trec"
+    qrels = tmp_path / "qrels.jsonl"  # a name run(output=...) would otherwise accept
+    run.write_text("q1 Q0 d1 1 2.0 tag\n", encoding="utf-8")
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    before = qrels.read_bytes()
+    evaluator = RetrievalEvaluator.from_trec(run, qrels, ["map"])
+    with pytest.raises(ValueError, match="is also"):
+        evaluator.run(output=qrels)
+    assert qrels.read_bytes() == before
