@@ -1,6 +1,11 @@
 """``python -m ctxeval`` runs the command line."""
 
-from ctxeval.cli import main
+import sys
 
 if __name__ == "__main__":
+    try:
+        from ctxeval.cli import main
+    except KeyboardInterrupt:  # Ctrl-C while starting up: the same exit as during a run
+        sys.stderr.write("ctxeval: interrupted\n")
+        sys.exit(130)
     main()

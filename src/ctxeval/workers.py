@@ -24,16 +24,15 @@ import os
 import pickle
 import signal
 import sys
-import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, suppress
-from types import FrameType
+from contextlib import suppress
 from typing import Any
 
 from ctxeval.errors import WorkerProcessError
+from ctxeval.io.atomic import terminate_raises
 from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 
@@ -108,7 +107,7 @@ def score_in_workers(plan: ScoringPlan, batches: Iterable[Batch], workers: int) 
     """
     pending: deque[tuple[Future[Scored], Batch]] = deque()
     window = 2 * workers  # bounded read-ahead keeps memory flat
-    with _sigterm_raises():
+    with terminate_raises():  # SIGTERM unwinds, so the workers are stopped, not orphaned
         pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=pool_context(),
@@ -166,29 +165,3 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     for process in list(processes.values()):
         with suppress(OSError, ValueError):  # already gone, or closed
             process.kill()
-
-
-class _Terminated(SystemExit):
-    """SIGTERM during a run with workers: stops the run like an exception, exit status 143."""
-
-
-def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
-    raise _Terminated(128 + signum)
-
-
-@contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """While workers run, SIGTERM raises instead of killing this process on the spot (which
-    would leave the workers running), unless someone else already handles SIGTERM."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
-    ):
-        yield
-        return
-    signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        if signal.getsignal(signal.SIGTERM) is _raise_terminated:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -430,7 +430,9 @@ def test_ctrl_c_during_evaluate_output_leaves_nothing(tmp_path: Path) -> None:
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=60)
-    assert process.returncode in (0, 130)  # finished first, or interrupted
+    # Finished first, interrupted (130), or, on a loaded machine, interrupted before Python
+    # installed its Ctrl-C handler (killed by SIGINT: -2).
+    assert process.returncode in (0, 130, -signal.SIGINT)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     if output.exists():
         assert EvaluationResult.load(output).summary["queries"] == 3000

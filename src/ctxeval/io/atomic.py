@@ -37,9 +37,11 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def terminate_raises() -> Iterator[None]:
-    """While the block runs, SIGTERM raises :class:`Terminated` instead of killing the process
-    outright. Only where Python can install handlers (the main thread) and only when SIGTERM
-    still has its default action: a handler the program installed itself is left alone."""
+    """While the block runs, SIGTERM raises :class:`Terminated` (a ``SystemExit`` with status
+    143) instead of killing the process outright, so ``finally`` blocks run: temporary files
+    are removed, worker processes stopped. Only where Python can install handlers (the main
+    thread) and only when SIGTERM still has its default action: a handler the program installed
+    itself is left alone."""
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
@@ -50,7 +52,8 @@ def terminate_raises() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if signal.getsignal(signal.SIGTERM) is _raise_terminated:  # (a nested block restored it)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
