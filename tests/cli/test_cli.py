@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import pytrec_eval
+from cli_helpers import ctxeval
 
 from ctxeval import IDRankedRetrievalMetrics, PrecisionRecallF1, RetrievalEvaluator, RougeChunkMatch
 from ctxeval.results import EvaluationResult
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "fixtures" / "records.jsonl"
-
-
-def ctxeval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONWARNINGS": "default"}
-    return subprocess.run(
-        [sys.executable, "-m", "ctxeval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env=env,
-        check=False,
-    )
 
 
 def test_help_lists_commands_and_examples() -> None:

@@ -4,29 +4,15 @@ one-line messages, never a traceback (issue 10, items 5, 6 and 9)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import ctxeval
 
 from ctxeval.validation import MAX_GRADE, MAX_K
 
 GOOD = {"id": "q1", "retrieved_context": ["a b c"], "ground_truth_context": ["a b c"]}
-
-
-def ctxeval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONWARNINGS": "default"}
-    return subprocess.run(
-        [sys.executable, "-m", "ctxeval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env=env,
-        check=False,
-    )
 
 
 def _user_error(done: subprocess.CompletedProcess[str], *fragments: str) -> None:
