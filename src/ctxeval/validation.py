@@ -25,6 +25,7 @@ __all__ = [
     "check_policy",
     "find_unwritable",
     "is_finite",
+    "plainly_writable",
     "validate_ids",
     "validate_qrels",
     "validate_texts",
@@ -319,7 +320,7 @@ def find_unwritable(value: object, field: str, *, text: bool = True) -> str | No
                     return _surrogate_message(f"a key of {where}", key, _surrogate_at(key) or 0)
                 if _worth_a_look(inner, text):
                     stack.append((inner, f"{where}[{key!r}]", depth + 1))
-        elif text and _all_ascii(item):
+        elif text and _clean_strings(item):
             continue
         else:
             stack.extend(
@@ -347,12 +348,38 @@ def _worth_a_look(value: object, text: bool) -> bool:
     return kind in _CONTAINERS or isinstance(value, list | tuple | Mapping)
 
 
-def _all_ascii(items: list[Any] | tuple[Any, ...]) -> bool:
-    """True when every item is an ASCII string (nothing to look into)."""
-    try:
-        return all(map(str.isascii, items))
-    except TypeError:
+_STR = frozenset({str})
+
+
+def _clean_strings(items: list[Any] | tuple[Any, ...]) -> bool:
+    """True when every item is a string and none holds a surrogate (one C-level pass over
+    their concatenation; ``isascii`` is a flag check)."""
+    if not _STR.issuperset(map(type, items)):
         return False
+    joined = "".join(items)
+    return joined.isascii() or _surrogate_at(joined) is None
+
+
+def plainly_writable(record: dict[Any, Any]) -> bool:
+    """The fast answer for the usual record: True when its keys are strings and its values
+    strings, numbers, None or flat lists of strings, none holding a surrogate (then
+    :func:`find_unwritable` would find nothing). False means "look closer", not "bad"."""
+    strings: list[str] = []
+    for key, value in record.items():
+        if type(key) is not str:
+            return False
+        strings.append(key)
+        kind = type(value)
+        if kind is str:
+            strings.append(value)
+        elif kind is list:
+            if not _STR.issuperset(map(type, value)):
+                return False
+            strings.extend(value)
+        elif kind not in _SCALARS:
+            return False
+    joined = "".join(strings)
+    return joined.isascii() or _surrogate_at(joined) is None
 
 
 def _surrogate_at(text: str) -> int | None:

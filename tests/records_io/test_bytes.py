@@ -8,14 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.io.formats import unwritable
 from ctxeval.io.readers import read_records
 from ctxeval.io.trec import read_trec_qrels, read_trec_run
 from ctxeval.records import Record, RecordError
 from ctxeval.results import EvaluationResult
-from ctxeval.validation import MAX_DEPTH, find_unwritable
+from ctxeval.validation import MAX_DEPTH, find_unwritable, plainly_writable
 
 GOOD = {"id": "q1", "retrieved_context": ["a b c"], "ground_truth_context": ["a b c"]}
 
@@ -165,6 +168,29 @@ def test_surrogate_run_is_an_error_or_skipped(tmp_path: Path) -> None:
 def test_find_unwritable_is_quiet_on_good_values() -> None:
     assert find_unwritable({"a": ["é", "\U0001f600", 1, None, [2.5]]}, "m") is None
     assert find_unwritable("plain", "m") is None
+
+
+_TEXTS = st.text(alphabet=st.sampled_from(["a", " ", "\u00e9", "\U0001f600", "\ud800", "\udc00"]))
+_VALUES = st.one_of(
+    _TEXTS,
+    st.lists(_TEXTS, max_size=4),
+    st.none(),
+    st.integers(),
+    st.lists(st.lists(_TEXTS, max_size=2), max_size=2),
+)
+
+
+@given(st.dictionaries(_TEXTS, _VALUES, max_size=4))
+def test_the_plain_record_fast_path_agrees_with_the_full_check(record: dict[str, object]) -> None:
+    """``plainly_writable`` (one pass over the record's strings) never passes a record that
+    ``find_unwritable`` would reject, and passes every plain record it accepts."""
+    found = [
+        find_unwritable(key, "k") or find_unwritable(value, "v") for key, value in record.items()
+    ]
+    clean = not any(found)
+    plain = all(type(v) is not list or all(type(i) is str for i in v) for v in record.values())
+    assert plainly_writable(record) == (clean and plain)
+    assert (unwritable(record) is None) == clean
 
 
 # -- nesting -----------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from ctxeval.errors import InvalidArgumentError, type_name
 from ctxeval.io.fields import ResolvedFields
 from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
 from ctxeval.records import claimed_id
-from ctxeval.validation import find_unwritable
+from ctxeval.validation import find_unwritable, plainly_writable
 
 __all__ = [
     "FORMAT_READERS",
@@ -85,6 +85,8 @@ def may_hold_surrogates(text: str | bytes) -> bool:
 
 def unwritable(value: object) -> Problem | None:
     """A Problem for a decoded record holding a lone surrogate or nested too deeply."""
+    if type(value) is dict and plainly_writable(value):
+        return None
     if isinstance(value, Mapping):
         for key, inner in value.items():
             message = find_unwritable(key, "a field name") or find_unwritable(inner, str(key))

@@ -24,7 +24,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -85,6 +85,25 @@ class BatchJudgments:
 
     def __len__(self) -> int:
         return len(self.n)
+
+    # Running sums shared by the measures of a batch (each measure at each cut-off reads them).
+    @cached_property
+    def hits_so_far(self) -> IntArray:
+        return np.cumsum(self.hits, axis=1)
+
+    @cached_property
+    def relevant_so_far(self) -> IntArray:
+        return np.cumsum(self.relevant, axis=1)
+
+    @cached_property
+    def dcg_so_far(self) -> FloatArray:
+        """Linear-gain DCG at every rank."""
+        return _dcg_so_far(self.gains)
+
+    @cached_property
+    def ideal_dcg_so_far(self) -> FloatArray:
+        """Linear-gain DCG of the ideal ranking at every rank."""
+        return _dcg_so_far(self.ideal)
 
     def cut(self, k: int | None) -> IntArray:
         """Units kept by the cut-off ``k`` per record (``k`` counts chunks)."""
@@ -204,14 +223,14 @@ def _divide(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> Float
 
 
 def _hits(j: BatchJudgments, k: int | None) -> IntArray:
-    return _at(np.cumsum(j.hits, axis=1), j.cut(k))
+    return _at(j.hits_so_far, j.cut(k))
 
 
 def set_counts(j: BatchJudgments, k: int | None) -> IntArray:
     """The counts behind the set measures, one row per record: relevant retrieved units,
     retrieved units, matched ground-truth units, ground-truth units (for micro averages)."""
     cut = j.cut(k)
-    relevant_retrieved = _at(np.cumsum(j.relevant, axis=1), cut)
+    relevant_retrieved = _at(j.relevant_so_far, cut)
     matched = (j.first_match < cut[:, None]).sum(axis=1)
     return np.stack([relevant_retrieved, cut, matched, j.m], axis=1).astype(np.int64)
 
@@ -223,8 +242,8 @@ def _exponential(grades: FloatArray) -> FloatArray:
     return np.array([table[g] for g in flat], dtype=np.float64).reshape(grades.shape)
 
 
-def _dcg(gains: FloatArray, cut: IntArray) -> FloatArray:
-    return _at(np.cumsum(gains / _discounts(gains.shape[1]), axis=1), cut)
+def _dcg_so_far(gains: FloatArray) -> FloatArray:
+    return np.cumsum(gains / _discounts(gains.shape[1]), axis=1)
 
 
 # -- the measures ----------------------------------------------------------------------------
@@ -286,8 +305,9 @@ def average_precision(
 ) -> FloatArray:
     """Sum over hit ranks of (hits so far / rank), rank by rank, over the denominator."""
     cut = j.cut(k)
-    marks = j.relevant if ap_credit == "any" else j.hits
-    marked = np.cumsum(marks, axis=1)
+    marks, marked = (
+        (j.relevant, j.relevant_so_far) if ap_credit == "any" else (j.hits, j.hits_so_far)
+    )
     contributions = np.where(marks, marked / _ranks(marks.shape[1]), 0.0)
     total = _at(np.cumsum(contributions, axis=1), cut)
     count = j.m if ap_denominator == "relevant" else _at(marked, cut)
@@ -300,17 +320,20 @@ def ndcg(
     """DCG of the top ``k`` over the ideal DCG: every relevant ground-truth unit by grade
     (``ideal="ground_truth"``), or the judged list's own gains re-sorted (``"retrieved"``)."""
     cut = j.cut(k)
-    gains = j.gains
     if ideal == "ground_truth":
-        best = j.ideal
         ideal_cut = j.ideal_n if k is None else np.minimum(j.ideal_n, k)
     else:
-        best = -np.sort(-gains, axis=1)
         ideal_cut = cut
-    if gain == "exponential":
-        gains, best = _exponential(gains), _exponential(best)
-    dcg = _dcg(gains, cut)
-    idcg = _dcg(best, ideal_cut)
+    if gain == "linear" and ideal == "ground_truth":
+        dcg_so_far, ideal_so_far = j.dcg_so_far, j.ideal_dcg_so_far
+    else:
+        gains = j.gains
+        best = j.ideal if ideal == "ground_truth" else -np.sort(-gains, axis=1)
+        if gain == "exponential":
+            gains, best = _exponential(gains), _exponential(best)
+        dcg_so_far, ideal_so_far = _dcg_so_far(gains), _dcg_so_far(best)
+    dcg: FloatArray = _at(dcg_so_far, cut)
+    idcg: FloatArray = _at(ideal_so_far, ideal_cut)
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
