@@ -55,6 +55,10 @@ class EmptyTokensWarning(CtxevalWarning):
     """Non-empty text produced no tokens, so it can never match (or be matched) by overlap."""
 
 
+class PythonLiteralWarning(CtxevalWarning):
+    """A CSV's list cells were Python literals (``['a', 'b']``), read as literals."""
+
+
 class ConventionWarning(CtxevalWarning):
     """An implicit convention (ties in run scores, queries missing from a run) changed a result."""
 

@@ -15,16 +15,19 @@ is one JSON document, so it is parsed whole.
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
 import os
 import re
+import tokenize
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, type_name
+from ctxeval.errors import InvalidArgumentError, PythonLiteralWarning, type_name
 from ctxeval.io.fields import ResolvedFields
 from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
 from ctxeval.records import claimed_id
@@ -271,6 +274,7 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
             columns[resolved.ground_truth]: ("ground_truth", resolved.ground_truth),
         }
         id_column = columns[resolved.id] if resolved.id is not None else None
+        said = False  # whether the Python-literal cells were mentioned
         for cells in rows:
             number += 1
             if not cells:
@@ -291,7 +295,9 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
             for i, name in enumerate(header):
                 cell = cells[i]
                 if i in decoded:
-                    value = _decode_cell(cell, name, resolved.mode, decoded[i][0])
+                    value, literal = _decode_cell(cell, name, resolved.mode, decoded[i][0])
+                    if literal and not said:
+                        said = _say_literal(segment, number, name)
                     if isinstance(value, Problem):
                         problem = problem or replace(value, id=claimed_id(raw_id))
                     record[name] = value
@@ -311,7 +317,19 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
         ) from None
 
 
-def _decode_cell(cell: str, column: str, mode: str, role: str) -> object:
+def _say_literal(segment: Segment, number: int, column: str) -> bool:
+    """Warn (once per file) that list cells are Python literals."""
+    warnings.warn(
+        f"{segment.locate(number)}: column {column!r} holds Python list literals "
+        "(['a', 'b'], as pandas' to_csv writes), not JSON; read as literals (never run as code)",
+        PythonLiteralWarning,
+        stacklevel=2,
+    )
+    return True
+
+
+def _decode_cell(cell: str, column: str, mode: str, role: str) -> tuple[object, bool]:
+    """The cell's list (or object), or a Problem; and whether it was a Python literal."""
     if mode == "id" and role == "ground_truth":
         expected = 'a JSON-encoded list like ["d1", "d2"] or an object like {"d1": 2}'
     elif mode == "id":
@@ -319,24 +337,72 @@ def _decode_cell(cell: str, column: str, mode: str, role: str) -> object:
     else:
         expected = 'a JSON-encoded list like ["a", "b"]'
     if not cell.strip():
-        return Problem(f"{column} is an empty cell; it must hold {expected} ([] for none)", column)
+        return Problem(
+            f"{column} is an empty cell; it must hold {expected} ([] for none)", column
+        ), False
     shown = cell if len(cell) <= 40 else cell[:36] + "..."
     try:
         value = json.loads(cell)
     except RecursionError:
-        return Problem(f"{column}: {_TOO_DEEP}", column)
+        return Problem(f"{column}: {_TOO_DEEP}", column), False
     except json.JSONDecodeError as exc:
-        return Problem(
-            f"{column} must be {expected}; got {shown!r}, which is not JSON ({exc.msg} at "
-            f"column {exc.colno})",
-            column,
-        )
+        literal = python_literal(cell)
+        if literal is None:
+            return Problem(
+                f"{column} must be {expected}; got {shown!r}, which is not JSON ({exc.msg} at "
+                f"column {exc.colno}){_numpy_hint(cell)}",
+                column,
+            ), False
+        value, literal_used = literal, True
+    else:
+        literal_used = False
     if isinstance(value, list) or (isinstance(value, dict) and "object" in expected):
-        return value
+        return value, literal_used
     return Problem(
         f"{column} must be {expected}; got {shown!r}, which is JSON {describe_json(value)}",
         column,
-    )
+    ), False
+
+
+def python_literal(cell: str) -> list[Any] | dict[Any, Any] | None:
+    """A list or dict cell written as a Python literal (``['a', "b's"]``: what
+    ``pandas.DataFrame.to_csv`` writes for list columns), read with :func:`ast.literal_eval`,
+    which accepts literals only and never runs code; None when the cell is not one."""
+    text = cell.strip()
+    if not text or text[0] not in "[{" or len(text) > _MAX_LITERAL:
+        return None
+    try:
+        if _adjacent_strings(text):
+            return None  # 'a' 'b' is one string to Python: a numpy repr, not a list of two
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, tokenize.TokenError):
+        return None
+    return value if isinstance(value, list | dict) else None
+
+
+def _adjacent_strings(text: str) -> bool:
+    """Whether two string literals follow each other (Python would join them)."""
+    previous = None
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            continue
+        if token.type == tokenize.STRING and previous == tokenize.STRING:
+            return True
+        previous = token.type
+    return False
+
+
+_MAX_LITERAL = 50_000_000
+
+
+def _numpy_hint(cell: str) -> str:
+    """The fix for a numpy array's repr (``['a' 'b']``: no commas), which no parser can trust."""
+    if cell.lstrip().startswith("[") and re.search(r"['\"]\s+['\"]", cell):
+        return (
+            "; it looks like a numpy array's repr (no commas): convert the column with "
+            ".tolist() before to_csv, or save JSONL or Parquet"
+        )
+    return ""
 
 
 # --- Parquet and DataFrames ------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""The data shapes users export from other tools (issue 12, item 1): Python-literal CSV cells,
+ragas, LangChain, llama-index, Hugging Face datasets, TREC runs with extra columns."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from ctxeval import RetrievalEvaluator
+from ctxeval.errors import PythonLiteralWarning
+from ctxeval.io.formats import python_literal
+from ctxeval.io.readers import read_records
+from ctxeval.records import Record, RecordError
+
+
+def _records(source: object, **kwargs: object) -> list[Record | RecordError]:
+    return list(read_records(source, **kwargs))  # type: ignore[arg-type]
+
+
+# -- CSV cells written by pandas' to_csv: Python literals --------------------------------------
+
+
+def _pandas_csv(tmp_path: Path) -> Path:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {
+            "user_input": ["q one", "q two"],
+            "retrieved_contexts": [['it\'s "quoted"', "b c"], []],
+            "reference_contexts": [["b c"], ["x"]],
+        }
+    )
+    path = tmp_path / "ragas.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_pandas_list_cells_are_read_as_literals_and_said_once(tmp_path: Path) -> None:
+    path = _pandas_csv(tmp_path)
+    assert "['it" in path.read_text(encoding="utf-8")  # what pandas writes: a Python repr
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        items = _records(path)
+    assert [type(i) for i in items] == [Record, Record]
+    first = items[0]
+    assert isinstance(first, Record)
+    assert first.retrieved == ['it\'s "quoted"', "b c"]
+    assert first.ground_truth == ["b c"]
+    said = [w for w in caught if issubclass(w.category, PythonLiteralWarning)]
+    assert len(said) == 1
+    assert "ragas.csv:row 1" in str(said[0].message)
+    assert "retrieved_contexts" in str(said[0].message)
+
+
+def test_literal_csv_scores_like_json_csv(tmp_path: Path) -> None:
+    literal = _pandas_csv(tmp_path)
+    json_csv = tmp_path / "json.csv"
+    json_csv.write_text(
+        "user_input,retrieved_contexts,reference_contexts\n"
+        '"q one","[""it\'s \\""quoted\\"""", ""b c""]","[""b c""]"\n'
+        '"q two","[]","[""x""]"\n',
+        encoding="utf-8",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PythonLiteralWarning)
+        a = RetrievalEvaluator(literal, workers=1).run().aggregate
+    b = RetrievalEvaluator(json_csv, workers=1).run().aggregate
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "__import__('os').system('echo hacked')",
+        "[__import__('os').getcwd()]",
+        "[1 + 1]",
+        "['a', f'{x}']",
+        "('a', 'b')",
+        "'a'",
+        "[" * 200_000,
+    ],
+)
+def test_python_literal_never_runs_code(cell: str) -> None:
+    assert python_literal(cell) is None
+
+
+def test_python_literal_reads_lists_and_dicts() -> None:
+    assert python_literal(" ['a', \"b's\"] ") == ["a", "b's"]
+    assert python_literal("{'d1': 2}") == {"d1": 2}
+
+
+def test_code_in_a_cell_is_a_bad_record_not_run(tmp_path: Path) -> None:
+    path = tmp_path / "evil.csv"
+    path.write_text(
+        'retrieved_context,ground_truth_context\n"[__import__(\'os\').getcwd()]","[""a""]"\n',
+        encoding="utf-8",
+    )
+    (item,) = _records(path)
+    assert isinstance(item, RecordError)
+    assert "not JSON" in item.message
+
+
+def test_numpy_repr_cells_get_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "np.csv"
+    path.write_text(
+        "retrieved_context,ground_truth_context\n\"['a b' 'c d']\",\"['a b']\"\n",
+        encoding="utf-8",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PythonLiteralWarning)  # the truth cell is a literal
+        (item,) = _records(path)
+    assert isinstance(item, RecordError)
+    assert "numpy array's repr" in item.message
+    assert ".tolist()" in item.message
