@@ -113,3 +113,36 @@ def test_numpy_repr_cells_get_the_fix(tmp_path: Path) -> None:
     assert isinstance(item, RecordError)
     assert "numpy array's repr" in item.message
     assert ".tolist()" in item.message
+
+
+# -- TREC runs with columns after the tag (trec_eval's own results.trunc has them) ------------
+
+
+def test_trec_run_columns_after_the_tag_are_ignored(tmp_path: Path) -> None:
+    from ctxeval.io.trec import read_trec_run
+
+    plain = tmp_path / "plain.run"
+    extra = tmp_path / "extra.run"
+    lines = [("q1", "d1", 1, 2.5), ("q1", "d2", 2, 1.0), ("q2", "d3", 1, 0.5)]
+    plain.write_text("".join(f"{q} Q0 {d} {r} {s} tag\n" for q, d, r, s in lines), "utf-8")
+    extra.write_text(
+        "".join(f"{q} Q0 {d} {r} {s} tag 0.91 extra\n" for q, d, r, s in lines), "utf-8"
+    )
+    assert (
+        read_trec_run(extra)
+        == read_trec_run(plain)
+        == {
+            "q1": {"d1": 2.5, "d2": 1.0},
+            "q2": {"d3": 0.5},
+        }
+    )
+
+
+def test_trec_run_with_too_few_columns_names_the_line(tmp_path: Path) -> None:
+    from ctxeval.errors import InvalidRecordError
+    from ctxeval.io.trec import read_trec_run
+
+    path = tmp_path / "short.run"
+    path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 1\n", "utf-8")
+    with pytest.raises(InvalidRecordError, match=r"short\.run:2.*found 4"):
+        read_trec_run(path)

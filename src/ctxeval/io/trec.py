@@ -1,7 +1,8 @@
 """TREC run and qrels files, the formats trec_eval reads.
 
 - run: ``qid Q0 docno rank score [tag]`` per line (the rank column is ignored, as trec_eval does:
-  documents are ordered by score);
+  documents are ordered by score; so are columns after the tag, as in trec_eval's own test file
+  ``results.trunc``);
 - qrels: ``qid iteration docno relevance`` per line.
 
 Both are read into the dicts :func:`ctxeval.evaluate_run` and pytrec_eval take. A malformed line
@@ -44,10 +45,11 @@ def read_trec_run(path: str | os.PathLike[str]) -> dict[str, dict[str, float]]:
     """``{qid: {docno: score}}`` from a TREC run file."""
     run: dict[str, dict[str, float]] = {}
     for where, _, parts in _lines(path):
-        if len(parts) not in (5, 6):
+        if len(parts) < 5:
             raise InvalidRecordError(
                 f"a run line has 6 columns 'qid Q0 docno rank score tag' (the tag may be "
-                f"missing), found {len(parts)}: {' '.join(parts)[:80]!r}",
+                f"missing; columns after it are ignored, as trec_eval does), found "
+                f"{len(parts)}: {' '.join(parts)[:80]!r}",
                 location=where,
             )
         qid, _, docno, _, score_text = parts[:5]
