@@ -437,9 +437,10 @@ def _warn_tokenless(result: EvaluationResult) -> None:
     if result.summary["tokenless_texts"]:
         warnings.warn(
             EmptyTokensWarning(
-                f"{result.summary['tokenless_texts']} non-empty text(s) in "
+                f"{result.summary['tokenless_texts']} text(s) with letters or digits in "
                 f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
-                "tokens and could not match anything; for text that is not English use "
+                "tokens and could not match anything (the ROUGE tokenizer keeps ASCII letters "
+                "and digits only); for text in other scripts use "
                 "RougeChunkMatch(tokenizer='unicode')"
             ),
             stacklevel=3,

@@ -41,6 +41,7 @@ from ctxeval.errors import InvalidRecordError, type_name
 from ctxeval.validation import (
     GradedText,
     check_choice,
+    document_text,
     validate_ids,
     validate_qrels,
     validate_texts,
@@ -58,6 +59,7 @@ __all__ = [
     "record_json_schema",
     "record_schema",
     "validation_problems",
+    "with_document_texts",
 ]
 
 Mode = Literal["text", "id"]
@@ -342,6 +344,25 @@ def plain_text_record(
     ):
         return list(retrieved), list(truth), record_id
     return None
+
+
+def with_document_texts(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """A text record (keyed by the schema's keys) whose document items (mappings or objects
+    with their text under ``key``) are replaced by that text; graded items
+    (``{"text", "grade"}``) and anything else are left for validation to judge."""
+    out = dict(data)
+    for name in (_TEXT_KEYS.retrieved, _TEXT_KEYS.ground_truth):
+        items = out.get(name)
+        if isinstance(items, list) and set(map(type, items)) != {str}:
+            out[name] = [_document_item(item, key) for item in items]
+    return out
+
+
+def _document_item(item: object, key: str) -> object:
+    if isinstance(item, str) or (isinstance(item, Mapping) and "grade" in item):
+        return item
+    text = document_text(item, key)
+    return item if text is None else text
 
 
 def validation_problems(error: ValidationError, names: Mapping[str, str]) -> list[tuple[str, str]]:

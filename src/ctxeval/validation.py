@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError, type_name
 
 __all__ = [
+    "DOCUMENT_TEXT_KEYS",
     "MAX_DEPTH",
     "MAX_GRADE",
     "MAX_K",
@@ -23,6 +24,7 @@ __all__ = [
     "check_choice",
     "check_k",
     "check_policy",
+    "document_text",
     "find_unwritable",
     "is_finite",
     "plainly_writable",
@@ -168,15 +170,17 @@ def validate_texts(
     for i, item in enumerate(items):
         if isinstance(item, str):
             text, grade = item, 1.0
-        elif graded and isinstance(item, Mapping) and "text" in item:
+        elif graded and isinstance(item, Mapping) and "grade" in item and "text" in item:
             text = item["text"]
             if not isinstance(text, str):
                 _bad_item(f"{field}[{i}].text", None, text, location, "a string")
-            grade = _check_grade(field, i, item.get("grade", 1), location)
+            grade = _check_grade(field, i, item["grade"], location)
             any_grade = True
+        elif (found := document_text(item)) is not None:
+            text, grade = found, 1.0
         else:
             expected = 'a string or {"text": ..., "grade": ...}' if graded else "a string"
-            _bad_item(field, i, item, location, expected)
+            _bad_item(field, i, item, location, expected + _DOCUMENTS)
         if not allow_blank and not text.strip():
             raise InvalidRecordError(
                 f"{field}[{i}] is an empty string (or only whitespace); it can never be "
@@ -190,6 +194,33 @@ def validate_texts(
     if any_grade:
         return [GradedText(t, g) for t, g in zip(texts, grades, strict=True)]
     return texts
+
+
+# Where documents of other libraries keep their text: LangChain's Document (page_content),
+# llama-index's nodes (text), Haystack's Document and chroma's references (content).
+DOCUMENT_TEXT_KEYS = ("page_content", "text", "content")
+_DOCUMENTS = (
+    " (or a document with its text under 'page_content', 'text' or 'content'; name another "
+    'key with fields={"text_key": ...})'
+)
+
+
+def document_text(item: object, key: str | None = None) -> str | None:
+    """The text of a document-like item: a mapping's ``key`` (by default the first of
+    :data:`DOCUMENT_TEXT_KEYS` it has) or an object's attribute of that name (a LangChain
+    ``Document``), when it is a string; else None."""
+    keys = DOCUMENT_TEXT_KEYS if key is None else (key,)
+    if isinstance(item, Mapping):
+        for name in keys:
+            if name in item:
+                value = item[name]
+                return value if isinstance(value, str) else None
+        return None
+    for name in keys:
+        value = getattr(item, name, None)
+        if value is not None:
+            return value if isinstance(value, str) else None
+    return None
 
 
 def validate_ids(value: object, field: str, *, location: str | None = None) -> list[Hashable]:

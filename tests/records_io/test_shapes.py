@@ -146,3 +146,57 @@ def test_trec_run_with_too_few_columns_names_the_line(tmp_path: Path) -> None:
     path.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 1\n", "utf-8")
     with pytest.raises(InvalidRecordError, match=r"short\.run:2.*found 4"):
         read_trec_run(path)
+
+
+# -- documents as items: LangChain, llama-index, Haystack/chroma ------------------------------
+
+
+def test_langchain_documents_as_items() -> None:
+    documents = pytest.importorskip("langchain_core.documents")
+    doc = documents.Document
+    records = [
+        {
+            "id": "q1",
+            "retrieved_context": [doc(page_content="a b c", metadata={"source": "x"}), "d e"],
+            "ground_truth_context": [doc(page_content="a b c")],
+        }
+    ]
+    plain = [{"id": "q1", "retrieved_context": ["a b c", "d e"], "ground_truth_context": ["a b c"]}]
+    got = RetrievalEvaluator(records, workers=1).run(k=[1, 2])
+    want = RetrievalEvaluator(plain, workers=1).run(k=[1, 2])
+    assert got.aggregate == want.aggregate
+
+
+@pytest.mark.parametrize("key", ["page_content", "text", "content"])
+def test_document_dicts_by_their_usual_keys(key: str) -> None:
+    (item,) = _records(
+        [
+            {
+                "retrieved_context": [{key: "a b", "metadata": {"p": 1}}],
+                "ground_truth_context": [{key: "a b"}],
+            }
+        ]
+    )
+    assert isinstance(item, Record)
+    assert item.retrieved == ["a b"]
+    assert item.ground_truth == ["a b"]
+
+
+def test_text_key_names_another_key_and_keeps_graded_items() -> None:
+    records = [
+        {
+            "retrieved_context": [{"chunk": "a b", "text": "wrong"}],
+            "ground_truth_context": [{"text": "a b", "grade": 2}, {"chunk": "c"}],
+        }
+    ]
+    (item,) = _records(records, fields={"text_key": "chunk"})
+    assert isinstance(item, Record)
+    assert item.retrieved == ["a b"]
+    assert [(g.text, g.grade) for g in item.ground_truth] == [("a b", 2.0), ("c", 1.0)]
+
+
+def test_a_document_without_text_names_the_keys() -> None:
+    (item,) = _records([{"retrieved_context": [{"body": "a"}], "ground_truth_context": ["a"]}])
+    assert isinstance(item, RecordError)
+    assert "'page_content', 'text' or 'content'" in item.message
+    assert 'fields={"text_key": ...}' in item.message

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ctxeval.cli.dialect import cli_syntax
 from ctxeval.errors import CtxevalError
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ EXIT_INTERRUPTED = 130
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    click.echo(f"ctxeval: error: {message}", err=True)
+    click.echo(f"ctxeval: error: {cli_syntax(message)}", err=True)
     sys.exit(code)
 
 
@@ -54,7 +55,7 @@ def show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    click.echo(f"ctxeval: warning: {message}", err=True)
+    click.echo(f"ctxeval: warning: {cli_syntax(str(message))}", err=True)
 
 
 def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -140,6 +141,11 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--id-field", help="Field with the record id."),
         click.option("--mode", type=click.Choice(["text", "id"]), help="Force text or ID mode."),
         click.option(
+            "--text-key",
+            help="Key holding each item's text when contexts are documents (default: "
+            "page_content, text or content).",
+        ),
+        click.option(
             "--progress/--no-progress",
             default=None,
             help="Progress on stderr (default: when stderr is a terminal).",
@@ -168,6 +174,7 @@ def field_options(options: dict[str, Any]) -> dict[str, str]:
             ("ground_truth", options.get("ground_truth_field")),
             ("id", options.get("id_field")),
             ("mode", options.get("mode")),
+            ("text_key", options.get("text_key")),
         )
         if value
     }
@@ -210,6 +217,12 @@ def build_metrics(
         if strategy.unit == "sentence":
             if metric_set == "ranked":
                 fail(f"rank metrics need a chunk strategy; {strategy.spec} matches sentences")
+            click.echo(
+                f"ctxeval: note: only the set metrics are shown: {strategy.spec} matches "
+                "sentences, and rank metrics (AP, RR, NDCG, hit rate, ...) rank chunks; use "
+                "--match rouge-chunk (or exact-chunk, fuzzy-chunk) for them",
+                err=True,
+            )
         else:
             chosen.append(RankedRetrievalMetrics(strategy, convention=convention))
     return chosen
@@ -366,7 +379,7 @@ def skipped_line(skipped: dict[str, Any]) -> str:
 
 def report_skipped(result: Any) -> None:
     for skipped in result.skipped[:5]:
-        click.echo(f"ctxeval: skipped {skipped_line(skipped)}", err=True)
+        click.echo(f"ctxeval: skipped {cli_syntax(skipped_line(skipped))}", err=True)
     if len(result.skipped) > 5:
         click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
 

@@ -20,6 +20,7 @@ from ctxeval.cli.common import (
     result_column,
     save_or_fail,
 )
+from ctxeval.cli.dialect import cli_syntax
 
 _EPILOG_COMPARE = """\b
 Examples:
@@ -184,7 +185,7 @@ def compare_command(paths: tuple[str, ...], **options: Any) -> None:
             correction=options["correction"],
         )
     for warning in caught:
-        click.echo(f"ctxeval: warning: {warning.message}", err=True)
+        click.echo(f"ctxeval: warning: {cli_syntax(str(warning.message))}", err=True)
     fmt = options["fmt"]
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))

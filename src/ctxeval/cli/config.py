@@ -45,6 +45,7 @@ class CommandSettings(BaseModel):
     ground_truth_field: str | None = None
     id_field: str | None = None
     mode: Literal["text", "id"] | None = None
+    text_key: str | None = Field(None, description="key of a document item's text")
     progress: bool | None = None
     format: str | None = Field(None, description="output format of the command")
     fail_under: list[str] | None = Field(None, description="gates, e.g. ['context_recall@5=0.8']")

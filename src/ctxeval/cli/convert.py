@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
+from ctxeval.cli.dialect import cli_syntax
 
 
 @click.command("convert")
@@ -26,6 +27,16 @@ from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
 @click.option("--retrieved-field", help="Field with the retrieved contexts or ids.")
 @click.option("--ground-truth-field", help="Field with the ground truth (or qrels).")
 @click.option("--id-field", help="Field with the record id.")
+@click.option(
+    "--mode",
+    type=click.Choice(["text", "id"]),
+    help="Convert contexts (text) or chunk ids (id), when the records carry both.",
+)
+@click.option(
+    "--text-key",
+    help="Key holding each item's text when contexts are documents (default: "
+    "page_content, text or content).",
+)
 @click.option(
     "--csv-safe",
     is_flag=True,
@@ -59,6 +70,6 @@ def convert_command(source: str, target: str, **options: Any) -> None:
     )
     click.echo(f"ctxeval: wrote {written} records to {target}", err=True)
     for message in skipped[:5]:
-        click.echo(f"ctxeval: skipped {message}", err=True)
+        click.echo(f"ctxeval: skipped {cli_syntax(message)}", err=True)
     if skipped:
         fail(f"{len(skipped)} bad record(s) were not converted", EXIT_USAGE)

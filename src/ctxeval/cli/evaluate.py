@@ -25,6 +25,7 @@ from ctxeval.cli.common import (
     report_skipped,
     save_or_fail,
 )
+from ctxeval.cli.dialect import cli_syntax
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -137,6 +138,7 @@ _DATASET_ONLY = {
     "ground_truth_field": ("--ground-truth-field", None),
     "id_field": ("--id-field", None),
     "mode": ("--mode", None),
+    "text_key": ("--text-key", None),
     "scheduler": ("--scheduler", None),
 }
 
@@ -214,7 +216,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> A
         result = evaluator.run(k=list(options["ks"]) or None)
     for warning in caught:
         if isinstance(warning.message, ConventionWarning):
-            click.echo(f"ctxeval: note: {warning.message}", err=True)
+            click.echo(f"ctxeval: note: {cli_syntax(str(warning.message))}", err=True)
         else:
             warnings.showwarning(
                 warning.message, warning.category, warning.filename, warning.lineno

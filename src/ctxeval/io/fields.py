@@ -80,16 +80,20 @@ class FieldMap:
     - ``ground_truth``: the ground-truth contexts (text mode), or the relevant ids or a
       ``{id: grade}`` qrels map (ID mode);
     - ``id``: the query id;
-    - ``mode``: ``"text"`` or ``"id"``; inferred from the field names when ``None``.
+    - ``mode``: ``"text"`` or ``"id"``; inferred from the field names when ``None``;
+    - ``text_key``: in text mode, the key (or attribute) holding an item's text when retrieved
+      or ground-truth items are documents rather than strings; ``None`` looks for
+      ``page_content`` (LangChain), ``text`` (llama-index), ``content`` (Haystack, chroma).
     """
 
     retrieved: str | None = None
     ground_truth: str | None = None
     id: str | None = None
     mode: Mode | None = None
+    text_key: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("retrieved", "ground_truth", "id"):
+        for name in ("retrieved", "ground_truth", "id", "text_key"):
             value = getattr(self, name)
             if value is None:
                 continue

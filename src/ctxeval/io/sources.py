@@ -12,6 +12,7 @@ import codecs
 import glob
 import io
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -162,7 +163,9 @@ def _check_file(path: str, fmt: str | None) -> str:
         suffix = Path(path).suffix.lower()
         if suffix not in EXTENSIONS:
             shown = repr(suffix) if suffix else "(none)"
-            raise InvalidArgumentError(f"{path}: unsupported file extension {shown}; {_SUPPORTED}")
+            raise InvalidArgumentError(
+                f"{path}: unsupported file extension {shown}; {_trec_hint(path) or _SUPPORTED}"
+            )
         fmt = EXTENSIONS[suffix]
     try:
         with open(path, "rb"):
@@ -170,6 +173,31 @@ def _check_file(path: str, fmt: str | None) -> str:
     except OSError as exc:
         raise _unreadable(path, exc) from None
     return fmt
+
+
+_TREC_RUN_LINE = re.compile(r"^\S+\s+\S+\s+\S+\s+\d+\s+[-+0-9.eE]+(\s|$)")
+_TREC_QRELS_LINE = re.compile(r"^\S+\s+\S+\s+\S+\s+-?\d+\s*$")
+
+
+def _trec_hint(path: str) -> str | None:
+    """What to do with a TREC run or qrels file given as a dataset, or None if it is not one
+    (judged by its first line that is not blank or a comment)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    line = next((x for x in head.splitlines() if x.strip() and not x.startswith("#")), "")
+    if _TREC_RUN_LINE.match(line):
+        kind = "a TREC run ('qid Q0 docno rank score tag')"
+    elif _TREC_QRELS_LINE.match(line):
+        kind = "TREC qrels ('qid 0 docno relevance')"
+    else:
+        return None
+    return (
+        f"it looks like {kind}: evaluate a run against its qrels with "
+        "RetrievalEvaluator.from_trec(run, qrels) (CLI: ctxeval evaluate --run RUN --qrels QRELS)"
+    )
 
 
 def _unreadable(path: str, exc: OSError) -> InvalidArgumentError:

@@ -32,6 +32,7 @@ from ctxeval.records import (
     plain_text_record,
     record_schema,
     validation_problems,
+    with_document_texts,
 )
 from ctxeval.validation import find_unwritable
 
@@ -178,6 +179,8 @@ class RecordStream:
         if names is None:
             names = self._names[resolved] = self._schema_names(resolved)
         data = {key: value[name] for key, name in names.items()}
+        if self.fields.text_key is not None and resolved.mode == "text":
+            data = with_document_texts(data, self.fields.text_key)
         plain = plain_text_record(data) if resolved.mode == "text" else None
         retrieved: list[Any]
         ground_truth: Any

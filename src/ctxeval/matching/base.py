@@ -31,6 +31,7 @@ __all__ = [
     "Unit",
     "as_matches",
     "check_threshold",
+    "has_word",
 ]
 
 Unit = Literal["chunk", "sentence"]
@@ -42,8 +43,10 @@ class Matches:
 
     ``relevant[i, j]`` is True when retrieved unit *i* is relevant to ground-truth unit *j*;
     ``scores`` holds the similarity behind that decision when the strategy has one (ROUGE-L
-    recall, fuzzy ratio in [0, 1]); ``tokenless`` lists non-empty texts that produced no tokens
-    and so could never match by overlap (reported as a warning, never silently scored 0).
+    recall, fuzzy ratio in [0, 1]); ``tokenless`` lists texts with letters or digits that
+    produced no tokens and so could never match by overlap (reported as a warning, never
+    silently scored 0). Texts with no letter or digit at all (a ``")"`` or ``"*"`` left by a
+    sentence splitter) have no words under any tokenizer: nothing to warn about.
     """
 
     relevant: BoolMatrix
@@ -72,6 +75,12 @@ class MatchingStrategy(Protocol):
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
         """Relevance of every retrieved unit to every ground-truth unit, in one call."""
         ...
+
+
+def has_word(text: str) -> bool:
+    """Whether ``text`` holds a letter or digit of any script (so a tokenizer that finds no
+    token in it is the wrong tokenizer for it)."""
+    return any(map(str.isalnum, text))
 
 
 class TokenCache:
@@ -145,7 +154,7 @@ class TokenCache:
             t
             for texts, parts in zip(groups, encoded, strict=True)
             for t, e in zip(texts, parts, strict=True)
-            if not e and t.strip()
+            if not e and has_word(t)
         )
         return encoded, tokenless
 

@@ -107,15 +107,15 @@ def warn_tokenless(tokenless: Sequence[str], strategy: MatchingStrategy, stackle
         return
     tokenizer = getattr(strategy, "tokenizer", None)
     hint = (
-        "; for non-English text use tokenizer='unicode'"
+        "; for text in other scripts than Latin use RougeChunkMatch(tokenizer='unicode')"
         if getattr(tokenizer, "spec", "").startswith("rouge")
         else ""
     )
     sample = tokenless[0] if len(tokenless[0]) <= 60 else tokenless[0][:57] + "..."
     warnings.warn(
         EmptyTokensWarning(
-            f"{len(tokenless)} non-empty text(s) produced no tokens with {strategy.spec} and "
-            f"cannot match anything (first: {sample!r}){hint}"
+            f"{len(tokenless)} text(s) with letters or digits produced no tokens with "
+            f"{strategy.spec} and cannot match anything (first: {sample!r}){hint}"
         ),
         stacklevel=stacklevel + 1,
     )

@@ -1,0 +1,52 @@
+"""cli_syntax: the library's Python-argument fixes read as command-line flags."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxeval.cli.dialect import cli_syntax
+
+
+@pytest.mark.parametrize(
+    ("python", "cli"),
+    [
+        (
+            'choose one: fields={"mode": "text"} or fields={"mode": "id"}, or name the fields: '
+            'fields={"retrieved": ..., "ground_truth": ...}',
+            "choose one: --mode text or --mode id, or name the fields: "
+            "--retrieved-field NAME --ground-truth-field NAME",
+        ),
+        (
+            'name them: fields={"retrieved": ..., "ground_truth": ...} '
+            "(CLI: --retrieved-field, --ground-truth-field)",
+            "name them: --retrieved-field NAME --ground-truth-field NAME",
+        ),
+        (
+            """name the one to use: fields={"retrieved": 'chunks'} (CLI: --retrieved-field """
+            "chunks)",
+            "name the one to use: --retrieved-field chunks",
+        ),
+        (
+            'name the field that holds it: fields={"id": ...}',
+            "name the field that holds it: --id-field NAME",
+        ),
+        (
+            'say which mode the data is in: fields={..., "mode": "text"} (contexts) or '
+            '"mode": "id" (chunk ids)',
+            "say which mode the data is in: --mode text (contexts) or --mode id (chunk ids)",
+        ),
+        ("or pass on_error='skip' to skip", "or pass --on-error skip to skip"),
+        ("use RougeChunkMatch(tokenizer='unicode')", "use --tokenizer unicode"),
+        (
+            "or pass format='jsonl'|'json'|'csv'|'parquet'",
+            "or give the file its format's extension (.jsonl, .json, .csv or .parquet)",
+        ),
+        (
+            "name the file .jsonl or pass format='jsonl'",
+            "name the file .jsonl",
+        ),
+        ("nothing to change here", "nothing to change here"),
+    ],
+)
+def test_cli_syntax(python: str, cli: str) -> None:
+    assert cli_syntax(python) == cli
