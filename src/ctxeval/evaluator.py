@@ -267,17 +267,18 @@ class RetrievalEvaluator:
         metrics: Iterable[MetricBase] | MetricBase | None = None,
         **options: Any,
     ) -> RetrievalEvaluator:
-        """ID-mode evaluation of a TREC run file against a TREC qrels file.
+        """ID-mode evaluation of a TREC run file against qrels: a TREC qrels file, or JSON
+        (llama-index's ``EmbeddingQAFinetuneDataset``, ranx's ``{qid: {doc: relevance}}``).
 
         Documents are ranked by score (ties: docid descending, as trec_eval); a query judged in
         the qrels but absent from the run gets an empty ranking and scores 0 (trec_eval ``-c``);
         a query of the run without judgments is left out, as trec_eval does.
         """
-        from ctxeval.io.trec import read_trec_qrels, read_trec_run
+        from ctxeval.io.trec import read_qrels, read_trec_run
         from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
 
         ranked = read_trec_run(run)
-        judged = read_trec_qrels(qrels)
+        judged = read_qrels(qrels)
         records = []
         tied = 0
         for qid, grades in judged.items():

@@ -124,3 +124,15 @@ def test_punctuation_fragments_do_not_warn_but_other_scripts_do(tmp_path: Path) 
     assert warned.returncode == 0, warned.stderr
     assert "produced no tokens" in warned.stderr
     assert "--tokenizer unicode" in warned.stderr
+
+
+def test_evaluate_a_trec_run_against_a_llama_index_dataset(tmp_path: Path) -> None:
+    qa = _write(
+        tmp_path / "qa.json",
+        '{"queries": {"q1": "A?"}, "corpus": {"n1": "A", "n2": "B"}, '
+        '"relevant_docs": {"q1": ["n1"]}}',
+    )
+    run = _write(tmp_path / "run.trec", "q1 Q0 n2 1 2.0 t\nq1 Q0 n1 2 1.0 t extra\n")
+    done = ctxeval("evaluate", "--run", run, "--qrels", qa, "-m", "recip_rank")
+    assert done.returncode == 0, done.stderr
+    assert "0.5000" in done.stdout

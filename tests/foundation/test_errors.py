@@ -1118,7 +1118,7 @@ def test_non_english_default_tokenizer_warns_with_count_and_hint() -> None:
     with pytest.warns(EmptyTokensWarning) as record:
         scores = PrecisionRecallF1(RougeChunkMatch())(**datum)
     message = str(record[0].message)
-    assert message.startswith("2 non-empty text(s)")
+    assert message.startswith("2 text(s) with letters or digits produced no tokens")
     assert "tokenizer='unicode'" in message
     assert "Москва" in message
     assert scores == {"context_precision": 0.0, "context_recall": 0.0, "context_f1": 0.0}

@@ -200,3 +200,116 @@ def test_a_document_without_text_names_the_keys() -> None:
     assert isinstance(item, RecordError)
     assert "'page_content', 'text' or 'content'" in item.message
     assert 'fields={"text_key": ...}' in item.message
+
+
+# -- ragas and Hugging Face datasets ------------------------------------------------------------
+
+_RAGAS_ROWS = [
+    {
+        "user_input": "What is A?",
+        "retrieved_contexts": ["A is a letter.", "B follows A."],
+        "reference_contexts": ["A is a letter."],
+        "response": "A letter.",
+    },
+    {
+        "user_input": "What is C?",
+        "retrieved_contexts": ["B follows A."],
+        "reference_contexts": ["C is a letter too."],
+    },
+]
+
+
+def test_ragas_to_list_rows_are_read_as_they_are(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "ragas.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _RAGAS_ROWS), encoding="utf-8")
+    items = _records(path)
+    assert [i.retrieved for i in items if isinstance(i, Record)] == [
+        r["retrieved_contexts"] for r in _RAGAS_ROWS
+    ]
+    first = items[0]
+    assert isinstance(first, Record)
+    assert first.metadata["user_input"] == "What is A?"
+
+
+def test_pydantic_samples_like_ragas_evaluation_dataset() -> None:
+    from pydantic import BaseModel
+
+    class SingleTurnSample(BaseModel):  # the fields of ragas' sample that matter here
+        user_input: str | None = None
+        retrieved_contexts: list[str] | None = None
+        reference_contexts: list[str] | None = None
+        response: str | None = None
+
+    class EvaluationDataset:  # ragas' dataset iterates over its samples
+        def __init__(self, samples: list[SingleTurnSample]) -> None:
+            self.samples = samples
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter(self.samples)
+
+    dataset = EvaluationDataset([SingleTurnSample(**r) for r in _RAGAS_ROWS])
+    got = RetrievalEvaluator(dataset, workers=1).run(k=[1, 2])
+    want = RetrievalEvaluator(_RAGAS_ROWS, workers=1).run(k=[1, 2])
+    assert got.aggregate == want.aggregate
+    assert "response" not in got.per_query[1]  # unset fields are not metadata
+    assert got.per_query[0]["response"] == "A letter."
+
+
+def test_hugging_face_dataset() -> None:
+    datasets = pytest.importorskip("datasets")
+    dataset = datasets.Dataset.from_list(_RAGAS_ROWS)
+    got = RetrievalEvaluator(dataset, workers=1).run(k=[1, 2])
+    want = RetrievalEvaluator(_RAGAS_ROWS, workers=1).run(k=[1, 2])
+    assert got.aggregate == want.aggregate
+
+
+# -- llama-index's EmbeddingQAFinetuneDataset as ID-mode ground truth ---------------------------
+
+
+def _llama_dataset(tmp_path: Path) -> Path:
+    import json
+
+    path = tmp_path / "qa_dataset.json"
+    dataset = {
+        "queries": {"q1": "What is A?", "q2": "What is C?"},
+        "corpus": {"n1": "A is a letter.", "n2": "B follows A.", "n3": "C is a letter too."},
+        "relevant_docs": {"q1": ["n1"], "q2": ["n3", "n2"]},
+        "mode": "text",
+    }
+    path.write_text(json.dumps(dataset), encoding="utf-8")
+    return path
+
+
+def test_llama_index_dataset_as_qrels_of_a_trec_run(tmp_path: Path) -> None:
+    from ctxeval.io.trec import read_qrels
+
+    qa = _llama_dataset(tmp_path)
+    assert read_qrels(qa) == {"q1": {"n1": 1}, "q2": {"n3": 1, "n2": 1}}
+    trec_qrels = tmp_path / "qrels.txt"
+    trec_qrels.write_text("q1 0 n1 1\nq2 0 n3 1\nq2 0 n2 1\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 n2 1 2.0 t\nq1 Q0 n1 2 1.0 t\nq2 Q0 n3 1 3.0 t\n", encoding="utf-8")
+    got = RetrievalEvaluator.from_trec(run, qa, workers=1).run(k=[1, 2])
+    want = RetrievalEvaluator.from_trec(run, trec_qrels, workers=1).run(k=[1, 2])
+    assert got.aggregate == want.aggregate
+    assert got.aggregate["recall@2"] == 0.75  # q1: 1 of 1; q2: 1 of 2
+
+
+def test_ranx_style_json_qrels_and_bad_json(tmp_path: Path) -> None:
+    from ctxeval.errors import InvalidArgumentError
+    from ctxeval.io.trec import read_qrels
+
+    good = tmp_path / "qrels.json"
+    good.write_text('{"q1": {"d1": 2, "d2": 0}}', encoding="utf-8")
+    assert read_qrels(good) == {"q1": {"d1": 2, "d2": 0}}
+    for text, message in [
+        ('{"q1": {"d1": 1.5}}', "must be a whole number"),
+        ('{"relevant_docs": {"q1": "n1"}}', "must be a list of node ids"),
+        ("[1, 2]", "EmbeddingQAFinetuneDataset"),
+        ('{"q1": ', r"qrels\.json:1: not valid JSON"),
+    ]:
+        good.write_text(text, encoding="utf-8")
+        with pytest.raises(InvalidArgumentError, match=message):
+            read_qrels(good)

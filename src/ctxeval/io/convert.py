@@ -16,7 +16,7 @@ from ctxeval.io.readers import read_records
 from ctxeval.io.spreadsheet import neutralise
 from ctxeval.io.trec import (
     check_trec_qrels,
-    read_trec_qrels,
+    read_qrels,
     read_trec_run,
     write_trec_qrels,
     write_trec_run,
@@ -171,7 +171,7 @@ def _mixed_types(rows: list[dict[str, Any]], path: Path, exc: Exception) -> str:
 
 def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterator[dict[str, Any]]:
     run = read_trec_run(run_path)
-    qrels = read_trec_qrels(qrels_path)
+    qrels = read_qrels(qrels_path)
     for qid in run:
         if qid not in qrels:
             skipped.append(f"{run_path}: query {qid!r} has no judgments in {qrels_path}")

@@ -226,8 +226,11 @@ def _json_records(document: object, name: str) -> list[Any]:
 
 
 def read_iterable(segment: Segment, resolve: Resolve) -> Iterator[Item]:
-    # Python objects may hold anything: every record is looked at.
+    # Python objects may hold anything: every record is looked at. A pydantic model (ragas'
+    # SingleTurnSample, as an EvaluationDataset yields them) is read as its fields that are set.
     for position, value in enumerate(segment.target):
+        if not isinstance(value, Mapping) and callable(getattr(value, "model_dump", None)):
+            value = value.model_dump(exclude_none=True)
         yield position, unwritable(value) or value
 
 

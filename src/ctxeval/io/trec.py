@@ -3,7 +3,8 @@
 - run: ``qid Q0 docno rank score [tag]`` per line (the rank column is ignored, as trec_eval does:
   documents are ordered by score; so are columns after the tag, as in trec_eval's own test file
   ``results.trunc``);
-- qrels: ``qid iteration docno relevance`` per line.
+- qrels: ``qid iteration docno relevance`` per line; :func:`read_qrels` also reads qrels from
+  JSON (llama-index's ``EmbeddingQAFinetuneDataset``, ranx's and pytrec_eval's dicts).
 
 Both are read into the dicts :func:`ctxeval.evaluate_run` and pytrec_eval take. A malformed line
 raises :class:`~ctxeval.errors.InvalidRecordError` naming the file and line, what was expected and
@@ -12,6 +13,7 @@ what was found.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -25,6 +27,7 @@ from ctxeval.io.sources import text_lines
 __all__ = [
     "check_trec_qrels",
     "check_trec_run",
+    "read_qrels",
     "read_trec_qrels",
     "read_trec_run",
     "write_trec_qrels",
@@ -101,6 +104,60 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
             )
         judged[docno] = relevance
     return qrels
+
+
+def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
+    """``{qid: {docno: relevance}}`` from a TREC qrels file, or from JSON: llama-index's
+    ``EmbeddingQAFinetuneDataset`` (``{"queries", "corpus", "relevant_docs": {qid: [node
+    ids]}}``, every listed node relevance 1) or ranx's and pytrec_eval's ``{qid: {doc:
+    relevance}}``."""
+    if Path(path).suffix.lower() != ".json":
+        return read_trec_qrels(path)
+    document = _json_document(path)
+    if isinstance(document, dict) and "relevant_docs" in document:
+        return _llama_index_qrels(document["relevant_docs"], path)
+    if isinstance(document, dict) and all(isinstance(v, dict) for v in document.values()):
+        return {
+            str(q): _json_grades(grades, f"{path}: query {q!r}") for q, grades in document.items()
+        }
+    raise InvalidArgumentError(
+        f"{path}: expected llama-index's EmbeddingQAFinetuneDataset JSON (with "
+        '"relevant_docs") or qrels as {"qid": {"doc": relevance}}; or give a TREC qrels file'
+    )
+
+
+def _json_document(path: str | os.PathLike[str]) -> object:
+    lines = [line for _, line in text_lines(path)]
+    try:
+        return json.loads("".join(lines))
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"
+        ) from None
+
+
+def _llama_index_qrels(relevant: object, path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
+    if not isinstance(relevant, dict):
+        raise InvalidArgumentError(
+            f'{path}: "relevant_docs" must map each query id to a list of node ids'
+        )
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, docs in relevant.items():
+        if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
+            raise InvalidArgumentError(
+                f'{path}: "relevant_docs"[{qid!r}] must be a list of node ids (strings)'
+            )
+        qrels[str(qid)] = dict.fromkeys(docs, 1)
+    return qrels
+
+
+def _json_grades(grades: dict[Any, Any], where: str) -> dict[str, int]:
+    for doc, grade in grades.items():
+        if isinstance(grade, bool) or not isinstance(grade, int):
+            raise InvalidArgumentError(
+                f"{where}: the relevance of {doc!r} must be a whole number, found {grade!r}"
+            )
+    return {str(doc): grade for doc, grade in grades.items()}
 
 
 def _trec_token(value: object, what: str, where: str) -> str:
