@@ -26,9 +26,7 @@ from __future__ import annotations
 import ast
 import glob as globlib
 import inspect
-import json
 import os
-import shutil
 import sys
 import warnings
 import zlib
@@ -40,18 +38,16 @@ from typing import Any
 
 from ctxeval.aggregation import Aggregator, AggregatorState
 from ctxeval.errors import CtxevalWarning, InvalidArgumentError, InvalidRecordError
-from ctxeval.io.atomic import atomic_write
 from ctxeval.io.blocks import Block, file_fields, read_block
 from ctxeval.io.fields import ResolvedFields, as_field_map
 from ctxeval.io.sources import EXTENSIONS, locate
 from ctxeval.optional import require
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
+from ctxeval.results.parts import parts_store, write_part
 from ctxeval.scoring import ScoringPlan, score_batch
 
 __all__ = ["evaluate_distributed", "iter_parts", "plan_blocks"]
-
-_RESULT_HEADER = "_result.json"
 
 
 def _dask() -> Any:
@@ -253,10 +249,7 @@ def _score(
 
 
 def _write_part(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    pq = require("pyarrow.parquet", purpose=f"writing {path}", extra="parquet")
-    table = arrow_table(rows)
-    with atomic_write(Path(path), binary=True) as out:
-        pq.write_table(table, out)
+    write_part(path, arrow_table(rows))
 
 
 # --- the driver ------------------------------------------------------------------------------
@@ -446,11 +439,9 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
 
     # Score every block; rows to one Parquet part per block.
     output = o["output"]
-    directory = None if output is None else Path(output)
-    if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
-        for stale in directory.glob("part-*.parquet"):
-            stale.unlink()
+    store = None if output is None else parts_store(output)
+    if store is not None:
+        store.prepare()
     futures = [
         submit(
             _score,
@@ -461,7 +452,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             o["source"],
             first_index[n],
             found.get(n, {}),
-            None if directory is None else str(directory / f"part-{n:05d}.parquet"),
+            None if store is None else store.part(n),
             o["batch_size"],
             pure=False,
             retries=retries,
@@ -472,8 +463,8 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
     for state in client.gather(futures):
         aggregator.merge(state)
     if aggregator.skipped and o["on_error"] == "raise":
-        if directory is not None:
-            shutil.rmtree(directory, ignore_errors=True)
+        if store is not None:
+            store.remove()
         first = min(aggregator.skipped, key=lambda s: s["index"])
         error = RecordError(
             first["index"], first["id"], first["location"], first["field"], first["message"]
@@ -484,7 +475,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
         )
     aggregator.skipped.sort(key=lambda s: s["index"])
     result = aggregator.result()
-    if directory is not None:
+    if store is not None:
         header = {
             "ctxeval_result": 1,
             "aggregate": result.aggregate,
@@ -492,8 +483,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             "skipped": result.skipped,
             "parts": [f"part-{n:05d}.parquet" for n in range(len(positioned))],
         }
-        with atomic_write(directory / _RESULT_HEADER) as out:
-            json.dump(header, out, ensure_ascii=False, indent=1)
+        store.write_header(header)
     return result
 
 

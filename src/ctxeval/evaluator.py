@@ -158,7 +158,8 @@ class RetrievalEvaluator:
     ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.distributed`): a
     ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
     partitions of about ``partition_bytes`` (JSONL) or ``partition_records`` records, and
-    ``run(output="dir/")`` writes the per-query rows as Parquet parts there. The results equal a
+    ``run(output="dir/")`` (a directory, or any fsspec URL such as ``s3://bucket/run/``) writes
+    the per-query rows as Parquet parts there. The results equal a
     local run's.
     """
 
@@ -335,7 +336,7 @@ class RetrievalEvaluator:
         """
         ks = _normalise_ks(k)
         if self.scheduler is not None:
-            if output is not None:
+            if output is not None and "://" not in os.fspath(output):
                 inputs = self._input_files()
                 check_output(output, flag="run(output=...)", inputs=inputs, directory=True)
             return self._run_distributed(ks, output)

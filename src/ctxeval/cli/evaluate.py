@@ -168,7 +168,8 @@ def _check_output(options: dict[str, Any], inputs: list[str]) -> None:
     if output is None:
         return
     if options.get("scheduler"):
-        check_output(output, flag="-o/--output", inputs=inputs, directory=True)
+        if "://" not in output:  # an fsspec URL (s3://...) is checked by its filesystem
+            check_output(output, flag="-o/--output", inputs=inputs, directory=True)
     else:
         check_result_path(output, flag="-o/--output", inputs=inputs)
 

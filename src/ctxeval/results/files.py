@@ -28,6 +28,7 @@ from ctxeval.io.paths import check_output
 from ctxeval.io.sources import not_utf8, text_lines
 from ctxeval.io.spreadsheet import neutralise
 from ctxeval.optional import require
+from ctxeval.results.parts import PARTS_HEADER, is_url, parts_store
 from ctxeval.results.table import PerQueryTable
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-#: The header file of a distributed run's output directory.
-PARTS_HEADER = "_result.json"
 _SUFFIXES = ".jsonl, .json, .csv or .parquet"
 RESULT_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 #: Header key listing the Parquet columns written as JSON text (values of mixed types).
@@ -270,11 +269,12 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
     A file that is not UTF-8 (or UTF-16/32 with a byte-order mark), or whose JSON is truncated
     or damaged, raises :class:`~ctxeval.errors.InvalidArgumentError` naming ``file:line``.
     """
+    if is_url(path) or Path(path).is_dir():
+        store = parts_store(path)
+        header = _header(_json_text(store.header, store.read_header()), store.header)
+        return header, _rows(store.read_parts(header["parts"]), header)
     source = Path(path)
     suffix = source.suffix.lower()
-    if source.is_dir():
-        header = _header(_json_file(source / PARTS_HEADER), source)
-        return header, _rows(iter_parts(source), header)
     if suffix == ".jsonl":
         lines = ((n, line) for n, line in text_lines(source) if line.strip())
         first = next(lines, None)
@@ -342,7 +342,7 @@ def _json_file(source: Path) -> Any:
     return _json_text(source, text)
 
 
-def _json_text(source: Path, text: bytes) -> Any:
+def _json_text(source: Path | str, text: bytes) -> Any:
     try:
         return json.loads(text)  # bytes: UTF-8, UTF-16 or UTF-32, as json detects them
     except json.JSONDecodeError as exc:
@@ -360,15 +360,13 @@ def _json_text(source: Path, text: bytes) -> Any:
 
 
 def iter_parts(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """The per-query rows of a distributed run's output directory, in input order."""
-    pq = require("pyarrow.parquet", purpose=f"reading the parts in {directory}", extra="parquet")
-    root = Path(directory)
-    header = _json_file(root / PARTS_HEADER)
-    for name in header["parts"]:
-        yield from pq.read_table(root / name).to_pylist()
+    """The per-query rows of a distributed run's output directory (or URL), in input order."""
+    store = parts_store(directory)
+    header = _header(_json_text(store.header, store.read_header()), store.header)
+    yield from store.read_parts(header["parts"])
 
 
-def _header(data: Any, source: Path) -> dict[str, Any]:
+def _header(data: Any, source: Path | str) -> dict[str, Any]:
     if not isinstance(data, dict) or "aggregate" not in data or "summary" not in data:
         raise InvalidArgumentError(f"{source} is not a ctxeval result file (no aggregate/summary)")
     return data
