@@ -134,9 +134,13 @@ class Aggregator:
     )
 
     def state(self) -> AggregatorState:
-        """The running sums, to merge into another aggregator (a partition's share of a run)."""
+        """The running sums, to merge into another aggregator (a partition's share of a run),
+        and the per-query rows when this aggregator keeps them."""
         self._fold()
-        return AggregatorState({name: getattr(self, name) for name in self._STATE})
+        values = {name: getattr(self, name) for name in self._STATE}
+        if self.keep_rows:
+            values["rows"] = self.rows
+        return AggregatorState(values)
 
     def merge(self, state: AggregatorState) -> None:
         """Add another aggregator's sums (all exact, so the order of merging never matters)."""
@@ -160,6 +164,13 @@ class Aggregator:
         ):
             setattr(self, name, getattr(self, name) + other[name])
         self.skipped.extend(other["skipped"])
+        rows = other.get("rows")
+        if rows is not None:  # merged in input order by the caller
+            if self.keep_rows:
+                self.rows.extend(rows)
+            if self.row_sink is not None:
+                for row in rows:
+                    self.row_sink(row)
 
     def add(self, item: RowResult | RecordError) -> None:
         if isinstance(item, RecordError):

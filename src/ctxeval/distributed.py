@@ -24,30 +24,51 @@ Nothing per-query crosses to the client except the bad records (with on_error="s
 from __future__ import annotations
 
 import ast
-import glob as globlib
 import inspect
 import os
 import sys
 import warnings
 import zlib
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 from ctxeval.aggregation import Aggregator, AggregatorState
-from ctxeval.errors import CtxevalWarning, InvalidArgumentError, InvalidRecordError
-from ctxeval.io.blocks import Block, file_fields, read_block
+from ctxeval.errors import (
+    CtxevalError,
+    CtxevalWarning,
+    InvalidArgumentError,
+    InvalidRecordError,
+    WorkerProcessError,
+)
+from ctxeval.io.blocks import (
+    Block,
+    expand_paths,
+    file_fields,
+    file_size,
+    format_of,
+    plan_blocks,
+    read_block,
+)
 from ctxeval.io.fields import ResolvedFields, as_field_map
-from ctxeval.io.sources import EXTENSIONS, locate
+from ctxeval.io.sources import locate
 from ctxeval.optional import require
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.results.parts import parts_store, write_part
 from ctxeval.scoring import ScoringPlan, score_batch
+from ctxeval.workers import LocalPool
 
-__all__ = ["evaluate_distributed", "iter_parts", "plan_blocks"]
+__all__ = [
+    "dataset_bytes",
+    "evaluate_distributed",
+    "evaluate_in_processes",
+    "iter_parts",
+    "partitionable",
+    "plan_blocks",
+]
 
 
 def _dask() -> Any:
@@ -57,109 +78,6 @@ def _dask() -> Any:
         extra="dask",
         package="dask.distributed",
     )
-
-
-# --- planning --------------------------------------------------------------------------------
-
-
-def _expand(path: str) -> list[str]:
-    if "://" in path:
-        fsspec = _fsspec()
-        files = fsspec.open_files(path)
-        return sorted(f.full_name if hasattr(f, "full_name") else f.path for f in files)
-    if any(c in path for c in "*?[") and not os.path.exists(path):
-        matches = sorted(globlib.glob(path, recursive=True))
-        if not matches:
-            raise InvalidArgumentError(f"{path}: no files match this pattern")
-        return matches
-    if not os.path.isfile(path):
-        raise InvalidArgumentError(f"{path}: no such file")
-    return [path]
-
-
-def _fsspec() -> Any:
-    return require(
-        "fsspec",
-        purpose="reading remote files",
-        hint="also install the filesystem's package (e.g. s3fs, gcsfs)",
-    )
-
-
-def _size(path: str) -> int:
-    if "://" in path:
-        fs, _, paths = _fsspec().core.get_fs_token_paths(path)
-        return int(fs.size(paths[0]))
-    return os.path.getsize(path)
-
-
-def _format_of(path: str, fmt: str | None) -> str:
-    if fmt is not None:
-        return {"ndjson": "jsonl"}.get(fmt, fmt)
-    suffix = Path(path.split("?")[0]).suffix.lower()
-    if suffix not in EXTENSIONS:
-        raise InvalidArgumentError(
-            f"{path}: unsupported extension; use .jsonl, .json, .csv or .parquet, or format="
-        )
-    return EXTENSIONS[suffix]
-
-
-def plan_blocks(
-    dataset: Any,
-    *,
-    format: str | None = None,
-    block_bytes: int = 64 << 20,
-    block_records: int = 20_000,
-) -> list[list[Block]]:
-    """The dataset's blocks, grouped by file (one group for in-memory data)."""
-    if isinstance(dataset, str | os.PathLike):
-        groups = []
-        for number, path in enumerate(_expand(os.fspath(dataset))):
-            fmt = _format_of(path, format)
-            if fmt == "jsonl":
-                size = _size(path)
-                starts = range(0, size, block_bytes)
-                blocks = [
-                    Block(path, fmt, number, path, s, min(s + block_bytes, size)) for s in starts
-                ]
-            elif fmt == "parquet":
-                blocks = _parquet_blocks(path, number, block_records)
-            else:
-                blocks = [Block(path, fmt, number, path)]
-            groups.append(blocks)
-        return groups
-    if type(dataset).__module__.startswith("pandas") and hasattr(dataset, "iloc"):
-        rows = len(dataset)
-        return [
-            [
-                Block("DataFrame", "frame", 0, dataset.iloc[a : a + block_records])
-                for a in range(0, rows, block_records)
-            ]
-        ]
-    iterator = iter(dataset)
-    blocks = []
-    position = 0
-    while chunk := list(islice(iterator, block_records)):
-        blocks.append(Block("records", "iterable", 0, chunk, first_pos=position))
-        position += len(chunk)
-    return [blocks]
-
-
-def _parquet_blocks(path: str, number: int, block_records: int) -> list[Block]:
-    from ctxeval.io.sources import open_binary
-
-    pq = require("pyarrow.parquet", purpose=f"reading {path}", extra="parquet")
-
-    with open_binary(path) as handle, pq.ParquetFile(handle) as file:
-        sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
-    blocks = []
-    first_row, start, rows = 1, 0, 0
-    for group, count in enumerate(sizes):
-        rows += count
-        if rows >= block_records or group == len(sizes) - 1:
-            blocks.append(Block(path, "parquet", number, path, start, group + 1, first_row))
-            first_row += rows
-            start, rows = group + 1, 0
-    return blocks
 
 
 # --- tasks (run on the workers) --------------------------------------------------------------
@@ -234,17 +152,24 @@ def _score(
     duplicates: dict[int, str],
     part: str | None,
     batch_size: int,
+    return_rows: bool = False,
+    stop_at_error: bool = False,
 ) -> AggregatorState:
+    """Read, check and score one block: its sums, and its rows when ``return_rows`` (a local
+    run keeps them; a cluster run writes them to ``part`` instead)."""
     # The block's rows, stored by column until they are written (see PerQueryTable).
-    aggregator = Aggregator(plan, source, keep_rows=part is not None)
+    aggregator = Aggregator(plan, source, keep_rows=part is not None or return_rows)
     items = read_block(
         block, resolved, fields=fields, first_index=first_index, known_duplicates=duplicates
     )
     while batch := list(islice(items, batch_size)):
         for item in score_batch(plan, batch):
             aggregator.add(item)
+            if stop_at_error and isinstance(item, RecordError):
+                return aggregator.state()  # the run stops at its first bad record
     if part is not None:
         _write_part(part, aggregator.rows)
+    aggregator.keep_rows = return_rows
     return aggregator.state()
 
 
@@ -374,6 +299,68 @@ def evaluate_distributed(
             cluster.close()
 
 
+def evaluate_in_processes(
+    dataset: Any,
+    plan: ScoringPlan,
+    *,
+    workers: int,
+    aggregator: Aggregator,
+    progress: Any,
+    fields: Any = None,
+    format: str | None = None,
+    on_error: str = "raise",
+    batch_size: int = 256,
+    block_bytes: int | None = None,
+    block_records: int | None = None,
+) -> EvaluationResult:
+    """A local run on ``workers`` processes that read, check and score their own partitions
+    of the files (the blocks a cluster run uses: byte ranges of JSONL, row groups of Parquet),
+    while this process only merges their sums and rows in input order. ``aggregator`` keeps or
+    streams the rows as the caller asked; the result equals a run in this process."""
+    # By default blocks small enough that every worker gets several (they finish together).
+    if block_bytes is None:
+        block_bytes = max(64 << 10, min(64 << 20, dataset_bytes(dataset) // (4 * workers) + 1))
+    if block_records is None:
+        block_records = max(1_000, 20_000 // workers)
+    with LocalPool(plan, workers) as pool:
+        return _evaluate(
+            pool,
+            dataset,
+            plan,
+            fields=fields,
+            format=format,
+            on_error=on_error,
+            output=None,
+            source=aggregator.source,
+            batch_size=batch_size,
+            block_bytes=block_bytes,
+            block_records=block_records,
+            buckets=workers,
+            retries=0,
+            aggregator=aggregator,
+            progress=progress,
+        )
+
+
+def dataset_bytes(dataset: str | os.PathLike[str]) -> int:
+    """The size of the files of a path or glob."""
+    return sum(file_size(path) for path in expand_paths(os.fspath(dataset)))
+
+
+def partitionable(dataset: Any, format: str | None) -> bool:
+    """Whether worker processes can read ``dataset`` by partitions: paths (or a glob) of JSONL
+    and Parquet files only."""
+    if not isinstance(dataset, str | os.PathLike) or os.fspath(dataset) == "-":
+        return False
+    try:
+        paths = expand_paths(os.fspath(dataset))
+        return bool(paths) and all(
+            format_of(path, format) in ("jsonl", "parquet") for path in paths
+        )
+    except CtxevalError:
+        return False
+
+
 def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> EvaluationResult:
     field_map = as_field_map(o["fields"])
     groups = plan_blocks(
@@ -442,6 +429,10 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
     store = None if output is None else parts_store(output)
     if store is not None:
         store.prepare()
+    aggregator: Aggregator = o.get("aggregator") or Aggregator(
+        plan, o["source"], keep_rows=False, fields=o["fields"]
+    )
+    return_rows = aggregator.keep_rows or aggregator.row_sink is not None
     futures = [
         submit(
             _score,
@@ -454,25 +445,44 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             found.get(n, {}),
             None if store is None else store.part(n),
             o["batch_size"],
+            return_rows,
+            o["on_error"] == "raise",
             pure=False,
             retries=retries,
         )
         for n, block in enumerate(positioned)
     ]
-    aggregator = Aggregator(plan, o["source"], keep_rows=False, fields=o["fields"])
-    for state in client.gather(futures):
+    progress = o.get("progress")
+    # In input order, so that rows are kept and streamed in order, and the first bad record
+    # stops the run as soon as its block is in.
+    for number, future in enumerate(futures):
+        try:
+            state = future.result()
+        except WorkerProcessError as exc:  # a local worker died: name the records it held
+            block, (positions, _) = positioned[number], counts[number]
+            first = _global_pos(block, 1 if block.format in ("jsonl", "parquet") else 0)
+            raise WorkerProcessError(
+                f"a worker process died while scoring the records from "
+                f"{_locate(block, first)} to {_locate(block, first + max(positions, 1) - 1)}; "
+                "something outside ctxeval killed it, most often the operating system's "
+                "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
+                "give the run more memory"
+            ) from exc
         aggregator.merge(state)
-    if aggregator.skipped and o["on_error"] == "raise":
-        if store is not None:
-            store.remove()
-        first = min(aggregator.skipped, key=lambda s: s["index"])
-        error = RecordError(
-            first["index"], first["id"], first["location"], first["field"], first["message"]
-        )
-        raise InvalidRecordError(
-            f"{error}. Fix the record, or pass on_error='skip' to skip bad records and count "
-            "them in the results"
-        )
+        if progress is not None:
+            progress.update(state.values["_queries"] + len(state.values["skipped"]))
+        if aggregator.skipped and o["on_error"] == "raise":
+            if store is not None:  # no part may be written after the output is removed
+                _settle(client, futures[number + 1 :])
+                store.remove()
+            bad = min(aggregator.skipped, key=lambda s: s["index"])
+            error = RecordError(
+                bad["index"], bad["id"], bad["location"], bad["field"], bad["message"]
+            )
+            raise InvalidRecordError(
+                f"{error}. Fix the record, or pass on_error='skip' to skip bad records and "
+                "count them in the results"
+            )
     aggregator.skipped.sort(key=lambda s: s["index"])
     result = aggregator.result()
     if store is not None:
@@ -485,6 +495,16 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
         }
         store.write_header(header)
     return result
+
+
+def _settle(client: Any, futures: list[Any]) -> None:
+    """Cancel the tasks not yet started and wait for the running ones to end."""
+    cancel = getattr(client, "cancel", None)
+    if cancel is not None:
+        cancel(futures)
+    for future in futures:
+        with suppress(Exception):  # cancelled, or failed: the run is stopping anyway
+            future.result()
 
 
 def _counts(survey: Survey) -> tuple[int, int]:

@@ -71,6 +71,10 @@ def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch
 # this long to score in this process: below it, sending records to workers and results back
 # costs the parent about as much as scoring them (see docs/decisions.md).
 PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
+# Worker processes read files of at least this many bytes per worker themselves, in
+# partitions; smaller inputs are read here and sent in batches (finer-grained: a slow record,
+# or the first bad one, is met sooner). See docs/evaluator.md.
+PARTITION_MIN_BYTES = 1 << 20
 
 
 def _score_in_order(
@@ -117,6 +121,16 @@ def _score_in_order(
     yield from score_in_workers(plan, _prepend_batches((first, second), batches), workers)
 
 
+def _pays_to_start_workers(plan: ScoringPlan, head: Batch) -> bool:
+    """Whether records like ``head`` (the first batch) are slow enough to score that worker
+    processes pay for themselves (see :data:`PARALLEL_MIN_SECONDS_PER_RECORD`)."""
+    if not head:
+        return False
+    started = time.perf_counter()
+    score_batch(plan, head)
+    return (time.perf_counter() - started) / len(head) >= PARALLEL_MIN_SECONDS_PER_RECORD
+
+
 def _prepend_batches(head: Iterable[Batch], rest: Iterator[Batch]) -> Iterator[Batch]:
     yield from head
     yield from rest
@@ -157,7 +171,8 @@ class RetrievalEvaluator:
 
     ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.distributed`): a
     ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
-    partitions of about ``partition_bytes`` (JSONL) or ``partition_records`` records, and
+    partitions of about ``partition_bytes`` (JSONL; default 64 MiB) or ``partition_records``
+    records (Parquet, in-memory data; default 20,000), and
     ``run(output="dir/")`` (a directory, or any fsspec URL such as ``s3://bucket/run/``) writes
     the per-query rows as Parquet parts there. The results equal a
     local run's.
@@ -177,8 +192,8 @@ class RetrievalEvaluator:
         progress: bool | Callable[[int], None] | None = None,
         keep_per_query: bool = True,
         scheduler: Any = None,
-        partition_bytes: int = 64 << 20,
-        partition_records: int = 20_000,
+        partition_bytes: int | None = None,
+        partition_records: int | None = None,
         implementation: str | None = None,
     ) -> None:
         self.dataset = dataset
@@ -253,9 +268,12 @@ class RetrievalEvaluator:
             ("partition_bytes", partition_bytes),
             ("partition_records", partition_records),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise InvalidArgumentError(
-                    f"RetrievalEvaluator({name}={value!r}): give a whole number >= 1"
+                    f"RetrievalEvaluator({name}={value!r}): give a whole number >= 1, or None "
+                    "for the default"
                 )
         self.partition_bytes = partition_bytes
         self.partition_records = partition_records
@@ -372,9 +390,22 @@ class RetrievalEvaluator:
         )
         progress = Progress.from_option(self.progress, stream=sys.stderr)
         stream = _prepend(first, records)
-        scored = _score_in_order(
-            plan, _batches(stream, self.batch_size), self.workers, auto=self._auto_workers
-        )
+        workers, head = self.workers, None
+        if workers > 1 and self._readable_by_workers(plan):
+            head = list(islice(stream, self.batch_size)) if self._auto_workers else None
+            if head is None or _pays_to_start_workers(plan, head):
+                close = getattr(records, "close", None)
+                if close is not None:
+                    close()  # the workers read the files themselves
+                try:
+                    return self._run_in_processes(plan, aggregator, progress)
+                finally:
+                    progress.close()
+            workers = 1
+        batches = _batches(stream, self.batch_size)
+        if head:
+            batches = _prepend_batches([head], batches)
+        scored = _score_in_order(plan, batches, workers, auto=self._auto_workers)
         try:
             for results in scored:
                 for item in results:
@@ -389,6 +420,35 @@ class RetrievalEvaluator:
             scored.close()  # at once, not when collected: stops any worker processes now
             progress.close()
         return aggregator.result()
+
+    def _readable_by_workers(self, plan: ScoringPlan) -> bool:
+        """Whether worker processes can read this dataset by partitions themselves."""
+        from ctxeval.distributed import dataset_bytes, partitionable
+
+        if not partitionable(self.dataset, self.format) or unsendable(plan) is not None:
+            return False
+        if self.partition_bytes is not None or self.partition_records is not None:
+            return True  # partitions asked for
+        return dataset_bytes(self.dataset) >= self.workers * PARTITION_MIN_BYTES
+
+    def _run_in_processes(
+        self, plan: ScoringPlan, aggregator: Aggregator, progress: Progress
+    ) -> EvaluationResult:
+        from ctxeval.distributed import evaluate_in_processes
+
+        return evaluate_in_processes(
+            self.dataset,
+            plan,
+            workers=self.workers,
+            aggregator=aggregator,
+            progress=progress,
+            fields=self.fields,
+            format=self.format,
+            on_error=self.on_error,
+            batch_size=self.batch_size,
+            block_bytes=self.partition_bytes,
+            block_records=self.partition_records,
+        )
 
     def _run_distributed(
         self, ks: tuple[int | None, ...], output: str | os.PathLike[str] | None
@@ -409,8 +469,8 @@ class RetrievalEvaluator:
             output=output,
             source=self._source_name(),
             batch_size=self.batch_size,
-            block_bytes=self.partition_bytes,
-            block_records=self.partition_records,
+            block_bytes=self.partition_bytes or 64 << 20,
+            block_records=self.partition_records or 20_000,
         )
         _warn_tokenless(result)
         return result

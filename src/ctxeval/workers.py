@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
+from types import TracebackType
 from typing import Any
 
 from ctxeval.errors import WorkerProcessError
@@ -36,7 +37,7 @@ from ctxeval.io.atomic import terminate_raises
 from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 
-__all__ = ["pool_context", "score_in_workers", "unsendable"]
+__all__ = ["LocalFuture", "LocalPool", "pool_context", "score_in_workers", "unsendable"]
 
 Batch = Sequence[Record | RecordError]
 Scored = list[RowResult | RecordError]
@@ -97,7 +98,108 @@ def _score(batch: Batch) -> Scored:
     return score_batch(_plan, batch)
 
 
+class _PlanToken:
+    """Sent in place of the plan, which the worker already has (see :class:`LocalPool`)."""
+
+
+def _call(function: Any, args: tuple[Any, ...]) -> Any:
+    """Run ``function`` with the worker's plan in place of the token."""
+    return function(*(_plan if isinstance(arg, _PlanToken) else arg for arg in args))
+
+
 # --- in the parent ---------------------------------------------------------------------------
+
+
+class LocalPool:
+    """Worker processes behind the part of ``dask.distributed.Client`` that a partitioned run
+    uses (``submit`` and ``gather``), so a local run reads, checks and scores its partitions the
+    way a cluster does (:func:`ctxeval.distributed.evaluate_blocks`).
+
+    The plan reaches the workers by fork, as for :func:`score_in_workers`: an argument that is
+    the plan is sent as a token, never pickled. A future given as an argument is waited for in
+    the parent first. Use it as a context manager: leaving it by an exception kills the
+    workers at once.
+    """
+
+    def __init__(self, plan: ScoringPlan, workers: int) -> None:
+        self.plan = plan
+        self.workers = workers
+        self._guard = terminate_raises()
+
+    def __enter__(self) -> LocalPool:
+        self._guard.__enter__()  # SIGTERM unwinds, so the workers are stopped, not orphaned
+        try:
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=pool_context(),
+                initializer=_start_worker,
+                initargs=(self.plan, os.getpid()),
+            )
+        except BaseException:
+            self._guard.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            if error is not None:
+                _kill_workers(self.pool)
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self._guard.__exit__(kind, error, trace)
+
+    def submit(self, function: Any, *args: Any, **_dask_options: Any) -> LocalFuture:
+        given = tuple(
+            _PlanToken()
+            if arg is self.plan
+            else arg.result()
+            if isinstance(arg, LocalFuture)
+            else arg
+            for arg in args
+        )
+        return LocalFuture(self.pool.submit(_call, function, given), _describe(args[0]))
+
+    def _sendable(self, arg: Any) -> Any:
+        if arg is self.plan:
+            return _PlanToken()
+        return arg.result() if isinstance(arg, LocalFuture) else arg
+
+    def gather(self, futures: Iterable[LocalFuture]) -> list[Any]:
+        return [future.result() for future in futures]
+
+
+def _describe(block: Any) -> str:
+    """What a task's first argument (a block of the input) holds, for messages."""
+    name = getattr(block, "name", None)
+    if not isinstance(name, str):
+        return ""
+    if getattr(block, "format", None) == "jsonl" and getattr(block, "end", 0):
+        return f"the lines of {name} that start in bytes {block.start} to {block.end}"
+    return f"records of {name}"
+
+
+class LocalFuture:
+    """A worker's result; a dead worker is a :class:`WorkerProcessError` naming the input."""
+
+    def __init__(self, future: Future[Any], name: str) -> None:
+        self.future = future
+        self.name = name
+
+    def result(self) -> Any:
+        try:
+            return self.future.result()
+        except BrokenProcessPool as exc:
+            where = f" while scoring {self.name}" if self.name else " while scoring"
+            raise WorkerProcessError(
+                f"a worker process died{where}; something outside ctxeval killed it, most "
+                "often the operating system's out-of-memory killer. Run with fewer workers "
+                "(workers=1, or --workers 1) or give the run more memory"
+            ) from exc
 
 
 def score_in_workers(plan: ScoringPlan, batches: Iterable[Batch], workers: int) -> Iterator[Scored]:

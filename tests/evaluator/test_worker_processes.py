@@ -140,7 +140,11 @@ def test_popen_terminate_and_capture_output_return(tmp_path: Path) -> None:
     assert parent.returncode == 128 + signal.SIGTERM
 
 
-def test_a_killed_worker_names_the_records_and_what_to_do(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["file", "partitions", "list"])
+def test_a_killed_worker_names_the_records_and_what_to_do(tmp_path: Path, source: str) -> None:
+    # A small file or a list is read here and sent to the workers in batches; a file read in
+    # partitions is read by the workers themselves: either way the message names the records
+    # the dead worker held.
     dataset = write_dataset(tmp_path / "d.jsonl", 40)
     parent = os.getpid()
 
@@ -149,24 +153,39 @@ def test_a_killed_worker_names_the_records_and_what_to_do(tmp_path: Path) -> Non
             os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
         return [[True] * len(ground_truth) for _ in retrieved]
 
+    data: object = dataset
+    if source == "list":
+        data = [json.loads(line) for line in dataset.read_text().splitlines()]
     evaluator = RetrievalEvaluator(
-        dataset, ["P@5"], matching=killed_on_q13, workers=2, batch_size=4, progress=False
+        data,
+        ["P@5"],
+        matching=killed_on_q13,
+        workers=2,
+        batch_size=4,
+        progress=False,
+        partition_bytes=600 if source == "partitions" else None,
     )
     with pytest.raises(WorkerProcessError) as caught:
         evaluator.run()
     message = str(caught.value)
-    # The batch holding line 14 (q13) was in flight, and the message names the range.
+    # The part holding line 14 (q13) was in flight, and the message names its range.
     first, last = message.split(" from ", 1)[1].split("; ", 1)[0].split(" to ")
-    first_line = int(first.split(":")[1].split()[0])
-    last_line = int(last.split(":")[1].split()[0])
-    assert first_line <= 14 <= last_line
-    assert f"{dataset}:" in first
-    assert "(record 'q" in first
-    for advice in ("workers=1", "--workers 1", "memory", "batch_size"):
+    if source != "list":
+        first_line = int(first.split(":")[1].split()[0])
+        last_line = int(last.split(":")[1].split()[0])
+        assert first_line <= 14 <= last_line
+        assert f"{dataset}:" in first
+    else:
+        assert first.startswith("record ")
+        assert int(first.split()[1]) <= 13 <= int(last.split()[1])
+    for advice in ("workers=1", "--workers 1", "memory"):
         assert advice in message
 
 
-def test_a_run_stopped_by_an_exception_stops_its_workers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("partition_bytes", [None, 1_000])
+def test_a_run_stopped_by_an_exception_stops_its_workers(
+    tmp_path: Path, partition_bytes: int | None
+) -> None:
     # A bad record with on_error="raise" ends the run while workers are busy with later batches
     # that take seconds: they are killed at once (the evaluator closes the pool's iterator)
     # rather than left to finish.
@@ -184,7 +203,13 @@ def test_a_run_stopped_by_an_exception_stops_its_workers(tmp_path: Path) -> None
     started = time.monotonic()
     with pytest.raises(ValueError, match="bad"):
         RetrievalEvaluator(
-            dataset, ["P@5"], matching=slow_after_q7, workers=2, batch_size=2, progress=False
+            dataset,
+            ["P@5"],
+            matching=slow_after_q7,
+            workers=2,
+            batch_size=2,
+            progress=False,
+            partition_bytes=partition_bytes,
         ).run()
     assert time.monotonic() - started < 2.5  # finishing the batches in flight takes >= 6 s
     assert set(multiprocessing_children()) <= before
@@ -266,7 +291,9 @@ def test_cli_a_killed_worker_is_one_line_naming_the_records(tmp_path: Path) -> N
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith("ctxeval: error: a worker process died while scoring"), lines
-    assert "slow.jsonl:1 (record 'q0')" in lines[0]
+    # Read here and sent in batches: the records by line and id; read by the workers in
+    # partitions (this file is large enough): the part of the file, by lines or bytes.
+    assert "slow.jsonl:1 (record 'q0')" in lines[0] or "slow.jsonl" in lines[0]
     assert "--workers 1" in lines[0]
     assert cli.returncode not in (0, 1)  # not success, not a failed gate
 

@@ -7,17 +7,32 @@ collected for a check across blocks instead of checked in the block.
 
 from __future__ import annotations
 
+import glob as globlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.io.fields import FieldsInput, ResolvedFields, as_field_map
 from ctxeval.io.formats import FORMAT_READERS, PARQUET_BATCH, jsonl_items, parquet_items
-from ctxeval.io.sources import Segment, import_parquet, open_binary
+from ctxeval.io.sources import EXTENSIONS, Segment, import_parquet, open_binary
 from ctxeval.io.stream import Claim, RecordStream
+from ctxeval.optional import require
 from ctxeval.records import Record, RecordError
 
-__all__ = ["Block", "file_fields", "owned_lines", "read_block"]
+__all__ = [
+    "Block",
+    "expand_paths",
+    "file_fields",
+    "file_size",
+    "format_of",
+    "owned_lines",
+    "plan_blocks",
+    "read_block",
+]
 
 
 @dataclass(frozen=True)
@@ -107,3 +122,107 @@ def read_block(
         known_duplicates=known_duplicates,
     )
     return _block_records(stream, block)
+
+
+# --- planning: the blocks of a dataset ----------------------------------------------------
+
+
+def expand_paths(path: str) -> list[str]:
+    """The files of a path, a glob pattern or a URL (fsspec), sorted."""
+    if "://" in path:
+        fsspec = _fsspec()
+        files = fsspec.open_files(path)
+        return sorted(f.full_name if hasattr(f, "full_name") else f.path for f in files)
+    if any(c in path for c in "*?[") and not os.path.exists(path):
+        matches = sorted(globlib.glob(path, recursive=True))
+        if not matches:
+            raise InvalidArgumentError(f"{path}: no files match this pattern")
+        return matches
+    if not os.path.isfile(path):
+        raise InvalidArgumentError(f"{path}: no such file")
+    return [path]
+
+
+def _fsspec() -> Any:
+    return require(
+        "fsspec",
+        purpose="reading remote files",
+        hint="also install the filesystem's package (e.g. s3fs, gcsfs)",
+    )
+
+
+def file_size(path: str) -> int:
+    """The size in bytes of a local file or a URL's object."""
+    if "://" in path:
+        fs, _, paths = _fsspec().core.get_fs_token_paths(path)
+        return int(fs.size(paths[0]))
+    return os.path.getsize(path)
+
+
+def format_of(path: str, fmt: str | None) -> str:
+    """The format of a file: ``fmt`` if given, else by its extension."""
+    if fmt is not None:
+        return {"ndjson": "jsonl"}.get(fmt, fmt)
+    suffix = Path(path.split("?")[0]).suffix.lower()
+    if suffix not in EXTENSIONS:
+        raise InvalidArgumentError(
+            f"{path}: unsupported extension; use .jsonl, .json, .csv or .parquet, or format="
+        )
+    return EXTENSIONS[suffix]
+
+
+def plan_blocks(
+    dataset: Any,
+    *,
+    format: str | None = None,
+    block_bytes: int = 64 << 20,
+    block_records: int = 20_000,
+) -> list[list[Block]]:
+    """The dataset's blocks, grouped by file (one group for in-memory data)."""
+    if isinstance(dataset, str | os.PathLike):
+        groups = []
+        for number, path in enumerate(expand_paths(os.fspath(dataset))):
+            fmt = format_of(path, format)
+            if fmt == "jsonl":
+                size = file_size(path)
+                starts = range(0, size, block_bytes)
+                blocks = [
+                    Block(path, fmt, number, path, s, min(s + block_bytes, size)) for s in starts
+                ]
+            elif fmt == "parquet":
+                blocks = _parquet_blocks(path, number, block_records)
+            else:
+                blocks = [Block(path, fmt, number, path)]
+            groups.append(blocks)
+        return groups
+    if type(dataset).__module__.startswith("pandas") and hasattr(dataset, "iloc"):
+        rows = len(dataset)
+        return [
+            [
+                Block("DataFrame", "frame", 0, dataset.iloc[a : a + block_records])
+                for a in range(0, rows, block_records)
+            ]
+        ]
+    iterator = iter(dataset)
+    blocks = []
+    position = 0
+    while chunk := list(islice(iterator, block_records)):
+        blocks.append(Block("records", "iterable", 0, chunk, first_pos=position))
+        position += len(chunk)
+    return [blocks]
+
+
+def _parquet_blocks(path: str, number: int, block_records: int) -> list[Block]:
+    pq = require("pyarrow.parquet", purpose=f"reading {path}", extra="parquet")
+
+    with open_binary(path) as handle, pq.ParquetFile(handle) as file:
+        sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
+    blocks = []
+    first_row, start, rows = 1, 0, 0
+    for group, count in enumerate(sizes):
+        rows += count
+        if rows >= block_records or group == len(sizes) - 1:
+            blocks.append(Block(path, "parquet", number, path, start, group + 1, first_row))
+            first_row += rows
+            start, rows = group + 1, 0
+    return blocks

@@ -136,6 +136,28 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         elif self._none is not None:
             self._none.extend(bytes(self._width))
 
+    def extend(self, other: PerQueryTable) -> None:
+        """Add every row of ``other`` (a table with the same metric columns), in its order, as
+        :meth:`append` would have one by one."""
+        if other._metrics != self._metrics:
+            raise InvalidArgumentError(
+                f"PerQueryTable.extend: metric columns {list(other._metrics)} differ from "
+                f"{list(self._metrics)}"
+            )
+        rows, added = len(self._ids), len(other._ids)
+        for name, column in self._metadata.items():
+            column.extend(other._metadata.get(name, [_ABSENT] * added))
+        for name, column in other._metadata.items():
+            if name not in self._metadata:
+                self._metadata[name] = [_ABSENT] * rows + column
+        self._routes.clear()
+        self._ids.extend(other._ids)
+        if other._none is not None and self._none is None:
+            self._none = bytearray(len(self._block))
+        self._block.extend(other._block)
+        if self._none is not None:
+            self._none.extend(other._none if other._none is not None else bytes(len(other._block)))
+
     def _route(self, keys: tuple[str, ...]) -> _Route:
         names = [metadata_column(key, self._position) for key in keys]
         last = {name: pick for pick, name in enumerate(names)}
