@@ -4,13 +4,14 @@
 The layout is the same everywhere: ``_result.json`` (the header: aggregate, summary, skipped
 records and the list of parts) and one Parquet part per block of the input, ``part-NNNNN.parquet``.
 Locally every file is written atomically (a temporary file renamed into place); through fsspec
-each part and the header are written with one ``open(..., "wb")`` per object, which object stores
-publish whole when it is closed, and the header is written last, so a reader that finds the
-header finds every part it lists.
+each part and the header are made in memory and sent with one ``pipe`` call per object, which
+an object store publishes whole or not at all (a failed write leaves no partial object), and the
+header is written last, so a reader that finds the header finds every part it lists.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -85,8 +86,8 @@ class PartsStore:
         """``_result.json``, written after every part."""
         if self.remote:
             fs, _ = _filesystem(self.location)
-            with fs.open(self._join(PARTS_HEADER), "w", encoding="utf-8") as out:
-                json.dump(header, out, ensure_ascii=False, indent=1)
+            text = json.dumps(header, ensure_ascii=False, indent=1)
+            fs.pipe(self._join(PARTS_HEADER), text.encode("utf-8"))  # one object, whole
             return
         with atomic_write(Path(self.location) / PARTS_HEADER) as out:
             json.dump(header, out, ensure_ascii=False, indent=1)
@@ -147,8 +148,9 @@ def write_part(target: str, table: Any) -> None:
     pq = require("pyarrow.parquet", purpose=f"writing {target}", extra="parquet")
     if is_url(target):
         fs, path = _filesystem(target)
-        with fs.open(path, "wb") as out:
-            pq.write_table(table, out)
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        fs.pipe(path, buffer.getvalue())  # one request: the object appears whole or not at all
         return
     with atomic_write(Path(target), binary=True) as out:
         pq.write_table(table, out)
