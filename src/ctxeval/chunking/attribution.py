@@ -37,7 +37,15 @@ from ctxeval.chunking.questions import Question
 from ctxeval.exact import exact_mean
 from ctxeval.matching.base import MatchingStrategy
 
-__all__ = ["Attribution", "QuestionAttribution", "attribute", "merge_spans", "span_length"]
+__all__ = [
+    "Attribution",
+    "QuestionAttribution",
+    "attribute",
+    "intersection_length",
+    "mean_of",
+    "merge_spans",
+    "span_length",
+]
 
 Span = tuple[int, int]
 
@@ -109,7 +117,7 @@ def attribute(
     shares = {k: [q.shares(k) for q in per_question] for k in ks}
 
     def mean(name: str, k: int) -> float:
-        return exact_mean(np.array([s[name] for s in shares[k]], dtype=np.float64))
+        return mean_of([s[name] for s in shares[k]])
 
     reachable = np.array(
         [sum(q.reachable) / len(q.reachable) for q in per_question], dtype=np.float64
@@ -119,8 +127,8 @@ def attribute(
         found={k: mean("found", k) for k in ks},
         missed={k: mean("missed", k) for k in ks},
         unreachable={k: mean("unreachable", k) for k in ks},
-        ceiling=exact_mean(reachable),
-        span_ceiling=exact_mean(np.array([q.span_ceiling for q in per_question])),
+        ceiling=mean_of(reachable),
+        span_ceiling=mean_of([q.span_ceiling for q in per_question]),
         questions=per_question,
     )
 
@@ -143,9 +151,9 @@ def _question(
         columns = [j for j, e in enumerate(question.excerpts) if e.doc == doc and not reachable[j]]
         candidates = by_doc.get(doc, [])
         if columns and candidates:
-            relevant = strategy.match([c.text for c in candidates], [texts[j] for j in columns])
+            judged = strategy.match([c.text for c in candidates], [texts[j] for j in columns])
             for column, j in enumerate(columns):
-                reachable[j] = bool(relevant.relevant[:, column].any())
+                reachable[j] = bool(judged.relevant[:, column].any())
     return QuestionAttribution(
         question.id, tuple(reachable), tuple(first_found), _span_ceiling(question, by_doc)
     )
@@ -168,8 +176,14 @@ def _span_ceiling(question: Question, by_doc: Mapping[str, list[Chunk]]) -> floa
     return inside / union if union else 0.0
 
 
+def mean_of(values: Sequence[float] | np.ndarray) -> float:
+    """The exact mean of a non-empty list (0.0 for an empty one: no question, no share)."""
+    mean = exact_mean(np.asarray(values, dtype=np.float64))
+    return 0.0 if mean is None else mean
+
+
 def merge_spans(spans: Sequence[Span]) -> list[Span]:
-    """The union of ``spans`` as sorted, disjoint, non-touching-free intervals."""
+    """The union of ``spans`` as sorted, disjoint, disjoint intervals."""
     merged: list[Span] = []
     for start, end in sorted(s for s in spans if s[1] > s[0]):
         if merged and start <= merged[-1][1]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ctxeval.chunking.attribution import Attribution, attribute
+from ctxeval.chunking.attribution import Attribution, attribute, mean_of
 from ctxeval.chunking.chunkers import Chunk, Chunker
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import Ranking, as_retriever, retrieval_depth, searcher
@@ -28,7 +28,6 @@ from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.evaluator import RetrievalEvaluator
-from ctxeval.exact import exact_mean
 from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
@@ -184,8 +183,19 @@ def compare_chunkers(
     asked = load_questions(questions, documents)
     timings = {"loading": time.perf_counter() - started}
     runs = {
-        name: _run(name, chunker, documents, asked, retriever, strategy, ks, metrics, progress,
-                   timings, plan)
+        name: _run(
+            name,
+            chunker,
+            documents,
+            asked,
+            retriever,
+            strategy,
+            ks,
+            metrics,
+            progress,
+            timings,
+            plan,
+        )
         for name, chunker in resolved.items()
     }
     clock = time.perf_counter()
@@ -207,9 +217,11 @@ def compare_chunkers(
 
 def _cut_offs(k: int | Sequence[int]) -> tuple[int, ...]:
     values = [k] if isinstance(k, int) else list(k)
-    if not values:
-        raise InvalidArgumentError("compare_chunkers(k=[]): give at least one cut-off")
-    return tuple(sorted({check_k("compare_chunkers", value) for value in values}))
+    if not values or None in values:
+        raise InvalidArgumentError(
+            f"compare_chunkers(k={k!r}): give one or more whole-number cut-offs, e.g. [5, 10]"
+        )
+    return tuple(sorted({int(check_k("compare_chunkers", value) or 0) for value in values}))
 
 
 def _chunk_strategy(matching: object) -> MatchingStrategy:
@@ -274,16 +286,23 @@ def _run(
     plan: Any,
 ) -> ChunkingRun:
     clock = time.perf_counter()
-    bar = Progress.from_option(progress, stream=sys.stderr, unit="documents", label=name)
+    bar = Progress.from_option(
+        progress, stream=sys.stderr, unit="documents", label=f"chunking {name}"
+    )
     chunks = chunk_corpus(chunker, documents, bar)
     bar.close()
     if not chunks:
         raise InvalidArgumentError(f"chunker {name} ({chunker.spec}): made no chunks")
     clock = _tick(timings, "chunking", clock)
+    bar = Progress.from_option(progress, stream=sys.stderr, unit="chunks", label=f"indexing {name}")
     search = searcher(retriever, chunks)
+    bar.update(len(chunks))
+    bar.close()
     clock = _tick(timings, "indexing", clock)
     depth = retrieval_depth(ks)
-    bar = Progress.from_option(progress, stream=sys.stderr, unit="questions", label=name)
+    bar = Progress.from_option(
+        progress, stream=sys.stderr, unit="questions", label=f"retrieving {name}"
+    )
     rankings: list[Ranking] = []
     for question in questions:
         rankings.append(search(question.question, depth))
@@ -357,7 +376,7 @@ def _distribution(values: Sequence[int]) -> dict[str, float]:
         "q1": float(q1),
         "median": float(median),
         "q3": float(q3),
-        "mean": exact_mean(array),
+        "mean": mean_of(array),
         "max": float(array.max()),
     }
 
@@ -382,8 +401,8 @@ def context_sizes(
     for k in ks:
         tops = [list(r[:k]) for r in rankings]
         out[k] = {
-            "chunks": exact_mean(np.array([len(t) for t in tops], dtype=np.float64)),
-            "chars": exact_mean(np.array([chars[t].sum() for t in tops], dtype=np.float64)),
-            "words": exact_mean(np.array([words[t].sum() for t in tops], dtype=np.float64)),
+            "chunks": mean_of([len(t) for t in tops]),
+            "chars": mean_of([chars[t].sum() for t in tops]),
+            "words": mean_of([words[t].sum() for t in tops]),
         }
     return out

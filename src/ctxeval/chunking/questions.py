@@ -1,4 +1,4 @@
-"""The questions of a chunking comparison: each with its ground-truth excerpts located in the corpus.
+"""The questions of a chunking comparison, their ground-truth excerpts located in the corpus.
 
 :func:`load_questions` reads
 

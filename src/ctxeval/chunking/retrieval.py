@@ -123,7 +123,9 @@ def _ranking(name: str, returned: object, count: int) -> Ranking:
     ranking: Ranking = []
     seen: set[int] = set()
     for item in returned:
-        position, score = item if isinstance(item, tuple | list) and len(item) == 2 else (item, None)
+        position, score = (
+            item if isinstance(item, tuple | list) and len(item) == 2 else (item, None)
+        )
         if isinstance(position, np.integer):
             position = int(position)
         if isinstance(position, bool) or not isinstance(position, int):

@@ -130,7 +130,7 @@ def locate_chunks(
         if not text.strip():
             continue
         given = offsets[number] if offsets is not None else None
-        if given is not None and 0 <= given[0] and document[given[0] : given[1]] == text:
+        if given is not None and given[0] >= 0 and document[given[0] : given[1]] == text:
             span: tuple[int, int] | None = given
         else:
             span = _find(document, text, position)
