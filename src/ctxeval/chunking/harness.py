@@ -235,11 +235,16 @@ def _chunk_strategy(matching: object) -> MatchingStrategy:
 
 
 def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
-    if not isinstance(chunkers, Mapping) or not chunkers:
+    if not isinstance(chunkers, Mapping):
         raise InvalidArgumentTypeError(
-            "chunkers: give {name: chunker} with at least one chunker, e.g. "
+            "chunkers: give {name: chunker}, e.g. "
             '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}; got '
             f"{type_name(chunkers)}"
+        )
+    if len(chunkers) < 2:
+        raise InvalidArgumentError(
+            f"chunkers: got {len(chunkers)}; a comparison needs at least two chunkers, e.g. "
+            '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}'
         )
     resolved: dict[str, Chunker] = {}
     for name, chunker in chunkers.items():
