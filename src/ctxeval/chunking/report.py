@@ -5,6 +5,7 @@ context actually retrieved, and miss attribution."""
 from __future__ import annotations
 
 import html
+import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -55,7 +56,13 @@ def _sizes(outcome: HarnessResult) -> str:
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     names = list(outcome.runs)
     data = [[len(c.text.split()) for c in outcome.runs[n].chunks] for n in names]
-    ax.boxplot(data, vert=False, showmeans=True)
+    # matplotlib 3.10 renamed vert=False to orientation="horizontal" (and deprecated vert).
+    sideways = (
+        {"orientation": "horizontal"}
+        if "orientation" in inspect.signature(ax.boxplot).parameters
+        else {"vert": False}
+    )
+    ax.boxplot(data, showmeans=True, **sideways)
     ax.set_yticks(range(1, len(names) + 1), names)
     ax.set_xlabel("words per chunk")
     ax.grid(alpha=0.3, axis="x")
