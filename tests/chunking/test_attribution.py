@@ -59,7 +59,8 @@ def test_span_ceiling_is_the_iou_of_the_chunks_touching_the_excerpts(outcome) ->
 def test_one_big_chunk_reaches_everything(outcome) -> None:
     att = outcome.runs["w8"].attribution
     assert att.ceiling == 1.0
-    assert att.found[1] == 1.0 and att.unreachable[1] == 0.0
+    assert att.found[1] == 1.0
+    assert att.unreachable[1] == 0.0
 
 
 def test_found_share_is_context_recall(outcome) -> None:

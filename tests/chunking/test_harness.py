@@ -52,7 +52,7 @@ def test_out_dir_holds_a_run_a_result_per_chunker_and_the_summary(harness) -> No
 
 
 def test_run_files_follow_the_questions_and_carry_spans(harness) -> None:
-    outcome, out = harness
+    _outcome, out = harness
     ids = [json.loads(line)["id"] for line in QUESTIONS.read_text().splitlines()]
     corpus = {p.stem: p.read_text(encoding="utf-8") for p in CORPUS.glob("*.txt")}
     records = [json.loads(line) for line in (out / "fixed.jsonl").read_text().splitlines()]
@@ -72,7 +72,8 @@ def test_run_files_follow_the_questions_and_carry_spans(harness) -> None:
         ):
             assert corpus[span["doc"]][span["start"] : span["end"]] == text
         scores = record["retrieved_scores"]
-        assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+        assert scores == sorted(scores, reverse=True)
+        assert all(s > 0 for s in scores)
 
 
 def test_reevaluating_a_run_file_gives_the_saved_result_to_the_last_bit(harness) -> None:
@@ -163,7 +164,7 @@ def test_bad_arguments(options: dict, message: str) -> None:
 def test_a_non_empty_out_dir_is_refused_without_overwrite(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     args = ({"a": "some words here"}, [{"question": "q", "excerpts": ["words"]}])
-    with pytest.raises(CtxevalError, match="is not empty.*overwrite=True"):
+    with pytest.raises(CtxevalError, match=r"is not empty.*overwrite=True"):
         compare_chunkers(*args, TWO, k=[1], out_dir=tmp_path)
     compare_chunkers(*args, TWO, k=[1], out_dir=tmp_path, overwrite=True)
     assert (tmp_path / "keep.txt").read_text() == "mine"
@@ -173,7 +174,7 @@ def test_a_non_empty_out_dir_is_refused_without_overwrite(tmp_path: Path) -> Non
 def test_an_output_may_not_replace_an_input(tmp_path: Path) -> None:
     questions = tmp_path / "w.jsonl"
     questions.write_text(json.dumps({"question": "q", "excerpts": ["words"]}) + "\n")
-    with pytest.raises(CtxevalError, match="would replace an input|is also the input"):
+    with pytest.raises(CtxevalError, match=r"would replace an input|is also the input"):
         compare_chunkers(
             {"a": "some words here"},
             questions,

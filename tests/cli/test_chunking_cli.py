@@ -31,13 +31,16 @@ def harness_run(tmp_path_factory: pytest.TempPathFactory):
 def test_the_harness_writes_runs_results_summary_and_report(harness_run) -> None:
     done, out, report = harness_run
     assert done.returncode == 0, done.stderr
-    assert "context_recall@10" in done.stdout and "Miss attribution" in done.stdout
+    assert "context_recall@10" in done.stdout
+    assert "Miss attribution" in done.stdout
     assert "Ceilings" in done.stdout
     assert sorted(p.name for p in out.iterdir()) == [
         "fixed.jsonl", "fixed.result.jsonl", "sent.jsonl", "sent.result.jsonl", "summary.json",
     ]  # fmt: skip
     page = report.read_text()
-    assert "Chunkings" in page and "Miss attribution" in page and "<img" in page
+    assert "Chunkings" in page
+    assert "Miss attribution" in page
+    assert "<img" in page
 
 
 def test_ctxeval_evaluate_on_a_run_file_gives_the_saved_numbers(harness_run, tmp_path) -> None:
@@ -62,7 +65,8 @@ def test_json_format_is_the_summary(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["ks"] == [5] and set(summary["chunkers"]) == {"fixed", "sent"}
+    assert summary["ks"] == [5]
+    assert set(summary["chunkers"]) == {"fixed", "sent"}
 
 
 def _bad_questions(tmp_path: Path) -> Path:
