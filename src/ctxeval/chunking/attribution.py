@@ -10,9 +10,10 @@ question is, at cut-off k,
 
 "Matches" is the comparison's matching strategy on chunk texts (ROUGE-L recall of the excerpt
 by the chunk >= 0.7 by default), the same judgment as ``context_recall``. Reachability is
-decided against the chunks of the excerpt's own document (the only ones that can hold it; this
-keeps the work proportional to document size); a chunk of another document that happens to
-match and is retrieved counts as found, and so as reachable.
+decided among the chunks that overlap the excerpt's span in its document (the chunks that hold
+some of it; this keeps the work proportional to the excerpts, not to the corpus); a chunk
+elsewhere that happens to match (a repeated passage) and is retrieved counts as found, and so as
+reachable.
 
 Shares are macro averages, like ``context_recall``: each question counts once, its excerpts
 split into the three classes, so found@k equals ``context_recall@k`` and the three add up to 1.
@@ -98,6 +99,19 @@ class Attribution:
         }
 
 
+class _DocumentChunks:
+    """One document's chunks with their offsets as arrays, to find those overlapping a span."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.chunks = chunks
+        self.starts = np.array([c.start for c in chunks], dtype=np.int64)
+        self.ends = np.array([c.end for c in chunks], dtype=np.int64)
+
+    def overlapping(self, start: int, end: int) -> list[Chunk]:
+        hits = np.flatnonzero((self.starts < end) & (self.ends > start))
+        return [self.chunks[i] for i in hits]
+
+
 def attribute(
     questions: Sequence[Question],
     chunks: Sequence[Chunk],
@@ -107,9 +121,10 @@ def attribute(
 ) -> Attribution:
     """Attribute every excerpt of ``questions`` at each of ``ks``, given the chunking's
     ``chunks`` and each question's retrieved chunk positions (``rankings``, best first)."""
-    by_doc: dict[str, list[Chunk]] = {}
+    grouped: dict[str, list[Chunk]] = {}
     for chunk in chunks:
-        by_doc.setdefault(chunk.doc, []).append(chunk)
+        grouped.setdefault(chunk.doc, []).append(chunk)
+    by_doc = {doc: _DocumentChunks(members) for doc, members in grouped.items()}
     per_question = tuple(
         _question(question, by_doc, [chunks[i].text for i in ranking], strategy)
         for question, ranking in zip(questions, rankings, strict=True)
@@ -119,9 +134,7 @@ def attribute(
     def mean(name: str, k: int) -> float:
         return mean_of([s[name] for s in shares[k]])
 
-    reachable = np.array(
-        [sum(q.reachable) / len(q.reachable) for q in per_question], dtype=np.float64
-    )
+    reachable = [sum(q.reachable) / len(q.reachable) for q in per_question]
     return Attribution(
         ks=tuple(ks),
         found={k: mean("found", k) for k in ks},
@@ -135,7 +148,7 @@ def attribute(
 
 def _question(
     question: Question,
-    by_doc: Mapping[str, list[Chunk]],
+    by_doc: Mapping[str, _DocumentChunks],
     retrieved: list[str],
     strategy: MatchingStrategy,
 ) -> QuestionAttribution:
@@ -147,27 +160,29 @@ def _question(
             hits = np.flatnonzero(relevant[:, j])
             first_found[j] = int(hits[0]) + 1 if hits.size else None
     reachable = [rank is not None for rank in first_found]
-    for doc in dict.fromkeys(excerpt.doc for excerpt in question.excerpts):
-        columns = [j for j, e in enumerate(question.excerpts) if e.doc == doc and not reachable[j]]
-        candidates = by_doc.get(doc, [])
-        if columns and candidates:
-            judged = strategy.match([c.text for c in candidates], [texts[j] for j in columns])
-            for column, j in enumerate(columns):
-                reachable[j] = bool(judged.relevant[:, column].any())
+    for j, excerpt in enumerate(question.excerpts):
+        document = by_doc.get(excerpt.doc)
+        if reachable[j] or document is None:
+            continue
+        candidates = document.overlapping(excerpt.start, excerpt.end)
+        if candidates:
+            judged = strategy.match([c.text for c in candidates], [excerpt.text])
+            reachable[j] = bool(judged.relevant.any())
     return QuestionAttribution(
         question.id, tuple(reachable), tuple(first_found), _span_ceiling(question, by_doc)
     )
 
 
-def _span_ceiling(question: Question, by_doc: Mapping[str, list[Chunk]]) -> float:
+def _span_ceiling(question: Question, by_doc: Mapping[str, _DocumentChunks]) -> float:
     inside = union = 0
     for doc in dict.fromkeys(excerpt.doc for excerpt in question.excerpts):
         gold = merge_spans([(e.start, e.end) for e in question.excerpts if e.doc == doc])
+        document = by_doc.get(doc)
         touching = merge_spans(
             [
                 (c.start, c.end)
-                for c in by_doc.get(doc, [])
-                if any(c.start < end and start < c.end for start, end in gold)
+                for start, end in gold
+                for c in (document.overlapping(start, end) if document else [])
             ]
         )
         common = intersection_length(gold, touching)
