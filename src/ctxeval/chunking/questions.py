@@ -254,7 +254,10 @@ def _corpus_name(where: str, doc: object, corpus: Mapping[str, str]) -> str:
     """``doc`` as a corpus name: as given, or a path's name without its extension (chroma's
     ``corpus_id`` may be a file path)."""
     if isinstance(doc, str):
-        for candidate in (Path(doc).with_suffix("").as_posix(), Path(doc).stem):
+        parts = Path(doc).with_suffix("").parts
+        # The longest tail of the path that names a document: corpora/notes/faq.md -> notes/faq.
+        for i in range(len(parts)):
+            candidate = "/".join(parts[i:])
             if candidate in corpus:
                 return candidate
     from ctxeval.specs import unknown_name
