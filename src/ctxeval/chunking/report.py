@@ -113,6 +113,17 @@ def _attribution_bars(outcome: HarnessResult) -> str:
     )
 
 
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
+    """What the worst-query list reads of a run record: the question, the ground truth and the
+    top three chunks (each chunk is judged on its own, so its mark is the same)."""
+    return {
+        "id": record["id"],
+        "question": record["question"],
+        "retrieved_context": record["retrieved_context"][:3],
+        "ground_truth_context": record["ground_truth_context"],
+    }
+
+
 def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking comparison") -> str:
     """The harness's report as one self-contained HTML page."""
     figures = "".join((_sizes(outcome), _recall_curves(outcome), _attribution_bars(outcome)))
@@ -124,7 +135,9 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
         "ceiling (see docs/chunking.md).</p>"
     )
     section = f'{note}{_table(outcome)}<div class="figs">{figures}</div>'
-    datasets: Mapping[str, Any] = {name: run.records for name, run in outcome.runs.items()}
+    datasets: Mapping[str, Any] = {
+        name: [_shown(record) for record in run.records] for name, run in outcome.runs.items()
+    }
     return html_report(
         outcome.comparison,
         outcome.results,
