@@ -35,7 +35,6 @@ __version__ = "0.1.0"
 # The public API, imported on first use (PEP 562): ``import ctxeval`` and ``ctxeval --help``
 # stay fast, and a script pays only for the stages it uses.
 _LAZY = {
-    "compare_chunkers": "ctxeval.chunking",
     "ComparisonReport": "ctxeval.comparison",
     "PairedComparison": "ctxeval.comparison",
     "compare": "ctxeval.comparison",
@@ -74,7 +73,6 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ctxeval.chunking import compare_chunkers
     from ctxeval.comparison import ComparisonReport, PairedComparison, compare
     from ctxeval.evaluator import RetrievalEvaluator, evaluate
     from ctxeval.io import FieldMap, Record, RecordError, read_records
@@ -160,7 +158,6 @@ __all__ = [
     "WorkerProcessError",
     "__version__",
     "compare",
-    "compare_chunkers",
     "evaluate",
     "evaluate_run",
     "get_splitter",
