@@ -205,8 +205,16 @@ def _scatter(report: ComparisonReport, metric: str) -> str | None:
         for pair in pairs:
             key = (round(pair[0], 3), round(pair[1], 3))
             bubbles[key] = bubbles.get(key, 0) + 1
+        if bubbles:  # one collection for every bubble: one artist per bubble is slow to draw
+            points = list(bubbles.items())
+            ax.scatter(
+                [x for (x, _), _ in points],
+                [y for (_, y), _ in points],
+                s=[18 + 28 * math.sqrt(n) for _, n in points],
+                alpha=0.5,
+                color=color,
+            )
         for (x, y), n in bubbles.items():
-            ax.scatter([x], [y], s=18 + 28 * math.sqrt(n), alpha=0.5, color=color)
             if n > 1:
                 ax.annotate(str(n), (x, y), fontsize=7, ha="center", va="center")
         ax.plot([0, 1], [0, 1], color="#888", linewidth=1, linestyle="--")
