@@ -116,3 +116,19 @@ def test_user_errors_are_one_line_with_exit_2(tmp_path: Path, change: dict, expe
         assert "did you mean 'fixed'" in done.stderr
     if "questions" in change:
         assert "did you mean 'assert'" in done.stderr
+
+
+def test_a_config_file_sets_the_chunkers(tmp_path: Path) -> None:
+    config = tmp_path / "ctxeval.toml"
+    config.write_text(
+        "[chunking]\n"
+        "chunker = ['fixed=fixed(words=100, overlap=10)', 'para=paragraphs(max_words=100)']\n"
+        "k = [5]\n"
+        "n-resamples = 50\n"
+        "format = 'json'\n"
+    )
+    done = ctxeval("chunking", CORPUS, QUESTIONS, "--config", config, "--out-dir", tmp_path / "o")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert list(summary["chunkers"]) == ["fixed", "para"]
+    assert summary["ks"] == [5]
