@@ -179,7 +179,7 @@ def compare_chunkers(
         from ctxeval.chunking.outputs import OutputPlan
 
         plan = OutputPlan(out_dir, report, list(resolved), overwrite, (corpus, questions))
-    documents = corpus if isinstance(corpus, dict) else load_corpus(corpus)
+    documents = load_corpus(corpus)
     asked = load_questions(questions, documents)
     timings = {"loading": time.perf_counter() - started}
     runs = {

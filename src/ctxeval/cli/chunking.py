@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import fail, guard, load_config, save_or_fail
+from ctxeval.cli.common import fail, guard, load_config
 
 _EPILOG = """\b
 Examples:
@@ -148,23 +148,20 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        outcome = save_or_fail(
-            lambda: compare_chunkers(
-                corpus,
-                questions,
-                chunkers,
-                retriever=_retriever(options["retriever"]),
-                k=options["ks"] or (1, 3, 5, 10),
-                matching=strategy,
-                baseline=options["baseline"],
-                seed=options["seed"],
-                n_resamples=options["n_resamples"],
-                out_dir=options["out_dir"],
-                overwrite=options["overwrite"],
-                report=options["report_path"],
-                progress=options["progress"],
-            ),
-            options["out_dir"],
+        outcome = compare_chunkers(
+            corpus,
+            questions,
+            chunkers,
+            retriever=_retriever(options["retriever"]),
+            k=options["ks"] or (1, 3, 5, 10),
+            matching=strategy,
+            baseline=options["baseline"],
+            seed=options["seed"],
+            n_resamples=options["n_resamples"],
+            out_dir=options["out_dir"],
+            overwrite=options["overwrite"],
+            report=options["report_path"],
+            progress=options["progress"],
         )
     for warning in caught:
         click.echo(f"ctxeval: warning: {warning.message}", err=True)
