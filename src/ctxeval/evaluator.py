@@ -12,7 +12,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, Literal
 
@@ -313,6 +313,26 @@ class RetrievalEvaluator:
         evaluator.extra_inputs = [os.fspath(qrels)]
         return evaluator
 
+    @classmethod
+    def from_retriever(
+        cls,
+        questions: Iterable[Mapping[str, Any]],
+        retrieve: Callable[[str], Sequence[str]],
+        metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
+        **options: Any,
+    ) -> RetrievalEvaluator:
+        """Evaluate a live retriever, with no run file: when the evaluation runs, each question's
+        ``retrieved_context`` is ``retrieve(question)`` (texts, best first).
+
+        ``questions`` are dicts with the question text (``question`` or ``query``), the ground
+        truth under any field the readers recognise (``ground_truth_context``, ...) and, as
+        usual, an optional ``id`` and metadata. A list can be run many times (``retrieve`` is
+        called again on each run); ``options`` are :class:`RetrievalEvaluator`'s.
+        """
+        evaluator = cls(LiveRecords(questions, retrieve), metrics, **options)
+        evaluator.source = getattr(retrieve, "__qualname__", type(retrieve).__name__)
+        return evaluator
+
     def _modes(self) -> tuple[Mode, ...]:
         """The modes the chosen metrics can run in (metric objects fix the mode)."""
         if self.objects:
@@ -493,6 +513,38 @@ class RetrievalEvaluator:
         if isinstance(self.dataset, str | os.PathLike):
             return os.fspath(self.dataset)
         return type(self.dataset).__name__
+
+
+class LiveRecords:
+    """Records whose retrieved contexts come from a live retriever, one question at a time."""
+
+    def __init__(
+        self, questions: Iterable[Mapping[str, Any]], retrieve: Callable[[str], Sequence[str]]
+    ) -> None:
+        if not callable(retrieve):
+            raise InvalidArgumentTypeError(
+                "RetrievalEvaluator.from_retriever(retrieve=...): give a function question -> "
+                f"ranked texts, got {type(retrieve).__name__}"
+            )
+        self.questions = questions
+        self.retrieve = retrieve
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for number, question in enumerate(self.questions, 1):
+            text = question.get("question", question.get("query"))
+            if not isinstance(text, str):
+                raise InvalidArgumentError(
+                    f"RetrievalEvaluator.from_retriever: question {number} has no 'question' "
+                    "(or 'query') text to retrieve for; give each question its text"
+                )
+            retrieved = self.retrieve(text)
+            if isinstance(retrieved, str) or not isinstance(retrieved, Sequence):
+                raise InvalidArgumentTypeError(
+                    f"RetrievalEvaluator.from_retriever: the retriever returned "
+                    f"{type(retrieved).__name__} for question {number}; return a list of "
+                    "texts, best first"
+                )
+            yield {**question, "retrieved_context": list(retrieved)}
 
 
 def _warn_tokenless(result: EvaluationResult) -> None:

@@ -18,7 +18,11 @@ class Progress:
         callback: Callable[[int], None] | None = None,
         *,
         rate: float = 8.0,
+        unit: str = "records",
+        label: str = "",
     ) -> None:
+        self._unit = unit
+        self._label = f"{label}: " if label else ""
         self._stream = stream
         self._callback = callback
         self._interval = 1.0 / rate
@@ -28,14 +32,17 @@ class Progress:
         self._drawn = False
 
     @classmethod
-    def from_option(cls, option: object, *, stream: TextIO) -> Progress:
+    def from_option(
+        cls, option: object, *, stream: TextIO, unit: str = "records", label: str = ""
+    ) -> Progress:
         """``True``: draw; ``False``: silent; ``None``: draw when ``stream`` is a terminal; a
-        function: call it with the number of records done."""
+        function: call it with the number of items done. ``label`` names the step
+        (``"chunking fixed"``), ``unit`` what is counted."""
         if callable(option):
-            return cls(callback=option)
+            return cls(callback=option, unit=unit, label=label)
         if option is None:
             option = stream.isatty()
-        return cls(stream=stream if option else None)
+        return cls(stream=stream if option else None, unit=unit, label=label)
 
     def update(self, count: int) -> None:
         self._done += count
@@ -52,7 +59,8 @@ class Progress:
         assert self._stream is not None
         elapsed = max(now - self._start, 1e-9)
         self._stream.write(
-            f"\rctxeval: {self._done:,} records, {self._done / elapsed:,.0f}/s, {elapsed:.1f}s"
+            f"\rctxeval: {self._label}{self._done:,} {self._unit}, "
+            f"{self._done / elapsed:,.0f}/s, {elapsed:.1f}s"
         )
         self._stream.flush()
         self._drawn = True

@@ -12,7 +12,7 @@ import html
 import io
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from ctxeval.optional import require
 from ctxeval.records import Record
 from ctxeval.results import EvaluationResult
 
-__all__ = ["html_report", "write_html_report"]
+__all__ = ["figure_html", "html_report", "pyplot", "write_html_report"]
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
 
@@ -95,6 +95,16 @@ def _figure(src: str, caption: str) -> str:
         f'<figure><img src="{src}" alt="{_esc(caption)}">'
         f"<figcaption>{_esc(caption)}</figcaption></figure>"
     )
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (needs ``ctxeval[report]``), for report plots."""
+    return _pyplot()
+
+
+def figure_html(fig: Any, caption: str) -> str:
+    """A matplotlib figure as an embedded PNG ``<figure>`` with its caption (closes ``fig``)."""
+    return _figure(_png(fig), caption)
 
 
 def _split(column: str) -> tuple[str, int | None]:
@@ -195,8 +205,16 @@ def _scatter(report: ComparisonReport, metric: str) -> str | None:
         for pair in pairs:
             key = (round(pair[0], 3), round(pair[1], 3))
             bubbles[key] = bubbles.get(key, 0) + 1
+        if bubbles:  # one collection for every bubble: one artist per bubble is slow to draw
+            points = list(bubbles.items())
+            ax.scatter(
+                [x for (x, _), _ in points],
+                [y for (_, y), _ in points],
+                s=[18 + 28 * math.sqrt(n) for _, n in points],
+                alpha=0.5,
+                color=color,
+            )
         for (x, y), n in bubbles.items():
-            ax.scatter([x], [y], s=18 + 28 * math.sqrt(n), alpha=0.5, color=color)
             if n > 1:
                 ax.annotate(str(n), (x, y), fontsize=7, ha="center", va="center")
         ax.plot([0, 1], [0, 1], color="#888", linewidth=1, linestyle="--")
@@ -254,7 +272,7 @@ def _tables(report: ComparisonReport) -> tuple[str, str]:
 
 
 def _load_records(
-    path: str | os.PathLike[str], ids: set[str], fields: Mapping[str, str] | None
+    path: str | os.PathLike[str] | Any, ids: set[str], fields: Mapping[str, str] | None
 ) -> dict[str, Record]:
     """The records of ``ids`` in the dataset at ``path``, read with the run's field names."""
     found: dict[str, Record] = {}
@@ -288,7 +306,7 @@ def _worst_queries(
     report: ComparisonReport,
     results: Mapping[str, EvaluationResult],
     metric: str,
-    datasets: Mapping[str, str | os.PathLike[str]] | None,
+    datasets: Mapping[str, str | os.PathLike[str] | Any] | None,
     count: int,
 ) -> str:
     if metric not in report.values:
@@ -387,10 +405,11 @@ def html_report(
     report: ComparisonReport,
     results: Mapping[str, EvaluationResult],
     *,
-    datasets: Mapping[str, str | os.PathLike[str]] | None = None,
+    datasets: Mapping[str, str | os.PathLike[str] | Any] | None = None,
     title: str = "ctxeval: retrieval comparison",
     focus: str | None = None,
     worst: int = 8,
+    sections: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Render a comparison (and the results it compared) as one self-contained HTML page.
 
@@ -400,7 +419,9 @@ def html_report(
     names and marked as each run's matching strategy judged them (``summary["fields"]`` and
     ``summary["strategy"]`` of its result); ``focus`` the metric of
     the worst-query list (default: the deepest context recall; the scatter plot shows the
-    deepest NDCG, whose per-query values spread more).
+    deepest NDCG, whose per-query values spread more). A dataset may also be the records
+    themselves (a list of dicts). ``sections`` are extra ``(title, html)`` parts shown after the
+    summary cards (the chunking harness adds its own).
     """
     metric = focus or _focus_metric(report)
     graded = _focus_metric(report, ("ndcg", "average_precision", "context_f1", "context_recall"))
@@ -431,6 +452,7 @@ seed {report.seed}, {report.n_resamples} resamples &middot; ctxeval {__version__
 <section><div class="cards">{
         "".join(f'<div class="card"><b>{_esc(v)}</b>{_esc(k)}</div>' for k, v in cards)
     }</div>{f"<ul class=note>{notes}</ul>" if notes else ""}</section>
+{"".join(f"<h2>{_esc(name)}</h2><section>{body}</section>" for name, body in sections)}
 <h2>Comparison</h2><section>{means}</section>
 <section>{pairs}</section>
 <h2>Plots</h2><section><div class="figs">{"".join(figures)}</div></section>

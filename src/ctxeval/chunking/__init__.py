@@ -1,5 +1,17 @@
-"""Chunking comparisons: chunkers that know their spans (the first piece of the harness)."""
+"""Chunking comparisons: chunkers that know their spans, and the harness from documents to report.
 
+- :mod:`~ctxeval.chunking.chunkers`: built-in chunkers (``fixed``, ``sentences``, ``paragraphs``,
+  ``recursive``) by spec;
+- :mod:`~ctxeval.chunking.splitters`: any chunker (LangChain, chonkie, a function) with its chunks
+  located in the document;
+- :mod:`~ctxeval.chunking.questions`: questions and their excerpts, located in the corpus;
+- :mod:`~ctxeval.chunking.retrieval`: BM25 (bm25s) or any callable retriever;
+- :mod:`~ctxeval.chunking.attribution`: found / missed by the retriever / unreachable, ceilings;
+- :mod:`~ctxeval.chunking.harness`: :func:`compare_chunkers`;
+- :mod:`~ctxeval.chunking.outputs` and :mod:`~ctxeval.chunking.report`: files and the report.
+"""
+
+from ctxeval.chunking.attribution import Attribution, QuestionAttribution, attribute
 from ctxeval.chunking.chunkers import (
     CHUNKERS,
     Chunk,
@@ -10,14 +22,43 @@ from ctxeval.chunking.chunkers import (
     SentenceChunker,
     parse_chunker,
 )
+from ctxeval.chunking.harness import (
+    DEFAULT_KS,
+    HARNESS_METRICS,
+    ChunkingRun,
+    HarnessResult,
+    chunk_corpus,
+    chunk_statistics,
+    compare_chunkers,
+)
+from ctxeval.chunking.questions import Excerpt, Question, load_questions
+from ctxeval.chunking.retrieval import BM25Retriever, retrieval_depth
+from ctxeval.chunking.splitters import ExternalChunker, as_chunker
 
 __all__ = [
     "CHUNKERS",
+    "DEFAULT_KS",
+    "HARNESS_METRICS",
+    "Attribution",
+    "BM25Retriever",
     "Chunk",
     "Chunker",
+    "ChunkingRun",
+    "Excerpt",
+    "ExternalChunker",
     "FixedChunker",
+    "HarnessResult",
     "ParagraphChunker",
+    "Question",
+    "QuestionAttribution",
     "RecursiveChunker",
     "SentenceChunker",
+    "as_chunker",
+    "attribute",
+    "chunk_corpus",
+    "chunk_statistics",
+    "compare_chunkers",
+    "load_questions",
     "parse_chunker",
+    "retrieval_depth",
 ]

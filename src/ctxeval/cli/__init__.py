@@ -1,4 +1,4 @@
-"""The ``ctxeval`` command line: evaluate, compare, convert, schema.
+"""The ``ctxeval`` command line: evaluate, compare, chunking, convert, schema.
 
 Results go to stdout, progress and messages to stderr. Exit codes (``ctxeval --help`` lists
 them): 0 success; 1 a gate failed (``--fail-under``); 2 a usage or input error, with a one-line
@@ -18,6 +18,7 @@ from typing import NoReturn
 import click
 
 from ctxeval import __version__
+from ctxeval.cli.chunking import chunking_command
 from ctxeval.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from ctxeval.cli.compare import compare_command
 from ctxeval.cli.convert import convert_command
@@ -48,6 +49,7 @@ def app(ctx: click.Context, debug: bool) -> None:
 
 app.add_command(evaluate_command)
 app.add_command(compare_command)
+app.add_command(chunking_command)
 app.add_command(convert_command)
 app.add_command(schema_command)
 

@@ -64,6 +64,14 @@ class CommandSettings(BaseModel):
     allow_empty: bool | None = Field(
         None, description="exit 0 even when no query was scored (--allow-empty)"
     )
+    chunker: list[str] | None = Field(
+        None, description="chunkers to compare, NAME=SPEC, e.g. ['fixed=fixed(words=100)']"
+    )
+    retriever: str | None = Field(None, description="the harness's retriever spec, e.g. 'bm25'")
+    out_dir: str | None = Field(None, description="the harness's output directory")
+    overwrite: bool | None = Field(
+        None, description="replace the harness's files in a non-empty --out-dir"
+    )
 
 
 class ConfigFile(CommandSettings):
@@ -72,6 +80,7 @@ class ConfigFile(CommandSettings):
     evaluate: CommandSettings | None = None
     compare: CommandSettings | None = None
     convert: CommandSettings | None = None
+    chunking: CommandSettings | None = None
 
 
 def _problem(path: str, error: ValidationError) -> str:
@@ -98,7 +107,9 @@ def config_defaults(path: str, command: str, params: dict[str, str]) -> dict[str
     except ValidationError as exc:
         raise ValueError(_problem(path, exc)) from None
     table = getattr(config, command, None)
-    top = config.model_dump(exclude_none=True, exclude={"evaluate", "compare", "convert"})
+    top = config.model_dump(
+        exclude_none=True, exclude={"evaluate", "compare", "convert", "chunking"}
+    )
     chosen = {setting: value for setting, value in top.items() if setting in params}
     if table is not None:
         for setting, value in table.model_dump(exclude_none=True).items():

@@ -1,0 +1,413 @@
+"""The harness: corpus -> chunkers -> retriever -> runs -> evaluation -> comparison.
+
+:func:`compare_chunkers` chunks every document of a corpus with each chunker, retrieves the
+top chunks of each question over all of a chunking's chunks, evaluates the runs with chunk-level
+metrics (:data:`HARNESS_METRICS`, ROUGE-L chunk matching by default), attributes each miss to the
+retriever or the chunker (:mod:`ctxeval.chunking.attribution`), compares the runs with paired
+significance (:func:`ctxeval.comparison.compare`), and optionally writes the runs, results,
+statistics and an HTML report (:mod:`ctxeval.chunking.outputs`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ctxeval.chunking.attribution import Attribution, attribute, mean_of
+from ctxeval.chunking.chunkers import Chunk, Chunker
+from ctxeval.chunking.questions import Question, load_questions
+from ctxeval.chunking.retrieval import Ranking, as_retriever, retrieval_depth, searcher
+from ctxeval.chunking.splitters import as_chunker
+from ctxeval.comparison import ComparisonReport, compare
+from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.evaluator import RetrievalEvaluator
+from ctxeval.io.corpus import load_corpus
+from ctxeval.matching.base import MatchingStrategy
+from ctxeval.matching.resolve import as_strategy
+from ctxeval.matching.rouge import RougeChunkMatch
+from ctxeval.progress import Progress
+from ctxeval.results import EvaluationResult
+from ctxeval.validation import check_k
+
+__all__ = [
+    "DEFAULT_KS",
+    "HARNESS_METRICS",
+    "ChunkingRun",
+    "HarnessResult",
+    "chunk_corpus",
+    "chunk_statistics",
+    "compare_chunkers",
+]
+
+# The measures every harness run is evaluated with, at every cut-off: the one list to extend
+# (the span measures join it once they exist).
+HARNESS_METRICS: tuple[str, ...] = (
+    "context_recall",
+    "context_precision",
+    "hit_rate",
+    "reciprocal_rank",
+    "ndcg",
+)
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass
+class ChunkingRun:
+    """One chunker's run: its chunks, the retrieval records, their evaluation, attribution,
+    chunk statistics and the mean context retrieved at each k."""
+
+    name: str
+    spec: str
+    chunks: list[Chunk]
+    records: list[dict[str, Any]]
+    result: EvaluationResult
+    attribution: Attribution
+    statistics: dict[str, Any]
+    context: dict[int, dict[str, float]]
+
+
+@dataclass
+class HarnessResult:
+    """What :func:`compare_chunkers` found: one :class:`ChunkingRun` per chunker (by name), the
+    paired comparison, and the seconds each step took."""
+
+    runs: dict[str, ChunkingRun]
+    comparison: ComparisonReport
+    ks: tuple[int, ...]
+    questions: list[Question]
+    retriever: str
+    matching: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def results(self) -> dict[str, EvaluationResult]:
+        return {name: run.result for name, run in self.runs.items()}
+
+    def summary(self) -> dict[str, Any]:
+        """Everything but the per-query rows, as plain JSON-ready data."""
+        return {
+            "questions": len(self.questions),
+            "retriever": self.retriever,
+            "matching": self.matching,
+            "metrics": list(HARNESS_METRICS),
+            "ks": list(self.ks),
+            "chunkers": {
+                name: {
+                    "spec": run.spec,
+                    "statistics": run.statistics,
+                    "context": {str(k): v for k, v in run.context.items()},
+                    "attribution": run.attribution.to_dict(),
+                    "aggregate": run.result.aggregate,
+                }
+                for name, run in self.runs.items()
+            },
+            "comparison": self.comparison.to_dict(),
+        }
+
+    def attribution_text(self) -> str:
+        """A table of the three shares at each k and the ceilings, one row per chunker."""
+        lines = [
+            "Miss attribution (share of ground-truth excerpts; macro over questions):",
+            f"  {'chunker':<20} {'k':>4} {'found':>7} {'missed':>7} {'unreach':>7}",
+        ]
+        for name, run in self.runs.items():
+            att = run.attribution
+            for k in self.ks:
+                lines.append(
+                    f"  {name:<20} {k:>4} {att.found[k]:>7.3f} {att.missed[k]:>7.3f} "
+                    f"{att.unreachable[k]:>7.3f}"
+                )
+        lines.append("Ceilings (best any retriever could do with these chunks):")
+        lines.append(f"  {'chunker':<20} {'recall':>7} {'span IoU':>9} {'chunks':>7} {'words':>7}")
+        for name, run in self.runs.items():
+            stats = run.statistics
+            lines.append(
+                f"  {name:<20} {run.attribution.ceiling:>7.3f} "
+                f"{run.attribution.span_ceiling:>9.3f} {stats['chunks']:>7} "
+                f"{stats['words']['mean']:>7.1f}"
+            )
+        return "\n".join(lines)
+
+
+def compare_chunkers(
+    corpus: str | os.PathLike[str] | Mapping[str, str],
+    questions: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    chunkers: Mapping[str, object],
+    *,
+    retriever: object = "bm25",
+    k: int | Sequence[int] = DEFAULT_KS,
+    matching: object = None,
+    metrics: Sequence[str] = HARNESS_METRICS,
+    compare_metrics: Sequence[str] | None = None,
+    baseline: str | None = None,
+    seed: int = 0,
+    n_resamples: int = 10_000,
+    out_dir: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    report: str | os.PathLike[str] | None = None,
+    progress: bool | None = False,
+) -> HarnessResult:
+    """Compare ``chunkers`` (``{name: chunker}``: a spec such as ``"sentences(n=3)"``, a
+    :class:`~ctxeval.chunking.Chunker`, a LangChain/chonkie splitter or a function) on
+    ``corpus`` (a directory, file or ``{name: text}``) and ``questions`` (see
+    :func:`~ctxeval.chunking.load_questions`), retrieving with ``retriever`` (``"bm25"`` or a
+    callable ``(question, chunks) -> positions``) down to the largest of ``k``.
+
+    ``matching`` judges chunks against excerpts (a chunk strategy; ROUGE-L by default);
+    ``metrics`` are measure specs evaluated at every k; ``compare_metrics`` the result columns
+    compared with significance (default: each metric at the largest k), against ``baseline``
+    (default: the first chunker). ``out_dir`` receives the run files, results, statistics and
+    summary (a non-empty directory is refused unless ``overwrite``); ``report`` an HTML report.
+    """
+    started = time.perf_counter()
+    ks = _cut_offs(k)
+    strategy = _chunk_strategy(matching)
+    resolved = _chunkers(chunkers)
+    retriever_spec = _retriever_spec(retriever)
+    plan = None
+    if out_dir is not None or report is not None:
+        from ctxeval.chunking.outputs import OutputPlan
+
+        plan = OutputPlan(out_dir, report, list(resolved), overwrite, (corpus, questions))
+    documents = load_corpus(corpus)
+    asked = load_questions(questions, documents)
+    timings = {"loading": time.perf_counter() - started}
+    runs = {
+        name: _run(
+            name,
+            chunker,
+            documents,
+            asked,
+            retriever,
+            strategy,
+            ks,
+            metrics,
+            progress,
+            timings,
+            plan,
+        )
+        for name, chunker in resolved.items()
+    }
+    clock = time.perf_counter()
+    top = max(ks)
+    comparison = compare(
+        {name: run.result for name, run in runs.items()},
+        metrics=list(compare_metrics or [f"{m}@{top}" for m in metrics]),
+        baseline=baseline,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
+    timings["comparison"] = time.perf_counter() - clock
+    outcome = HarnessResult(runs, comparison, ks, asked, retriever_spec, strategy.spec, timings)
+    if plan is not None:
+        plan.write(outcome)
+    timings["total"] = time.perf_counter() - started
+    return outcome
+
+
+def _cut_offs(k: int | Sequence[int]) -> tuple[int, ...]:
+    values = [k] if isinstance(k, int) else list(k)
+    if not values or None in values:
+        raise InvalidArgumentError(
+            f"compare_chunkers(k={k!r}): give one or more whole-number cut-offs, e.g. [5, 10]"
+        )
+    return tuple(sorted({int(check_k("compare_chunkers", value) or 0) for value in values}))
+
+
+def _chunk_strategy(matching: object) -> MatchingStrategy:
+    strategy = RougeChunkMatch() if matching is None else as_strategy(matching, owner="matching")
+    if strategy.unit != "chunk":
+        raise InvalidArgumentError(
+            f"matching {strategy.spec}: the harness judges whole chunks; use a chunk strategy "
+            "(rouge-chunk, exact-chunk, fuzzy-chunk)"
+        )
+    return strategy
+
+
+def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
+    if not isinstance(chunkers, Mapping):
+        raise InvalidArgumentTypeError(
+            "chunkers: give {name: chunker}, e.g. "
+            '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}; got '
+            f"{type_name(chunkers)}"
+        )
+    if len(chunkers) < 2:
+        raise InvalidArgumentError(
+            f"chunkers: got {len(chunkers)}; a comparison needs at least two chunkers, e.g. "
+            '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}'
+        )
+    resolved: dict[str, Chunker] = {}
+    for name, chunker in chunkers.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise InvalidArgumentError(
+                f"chunker name {name!r}: use letters, digits, '.', '_' and '-' (it names the "
+                "run file NAME.jsonl), starting with a letter or digit"
+            )
+        resolved[name] = as_chunker(chunker)
+    return resolved
+
+
+def _retriever_spec(retriever: object) -> str:
+    resolved = as_retriever(retriever)
+    spec = getattr(resolved, "spec", None)
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(resolved, "__qualname__", type(resolved).__name__))
+
+
+def chunk_corpus(
+    chunker: Chunker, documents: Mapping[str, str], progress: Progress | None = None
+) -> list[Chunk]:
+    """Every document's chunks, documents in corpus order."""
+    chunks: list[Chunk] = []
+    for name, text in documents.items():
+        chunks.extend(chunker.chunk(text, name))
+        if progress is not None:
+            progress.update(1)
+    return chunks
+
+
+def _run(
+    name: str,
+    chunker: Chunker,
+    documents: Mapping[str, str],
+    questions: list[Question],
+    retriever: object,
+    strategy: MatchingStrategy,
+    ks: tuple[int, ...],
+    metrics: Sequence[str],
+    progress: bool | None,
+    timings: dict[str, float],
+    plan: Any,
+) -> ChunkingRun:
+    clock = time.perf_counter()
+    bar = Progress.from_option(
+        progress, stream=sys.stderr, unit="documents", label=f"chunking {name}"
+    )
+    chunks = chunk_corpus(chunker, documents, bar)
+    bar.close()
+    if not chunks:
+        raise InvalidArgumentError(f"chunker {name} ({chunker.spec}): made no chunks")
+    clock = _tick(timings, "chunking", clock)
+    bar = Progress.from_option(progress, stream=sys.stderr, unit="chunks", label=f"indexing {name}")
+    search = searcher(retriever, chunks)
+    bar.update(len(chunks))
+    bar.close()
+    clock = _tick(timings, "indexing", clock)
+    depth = retrieval_depth(ks)
+    bar = Progress.from_option(
+        progress, stream=sys.stderr, unit="questions", label=f"retrieving {name}"
+    )
+    rankings: list[Ranking] = []
+    for question in questions:
+        rankings.append(search(question.question, depth))
+        bar.update(1)
+    bar.close()
+    clock = _tick(timings, "retrieval", clock)
+    ids = chunk_ids(name, chunks)
+    records = [
+        run_record(question, chunks, ids, ranking)
+        for question, ranking in zip(questions, rankings, strict=True)
+    ]
+    evaluator = RetrievalEvaluator(records, list(metrics), matching=strategy, progress=progress)
+    evaluator.source = plan.run_path(name) if plan is not None else name
+    result = evaluator.run(k=list(ks))
+    clock = _tick(timings, "evaluation", clock)
+    positions = [[i for i, _ in ranking] for ranking in rankings]
+    attribution = attribute(questions, chunks, positions, strategy, ks)
+    _tick(timings, "attribution", clock)
+    return ChunkingRun(
+        name,
+        chunker.spec,
+        chunks,
+        records,
+        result,
+        attribution,
+        chunk_statistics(chunks),
+        context_sizes(chunks, positions, ks),
+    )
+
+
+def _tick(timings: dict[str, float], step: str, since: float) -> float:
+    now = time.perf_counter()
+    timings[step] = timings.get(step, 0.0) + now - since
+    return now
+
+
+def chunk_ids(name: str, chunks: Sequence[Chunk]) -> list[str]:
+    """Each chunk's id, ``{chunker}:{doc}:{n}``, ``n`` counting from 0 within the document
+    (a chunking's chunks come grouped by document, in order)."""
+    ids: list[str] = []
+    number = 0
+    for position, chunk in enumerate(chunks):
+        number = number + 1 if position and chunks[position - 1].doc == chunk.doc else 0
+        ids.append(f"{name}:{chunk.doc}:{number}")
+    return ids
+
+
+def run_record(
+    question: Question, chunks: Sequence[Chunk], ids: Sequence[str], ranking: Ranking
+) -> dict[str, Any]:
+    """One line of a run file: the question, the retrieved chunks (texts, ids, spans, scores)
+    and the ground truth with its spans."""
+    retrieved = [chunks[i] for i, _ in ranking]
+    return {
+        "id": question.id,
+        "question": question.question,
+        "retrieved_context": [c.text for c in retrieved],
+        "retrieved_chunk_ids": [ids[i] for i, _ in ranking],
+        "retrieved_scores": [score for _, score in ranking],
+        "retrieved_spans": [{"doc": c.doc, "start": c.start, "end": c.end} for c in retrieved],
+        "ground_truth_context": [e.text for e in question.excerpts],
+        "ground_truth_spans": [e.span() for e in question.excerpts],
+    }
+
+
+def _distribution(values: Sequence[int]) -> dict[str, float]:
+    array = np.asarray(values, dtype=np.float64)
+    q1, median, q3 = np.percentile(array, [25, 50, 75])
+    return {
+        "min": float(array.min()),
+        "q1": float(q1),
+        "median": float(median),
+        "q3": float(q3),
+        "mean": mean_of(array),
+        "max": float(array.max()),
+    }
+
+
+def chunk_statistics(chunks: Sequence[Chunk]) -> dict[str, Any]:
+    """The number of chunks and their size distribution in characters and in words
+    (whitespace-separated): min, quartiles, mean, max."""
+    return {
+        "chunks": len(chunks),
+        "chars": _distribution([len(c.text) for c in chunks]),
+        "words": _distribution([len(_WORD.findall(c.text)) for c in chunks]),
+    }
+
+
+def context_sizes(
+    chunks: Sequence[Chunk], rankings: Sequence[Sequence[int]], ks: Sequence[int]
+) -> dict[int, dict[str, float]]:
+    """The mean context retrieved per question at each k: chunks, characters and words."""
+    chars = np.array([len(c.text) for c in chunks], dtype=np.float64)
+    words = np.array([len(_WORD.findall(c.text)) for c in chunks], dtype=np.float64)
+    out: dict[int, dict[str, float]] = {}
+    for k in ks:
+        tops = [list(r[:k]) for r in rankings]
+        out[k] = {
+            "chunks": mean_of([len(t) for t in tops]),
+            "chars": mean_of([chars[t].sum() for t in tops]),
+            "words": mean_of([words[t].sum() for t in tops]),
+        }
+    return out

@@ -1,0 +1,158 @@
+"""The harness's HTML report: the comparison report of :mod:`ctxeval.report`, with a chunking
+section first: chunk statistics and ceilings, chunk-size distributions, recall against the
+context actually retrieved, and miss attribution."""
+
+from __future__ import annotations
+
+import html
+import inspect
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxeval.io.atomic import atomic_write
+from ctxeval.report import figure_html, html_report, pyplot
+
+if TYPE_CHECKING:
+    from ctxeval.chunking.harness import HarnessResult
+
+__all__ = ["harness_report", "write_harness_report"]
+
+_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+_SHARES = (("found", "#2ca02c"), ("missed", "#ff7f0e"), ("unreachable", "#7f7f7f"))
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(outcome: HarnessResult) -> str:
+    top = max(outcome.ks)
+    head = (
+        "<thead><tr><th>chunker</th><th>spec</th><th>chunks</th><th>words per chunk "
+        "(min / median / mean / max)</th>"
+        f"<th>words retrieved @{top}</th><th>recall @{top}</th><th>ceiling recall</th>"
+        f"<th>missed @{top}</th><th>unreachable</th><th>ceiling span IoU</th></tr></thead>"
+    )
+    rows = []
+    for name, run in outcome.runs.items():
+        words = run.statistics["words"]
+        att = run.attribution
+        rows.append(
+            f"<tr><td>{_esc(name)}</td><td>{_esc(run.spec)}</td>"
+            f"<td>{run.statistics['chunks']}</td>"
+            f"<td>{words['min']:.0f} / {words['median']:.0f} / {words['mean']:.1f} / "
+            f"{words['max']:.0f}</td><td>{run.context[top]['words']:.1f}</td>"
+            f"<td>{att.found[top]:.4f}</td><td>{att.ceiling:.4f}</td>"
+            f"<td>{att.missed[top]:.4f}</td><td>{att.unreachable[top]:.4f}</td>"
+            f"<td>{att.span_ceiling:.4f}</td></tr>"
+        )
+    return f"<table>{head}<tbody>{''.join(rows)}</tbody></table>"
+
+
+def _sizes(outcome: HarnessResult) -> str:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    names = list(outcome.runs)
+    data = [[len(c.text.split()) for c in outcome.runs[n].chunks] for n in names]
+    # matplotlib 3.10 renamed vert=False to orientation="horizontal" (and deprecated vert).
+    sideways = (
+        {"orientation": "horizontal"}
+        if "orientation" in inspect.signature(ax.boxplot).parameters
+        else {"vert": False}
+    )
+    ax.boxplot(data, showmeans=True, **sideways)
+    ax.set_yticks(range(1, len(names) + 1), names)
+    ax.set_xlabel("words per chunk")
+    ax.grid(alpha=0.3, axis="x")
+    return figure_html(fig, "Chunk sizes per chunker (box: quartiles; triangle: mean).")
+
+
+def _recall_curves(outcome: HarnessResult) -> str:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for (name, run), color in zip(outcome.runs.items(), _COLORS * 4, strict=False):
+        xs = [run.context[k]["words"] for k in outcome.ks]
+        ys = [run.attribution.found[k] for k in outcome.ks]
+        ax.plot(xs, ys, marker="o", color=color, label=name)
+        for k, x, y in zip(outcome.ks, xs, ys, strict=True):
+            ax.annotate(f"k={k}", (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points")
+        ax.axhline(run.attribution.ceiling, color=color, linestyle="--", linewidth=0.8)
+    ax.set_xlabel("mean words retrieved per question")
+    ax.set_ylabel("context recall")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=9)
+    return figure_html(
+        fig,
+        "Recall against the context actually retrieved (each point a k); dashed: the chunker's "
+        "ceiling. Compare chunkers at the same x, not the same k.",
+    )
+
+
+def _attribution_bars(outcome: HarnessResult) -> str:
+    plt = pyplot()
+    labels = [f"{name} @{k}" for name in outcome.runs for k in outcome.ks]
+    fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.28 * len(labels)))
+    left = [0.0] * len(labels)
+    for share, color in _SHARES:
+        values = [
+            getattr(run.attribution, share)[k] for run in outcome.runs.values() for k in outcome.ks
+        ]
+        ax.barh(labels, values, left=left, color=color, label=share)
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of ground-truth excerpts")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=9, frameon=False)
+    return figure_html(
+        fig,
+        "Miss attribution: found; missed by the retriever (a chunk holds the excerpt but was not "
+        "retrieved); unreachable (no chunk of this chunking holds it).",
+    )
+
+
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
+    """What the worst-query list reads of a run record: the question, the ground truth and the
+    top three chunks (each chunk is judged on its own, so its mark is the same)."""
+    return {
+        "id": record["id"],
+        "question": record["question"],
+        "retrieved_context": record["retrieved_context"][:3],
+        "ground_truth_context": record["ground_truth_context"],
+    }
+
+
+def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking comparison") -> str:
+    """The harness's report as one self-contained HTML page."""
+    figures = "".join((_sizes(outcome), _recall_curves(outcome), _attribution_bars(outcome)))
+    note = (
+        '<p class="note">Questions: '
+        f"{len(outcome.questions)}; retriever: {_esc(outcome.retriever)}; matching: "
+        f"{_esc(outcome.matching)}. A chunking with bigger chunks feeds the model more text at "
+        "the same k: read recall against the words retrieved, and the misses against the "
+        "ceiling (see docs/chunking.md).</p>"
+    )
+    section = f'{note}{_table(outcome)}<div class="figs">{figures}</div>'
+    datasets: Mapping[str, Any] = {
+        name: [_shown(record) for record in run.records] for name, run in outcome.runs.items()
+    }
+    return html_report(
+        outcome.comparison,
+        outcome.results,
+        datasets=datasets,
+        title=title,
+        sections=[("Chunkings", section)],
+    )
+
+
+def write_harness_report(
+    path: str | os.PathLike[str], outcome: HarnessResult, *, title: str | None = None
+) -> Path:
+    """Write :func:`harness_report` to ``path`` atomically; returns the path."""
+    target = Path(path)
+    page = harness_report(outcome) if title is None else harness_report(outcome, title=title)
+    with atomic_write(target) as out:
+        out.write(page)
+    return target

@@ -1,0 +1,147 @@
+"""Retrievers for the harness: built-in BM25 (bm25s), or any callable.
+
+A retriever is
+
+- ``"bm25"`` / ``"bm25(k1=1.5, b=0.75)"`` or a :class:`BM25Retriever`: Okapi BM25 (Lucene's
+  variant, as bm25s computes it) over the chunks' words (lowercased runs of two or more letters
+  or digits; no stopwords, no stemming, so nothing is ever downloaded). Chunks that share no word
+  with the question score 0 and are not returned; ties are broken by chunk order (document
+  order, then position in the document), so runs are reproducible to the last digit;
+- any callable ``retrieve(question, chunks)`` returning chunk positions (indices into
+  ``chunks``), best first, or ``(position, score)`` pairs: an embedding retriever, a reranker,
+  a vector database. It receives the same ``chunks`` list for every question of a chunking, so
+  it may index them once (keyed by ``id(chunks)``).
+
+How deep to retrieve is decided in one place, :func:`retrieval_depth`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ctxeval.chunking.chunkers import Chunk
+from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.optional import require
+from ctxeval.specs import check_options, parse_spec, unknown_name
+
+__all__ = ["BM25Retriever", "Ranking", "Search", "retrieval_depth", "searcher"]
+
+Ranking = list[tuple[int, float | None]]
+Search = Callable[[str, int], Ranking]
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+
+
+def retrieval_depth(ks: Sequence[int]) -> int:
+    """How many chunks to retrieve per question so that every cut-off can be evaluated: the
+    largest k. (Size budgets, when they come, are filled from this depth too.)"""
+    return max(ks)
+
+
+def words(text: str) -> list[str]:
+    """BM25's terms: lowercased runs of two or more word characters."""
+    return _WORD.findall(text.lower())
+
+
+class BM25Retriever:
+    """Okapi BM25 over the chunks (bm25s, Lucene's variant), ``k1`` and ``b`` as usual."""
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
+        for name, value in (("k1", k1), ("b", b)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise InvalidArgumentError(f"bm25({name}={value!r}): give a number >= 0")
+        self.k1, self.b = float(k1), float(b)
+
+    @property
+    def spec(self) -> str:
+        return f"bm25(k1={self.k1!r}, b={self.b!r})"
+
+    def __repr__(self) -> str:
+        return f"BM25Retriever({self.spec!r})"
+
+    def index(self, chunks: Sequence[Chunk]) -> Search:
+        """Index ``chunks`` once; the returned function searches them."""
+        bm25s = require("bm25s", purpose="the built-in BM25 retriever", extra="bm25")
+        model = bm25s.BM25(k1=self.k1, b=self.b)
+        model.index([words(chunk.text) for chunk in chunks], show_progress=False)
+        vocabulary: dict[str, int] = model.vocab_dict
+
+        def search(question: str, depth: int) -> Ranking:
+            ids = [vocabulary[w] for w in words(question) if w in vocabulary]
+            if not ids:
+                return []
+            scores = np.asarray(model.get_scores_from_ids(ids), dtype=np.float64)
+            order = np.argsort(-scores, kind="stable")[:depth]
+            return [(int(i), float(scores[i])) for i in order if scores[i] > 0]
+
+        return search
+
+
+def as_retriever(retriever: object) -> BM25Retriever | Callable[..., Any]:
+    """A retriever from its spec (``"bm25"``), a :class:`BM25Retriever`, or a callable."""
+    if isinstance(retriever, BM25Retriever):
+        return retriever
+    if isinstance(retriever, str):
+        parsed = parse_spec(retriever, what="retriever")
+        if parsed.name != "bm25":
+            raise unknown_name(retriever, "retriever", parsed.name, ["bm25"])
+        if parsed.args or parsed.k is not None:
+            raise InvalidArgumentError(f"{retriever!r}: name the options, e.g. bm25(k1=1.2)")
+        check_options(retriever, "bm25", parsed.kwargs, BM25Retriever)
+        return BM25Retriever(**parsed.kwargs)
+    if callable(retriever):
+        return retriever
+    raise InvalidArgumentTypeError(
+        f"retriever: expected 'bm25' or a callable (question, chunks) -> ranked chunk "
+        f"positions, got {type_name(retriever)}"
+    )
+
+
+def searcher(retriever: object, chunks: Sequence[Chunk]) -> Search:
+    """The search function of ``retriever`` over ``chunks`` (indexed once)."""
+    resolved = as_retriever(retriever)
+    if isinstance(resolved, BM25Retriever):
+        return resolved.index(chunks)
+    name = getattr(resolved, "__qualname__", type(resolved).__name__)
+
+    def search(question: str, depth: int) -> Ranking:
+        return _ranking(name, resolved(question, chunks), len(chunks))[:depth]
+
+    return search
+
+
+def _ranking(name: str, returned: object, count: int) -> Ranking:
+    if not isinstance(returned, Iterable) or isinstance(returned, str | bytes):
+        raise InvalidArgumentTypeError(
+            f"retriever {name}: returned {type_name(returned)}; return chunk positions (ints), "
+            "best first, or (position, score) pairs"
+        )
+    ranking: Ranking = []
+    seen: set[int] = set()
+    for item in returned:
+        position, score = (
+            item if isinstance(item, tuple | list) and len(item) == 2 else (item, None)
+        )
+        if isinstance(position, np.integer):
+            position = int(position)
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise InvalidArgumentTypeError(
+                f"retriever {name}: returned {item!r}; return chunk positions (ints), best "
+                "first, or (position, score) pairs"
+            )
+        if not 0 <= position < count:
+            raise InvalidArgumentError(
+                f"retriever {name}: chunk position {position} is out of range (there are "
+                f"{count} chunks, 0 to {count - 1})"
+            )
+        if position in seen:
+            raise InvalidArgumentError(
+                f"retriever {name}: returned chunk {position} twice; return each chunk once"
+            )
+        seen.add(position)
+        ranking.append((position, None if score is None else float(score)))
+    return ranking

@@ -1,0 +1,191 @@
+"""``ctxeval chunking``: compare chunkers on a corpus and questions, from documents to report."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from ctxeval.cli.common import fail, guard, load_config
+
+_EPILOG = """\b
+Examples:
+  ctxeval chunking docs/ questions.jsonl --chunker fixed='fixed(words=100, overlap=10)' \\
+      --chunker sentences='sentences(n=3)' -k 5 -k 10 --out-dir runs --report report.html
+  ctxeval chunking corpora/ questions_df.csv --chunker rec='recursive(chars=800)' \\
+      --chunker fixed='fixed(chars=800, overlap=400)' --out-dir chroma-runs
+
+\b
+Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M),
+paragraphs(max_words=N), recursive(chars=N). Questions: JSONL {id, question, excerpts}
+(texts or {doc, start, end} spans) or chroma's questions CSV. See docs/chunking.md.
+"""
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
+    """``--chunker NAME=SPEC`` options as ``{name: chunker}``, each spec parsed (errors name
+    the option as it was written)."""
+    from ctxeval.chunking import parse_chunker
+    from ctxeval.errors import CtxevalError
+
+    chunkers: dict[str, Any] = {}
+    for value in values:
+        name, sep, spec = value.partition("=")
+        name, spec = name.strip(), spec.strip()
+        if not sep or not _NAME.fullmatch(name) or not spec:
+            fail(
+                f"--chunker {value}: write NAME=SPEC, e.g. --chunker "
+                "'fixed=fixed(words=100, overlap=10)' (NAME: letters, digits, '.', '_', '-'; "
+                "it names the run file NAME.jsonl)"
+            )
+        if name in chunkers:
+            fail(f"--chunker {value}: the name {name!r} is used twice; give each chunker its own")
+        try:
+            chunkers[name] = parse_chunker(spec)
+        except CtxevalError as exc:
+            fail(f"--chunker {value}: {exc}")
+    return chunkers
+
+
+@click.command("chunking", epilog=_EPILOG)
+@click.argument("corpus", type=click.Path())
+@click.argument("questions", type=click.Path(dir_okay=False))
+@click.option(
+    "--chunker",
+    "chunkers",
+    multiple=True,
+    metavar="NAME=SPEC",
+    help="A chunker to compare (repeat; at least two for a comparison), e.g. "
+    "fixed='fixed(words=100, overlap=10)'.",
+)
+@click.option(
+    "--retriever", default="bm25", show_default=True, help="bm25, or bm25(k1=1.2, b=0.75)."
+)
+@click.option(
+    "-k",
+    "--k",
+    "ks",
+    type=click.IntRange(min=1),
+    multiple=True,
+    help="Cut-off; repeat for several (default 1, 3, 5, 10).",
+)
+@click.option(
+    "--match",
+    default="rouge-chunk",
+    show_default=True,
+    help="Chunk matching strategy: rouge-chunk, exact-chunk, fuzzy-chunk, with options.",
+)
+@click.option("--out-dir", required=True, type=click.Path(), help="Directory for the outputs.")
+@click.option(
+    "--overwrite", is_flag=True, help="Replace the harness's files in a non-empty --out-dir."
+)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="HTML report.")
+@click.option("--baseline", help="Chunker name the others are compared with; default first.")
+@click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress on stderr (default: when stderr is a terminal).",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    callback=load_config,
+    is_eager=True,
+    expose_value=False,
+    help="TOML file whose keys set option defaults (e.g. chunker = ['fixed=fixed(words=100)']).",
+)
+@guard
+def chunking_command(corpus: str, questions: str, **options: Any) -> None:
+    """Compare chunkers: chunk CORPUS, retrieve for each question of QUESTIONS, evaluate,
+    attribute misses, compare with paired significance.
+
+    CORPUS is a directory of .txt/.md files (each document named by its relative path without
+    the extension), one file, or JSONL/Parquet of {id, text}. Writes NAME.jsonl (the run),
+    NAME.result.jsonl (its evaluation) per chunker and summary.json to --out-dir.
+    """
+    from ctxeval.chunking import compare_chunkers
+    from ctxeval.chunking.outputs import OutputPlan
+
+    chunkers = parse_chunker_options(options["chunkers"])
+    if not chunkers:
+        fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
+    if options["baseline"] is not None and options["baseline"] not in chunkers:
+        from ctxeval.specs import unknown_name
+
+        fail(
+            str(
+                unknown_name(
+                    None, "chunker", options["baseline"], list(chunkers), where="--baseline"
+                )
+            )
+        )
+    from ctxeval.cli.common import build_strategy
+
+    strategy = build_strategy(options["match"], None, None)
+    # Checked with the command line's names before any work; compare_chunkers checks again.
+    OutputPlan(
+        options["out_dir"],
+        options["report_path"],
+        list(chunkers),
+        options["overwrite"],
+        (corpus, questions),
+        flags=("--out-dir ", "--report "),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = compare_chunkers(
+            corpus,
+            questions,
+            chunkers,
+            retriever=_retriever(options["retriever"]),
+            k=options["ks"] or (1, 3, 5, 10),
+            matching=strategy,
+            baseline=options["baseline"],
+            seed=options["seed"],
+            n_resamples=options["n_resamples"],
+            out_dir=options["out_dir"],
+            overwrite=options["overwrite"],
+            report=options["report_path"],
+            progress=options["progress"],
+        )
+    for warning in caught:
+        click.echo(f"ctxeval: warning: {warning.message}", err=True)
+    _print(outcome, options["fmt"])
+    click.echo(f"ctxeval: wrote {len(outcome.runs)} runs to {options['out_dir']}", err=True)
+    if options["report_path"]:
+        click.echo(f"ctxeval: wrote {options['report_path']}", err=True)
+
+
+def _retriever(spec: str) -> Any:
+    from ctxeval.chunking.retrieval import as_retriever
+    from ctxeval.errors import CtxevalError
+
+    try:
+        return as_retriever(spec)
+    except CtxevalError as exc:
+        fail(f"--retriever {spec}: {exc}")
+
+
+def _print(outcome: Any, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(outcome.summary(), indent=2))
+        return
+    comparison = outcome.comparison
+    click.echo(comparison.to_markdown() if fmt == "markdown" else comparison.to_text())
+    click.echo("")
+    click.echo(outcome.attribution_text())

@@ -1,0 +1,186 @@
+"""The harness end to end on the fixtures: outputs, re-evaluation, retrievers, bad inputs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ctxeval.chunking import (
+    HARNESS_METRICS,
+    BM25Retriever,
+    Chunk,
+    compare_chunkers,
+    retrieval_depth,
+)
+from ctxeval.errors import CtxevalError
+from ctxeval.evaluator import RetrievalEvaluator
+from ctxeval.results import EvaluationResult
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "fixtures" / "corpus"
+QUESTIONS = ROOT / "fixtures" / "questions.jsonl"
+CHUNKERS = {
+    "fixed": "fixed(words=100, overlap=10)",
+    "sentences": "sentences(n=3)",
+    "paragraphs": "paragraphs(max_words=100)",
+}
+KS = [1, 5, 10]
+TWO = {"w": "fixed(words=2)", "v": "fixed(words=1)"}
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("harness") / "out"
+    outcome = compare_chunkers(CORPUS, QUESTIONS, CHUNKERS, k=KS, out_dir=out, n_resamples=500)
+    return outcome, out
+
+
+def test_out_dir_holds_a_run_a_result_per_chunker_and_the_summary(harness) -> None:
+    outcome, out = harness
+    expected = {f"{n}{s}" for n in CHUNKERS for s in (".jsonl", ".result.jsonl")}
+    assert {p.name for p in out.iterdir()} == expected | {"summary.json"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["chunkers"]) == list(CHUNKERS)
+    stats = summary["chunkers"]["sentences"]["statistics"]
+    assert stats["chunks"] == len(outcome.runs["sentences"].chunks)
+    assert stats["words"]["min"] <= stats["words"]["q1"] <= stats["words"]["median"]
+    assert stats["words"]["median"] <= stats["words"]["q3"] <= stats["words"]["max"]
+    assert set(summary["chunkers"]["fixed"]["attribution"]) >= {"found", "ceiling_recall"}
+
+
+def test_run_files_follow_the_questions_and_carry_spans(harness) -> None:
+    _outcome, out = harness
+    ids = [json.loads(line)["id"] for line in QUESTIONS.read_text().splitlines()]
+    corpus = {p.stem: p.read_text(encoding="utf-8") for p in CORPUS.glob("*.txt")}
+    records = [json.loads(line) for line in (out / "fixed.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in records] == ids
+    for record in records:
+        assert len(record["retrieved_context"]) <= max(KS)
+        for text, span, cid in zip(
+            record["retrieved_context"],
+            record["retrieved_spans"],
+            record["retrieved_chunk_ids"],
+            strict=True,
+        ):
+            assert corpus[span["doc"]][span["start"] : span["end"]] == text
+            assert cid.startswith(f"fixed:{span['doc']}:")
+        for text, span in zip(
+            record["ground_truth_context"], record["ground_truth_spans"], strict=True
+        ):
+            assert corpus[span["doc"]][span["start"] : span["end"]] == text
+        scores = record["retrieved_scores"]
+        assert scores == sorted(scores, reverse=True)
+        assert all(s > 0 for s in scores)
+
+
+def test_reevaluating_a_run_file_gives_the_saved_result_to_the_last_bit(harness) -> None:
+    outcome, out = harness
+    run = out / "paragraphs.jsonl"
+    again = RetrievalEvaluator(run, list(HARNESS_METRICS), workers=1).run(k=KS)
+    saved = EvaluationResult.load(out / "paragraphs.result.jsonl")
+    assert again.aggregate == saved.aggregate == outcome.runs["paragraphs"].result.aggregate
+    assert again.summary["strategy"] == saved.summary["strategy"] == "rouge-chunk(threshold=0.7)"
+
+
+def test_comparison_covers_every_metric_at_the_largest_k(harness) -> None:
+    outcome, _ = harness
+    assert outcome.comparison.runs == tuple(CHUNKERS)
+    assert list(outcome.comparison.metrics) == [f"{m}@10" for m in HARNESS_METRICS]
+
+
+def test_context_grows_with_k_and_attribution_adds_up(harness) -> None:
+    outcome, _ = harness
+    for run in outcome.runs.values():
+        words = [run.context[k]["words"] for k in KS]
+        assert words == sorted(words)
+        for k in KS:
+            att = run.attribution
+            assert att.found[k] + att.missed[k] + att.unreachable[k] == pytest.approx(1.0)
+            assert att.found[k] <= att.ceiling
+
+
+def test_a_live_retriever_callable(tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    def reversed_order(question: str, chunks: Sequence[Chunk]) -> list[tuple[int, float]]:
+        seen.append(id(chunks))
+        return [(i, 1.0 / (n + 1)) for n, i in enumerate(reversed(range(len(chunks))))][:4]
+
+    outcome = compare_chunkers(
+        {"a": "one two three. four five six. seven eight nine."},
+        [{"id": "x", "question": "nine", "excerpts": ["seven eight nine."]}],
+        {"s1": "sentences(n=1)", "s3": "sentences(n=3)"},
+        retriever=reversed_order,
+        k=[1, 3],
+        n_resamples=10,
+    )
+    record = outcome.runs["s1"].records[0]
+    assert record["retrieved_context"] == ["seven eight nine.", "four five six.", "one two three."]
+    assert record["retrieved_scores"] == [1.0, 0.5, 1 / 3]
+    assert outcome.runs["s1"].result.aggregate["hit_rate@1"] == 1.0
+    assert len(set(seen)) == 2  # one chunk list per chunking, the same for every question
+
+
+def test_bm25_breaks_ties_by_chunk_order_and_drops_zero_scores() -> None:
+    chunks = [Chunk("a", 0, 1, t) for t in ("cat dog", "bird", "cat dog", "dog cat")]
+    search = BM25Retriever().index(chunks)
+    ranking = search("cat", 10)
+    assert [i for i, _ in ranking] == [0, 2, 3]
+    assert search("zebra", 10) == []
+    assert retrieval_depth([5, 1, 10]) == 10
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"chunkers": {"x": "fixd(words=10)", "y": "fixed(words=2)"}}, "did you mean 'fixed'"),
+        (
+            {"chunkers": {"bad name": "fixed(words=10)", "y": "fixed(words=2)"}},
+            "chunker name 'bad name'",
+        ),
+        ({"chunkers": {"w": "fixed(words=2)"}}, "at least two chunkers"),
+        ({"retriever": "bm52"}, "unknown retriever 'bm52'"),
+        ({"retriever": lambda q, c: ["x"]}, "return chunk positions"),
+        ({"retriever": lambda q, c: [99]}, "out of range"),
+        ({"k": []}, "cut-offs"),
+        ({"matching": "rouge-sentence"}, "chunk strategy"),
+    ],
+)
+def test_bad_arguments(options: dict, message: str) -> None:
+    arguments = {"chunkers": {"w": "fixed(words=2)", "v": "fixed(words=1)"}, "k": [1], **options}
+    chunkers = arguments.pop("chunkers")
+    with pytest.raises(CtxevalError, match=message.replace("(", r"\(")):
+        compare_chunkers(
+            {"a": "some words here"},
+            [{"question": "q", "excerpts": ["words"]}],
+            chunkers,
+            **arguments,
+        )
+
+
+def test_a_non_empty_out_dir_is_refused_without_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    args = ({"a": "some words here"}, [{"question": "q", "excerpts": ["words"]}])
+    with pytest.raises(CtxevalError, match=r"is not empty.*overwrite=True"):
+        compare_chunkers(*args, TWO, k=[1], out_dir=tmp_path)
+    compare_chunkers(*args, TWO, k=[1], out_dir=tmp_path, overwrite=True)
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+    assert (tmp_path / "w.jsonl").is_file()
+
+
+def test_an_output_may_not_replace_an_input(tmp_path: Path) -> None:
+    questions = tmp_path / "w.jsonl"
+    questions.write_text(json.dumps({"question": "q", "excerpts": ["words"]}) + "\n")
+    with pytest.raises(CtxevalError, match=r"would replace an input|is also the input"):
+        compare_chunkers(
+            {"a": "some words here"},
+            questions,
+            TWO,
+            k=[1],
+            out_dir=tmp_path,
+            overwrite=True,
+        )
+    assert questions.read_text().startswith("{")

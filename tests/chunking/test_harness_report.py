@@ -1,0 +1,73 @@
+"""The harness's HTML report: its chunking section, and a real headless browser."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ctxeval.chunking import compare_chunkers
+from ctxeval.chunking.report import harness_report, write_harness_report
+
+pytest.importorskip("matplotlib")
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def outcome():
+    return compare_chunkers(
+        ROOT / "fixtures" / "corpus",
+        ROOT / "fixtures" / "questions.jsonl",
+        {"fixed": "fixed(words=100, overlap=10)", "sentences": "sentences(n=3)"},
+        k=[1, 5, 10],
+        n_resamples=200,
+    )
+
+
+def test_the_chunking_section_comes_first_with_its_table_and_plots(outcome) -> None:
+    page = harness_report(outcome)
+    assert page.index("<h2>Chunkings</h2>") < page.index("<h2>Comparison</h2>")
+    section = page[page.index("<h2>Chunkings</h2>") : page.index("<h2>Comparison</h2>")]
+    # chunk sizes, recall against context, attribution bars
+    assert section.count('<img src="data:image/png;base64,') == 3
+    fixed = outcome.runs["fixed"]
+    assert f"<td>{fixed.statistics['chunks']}</td>" in section
+    assert f"{fixed.attribution.ceiling:.4f}" in section
+    assert f"{fixed.context[10]['words']:.1f}" in section
+    # The comparison report follows, with the worst queries read from the runs' records.
+    assert "Worst queries by context_recall@10" in page
+    assert "Ground truth" in page
+    assert "<script" not in page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+def test_harness_report_in_a_headless_browser(outcome, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    path = write_harness_report(tmp_path / "report.html", outcome)
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            images = page.evaluate(
+                "Array.from(document.images).map(i => [i.complete, i.naturalWidth])"
+            )
+            headings = page.evaluate(
+                "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
+            )
+        finally:
+            browser.close()
+    assert errors == []
+    assert len(images) == 6  # three chunking plots, then the comparison's three
+    assert all(complete and width > 100 for complete, width in images)
+    assert headings[:3] == ["Chunkings", "Comparison", "Plots"]

@@ -1,0 +1,134 @@
+"""``ctxeval chunking`` through its real entry point: outputs, re-evaluation, user errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import ctxeval
+
+from ctxeval.chunking import HARNESS_METRICS
+from ctxeval.results import EvaluationResult
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "fixtures" / "corpus"
+QUESTIONS = ROOT / "fixtures" / "questions.jsonl"
+CHUNKERS = ["--chunker", "fixed=fixed(words=100, overlap=10)", "--chunker", "sent=sentences(n=3)"]
+
+
+@pytest.fixture(scope="module")
+def harness_run(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("cli")
+    out, report = tmp / "out", tmp / "report.html"
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "3", "-k", "10",
+        "--out-dir", out, "--report", report, "--n-resamples", "200",
+    )  # fmt: skip
+    return done, out, report
+
+
+def test_the_harness_writes_runs_results_summary_and_report(harness_run) -> None:
+    done, out, report = harness_run
+    assert done.returncode == 0, done.stderr
+    assert "context_recall@10" in done.stdout
+    assert "Miss attribution" in done.stdout
+    assert "Ceilings" in done.stdout
+    assert sorted(p.name for p in out.iterdir()) == [
+        "fixed.jsonl", "fixed.result.jsonl", "sent.jsonl", "sent.result.jsonl", "summary.json",
+    ]  # fmt: skip
+    page = report.read_text()
+    assert "Chunkings" in page
+    assert "Miss attribution" in page
+    assert "<img" in page
+
+
+def test_ctxeval_evaluate_on_a_run_file_gives_the_saved_numbers(harness_run, tmp_path) -> None:
+    _, out, _ = harness_run
+    measures = [arg for m in HARNESS_METRICS for arg in ("-m", m)]
+    again = tmp_path / "again.jsonl"
+    done = ctxeval("evaluate", out / "sent.jsonl", *measures, "-k", "3", "-k", "10", "-o", again)
+    assert done.returncode == 0, done.stderr
+    saved = EvaluationResult.load(out / "sent.result.jsonl")
+    assert EvaluationResult.load(again).aggregate == saved.aggregate
+    # The default metrics too: every column the harness saved has the same value.
+    done = ctxeval("evaluate", out / "sent.jsonl", "-k", "3", "-k", "10", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    aggregate = json.loads(done.stdout)["aggregate"]
+    assert {c: aggregate[c] for c in saved.aggregate} == saved.aggregate
+
+
+def test_json_format_is_the_summary(tmp_path: Path) -> None:
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "5", "--out-dir", tmp_path / "o",
+        "--format", "json", "--n-resamples", "50",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["ks"] == [5]
+    assert set(summary["chunkers"]) == {"fixed", "sent"}
+
+
+def _bad_questions(tmp_path: Path) -> Path:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "question": "q", "excerpts": ["assert"]})
+        + "\n"
+        + json.dumps(
+            {"id": "b", "question": "q", "excerpts": [{"doc": "asert", "start": 0, "end": 4}]}
+        )
+        + "\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"questions": "missing-doc"}, "q.jsonl:2 (question 'b'): excerpt 1: doc: unknown corpus"),
+        ({"chunker": "x=fixd(words=3)"}, "--chunker x=fixd(words=3): "),
+        ({"chunker": "fixed(words=3)"}, "--chunker fixed(words=3): write NAME=SPEC"),
+        ({"out": "existing"}, "is not empty; choose a new directory, or allow replacing"),
+        ({"retriever": "bm52"}, "--retriever bm52: "),
+    ],
+)
+def test_user_errors_are_one_line_with_exit_2(tmp_path: Path, change: dict, expected: str) -> None:
+    out = tmp_path / "out"
+    if change.get("out") == "existing":
+        out.mkdir()
+        (out / "x.txt").write_text("x")
+    questions = _bad_questions(tmp_path) if "questions" in change else QUESTIONS
+    chunkers = [
+        "--chunker",
+        change.get("chunker", "a=fixed(words=50)"),
+        "--chunker",
+        "b=sentences(n=2)",
+    ]
+    done = ctxeval(
+        "chunking", CORPUS, questions, *chunkers, "--out-dir", out,
+        "--retriever", change.get("retriever", "bm25"),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1
+    if "chunker" in change and "fixd" in change["chunker"]:
+        assert "did you mean 'fixed'" in done.stderr
+    if "questions" in change:
+        assert "did you mean 'assert'" in done.stderr
+
+
+def test_a_config_file_sets_the_chunkers(tmp_path: Path) -> None:
+    config = tmp_path / "ctxeval.toml"
+    config.write_text(
+        "[chunking]\n"
+        "chunker = ['fixed=fixed(words=100, overlap=10)', 'para=paragraphs(max_words=100)']\n"
+        "k = [5]\n"
+        "n-resamples = 50\n"
+        "format = 'json'\n"
+    )
+    done = ctxeval("chunking", CORPUS, QUESTIONS, "--config", config, "--out-dir", tmp_path / "o")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert list(summary["chunkers"]) == ["fixed", "para"]
+    assert summary["ks"] == [5]
