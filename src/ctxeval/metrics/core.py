@@ -82,6 +82,10 @@ class BatchJudgments:
     # grade in ID mode (NDCG counts grades below the relevance level there, as trec_eval)
     chunk_ends: IntArray | None = None  # (B, C)
     chunks: IntArray | None = None  # (B,)
+    # Explicit judgments (ID mode): ranks judged non-relevant and how many the qrels judge so;
+    # None: every rank that matches nothing is judged non-relevant, of unbounded number.
+    nonrelevant: BoolArray | None = None  # (B, N)
+    num_nonrelevant: IntArray | None = None  # (B,)
 
     def __len__(self) -> int:
         return len(self.n)
@@ -172,6 +176,12 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         chunk_ends = np.where(
             np.arange(chunk_ends.shape[1]) < chunks[:, None], chunk_ends, last[:, None]
         )
+    nonrelevant = num_nonrelevant = None
+    if count and all(j.nonrelevant is not None for j in judged):
+        nonrelevant = _padded(n, (j.nonrelevant or () for j in judged), np.bool_, False)
+        num_nonrelevant = np.fromiter(
+            (j.num_nonrelevant or 0 for j in judged), dtype=np.int64, count=count
+        )
     return BatchJudgments(
         n=n,
         m=m,
@@ -183,6 +193,8 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         ideal_n=ideal_n,
         chunk_ends=chunk_ends,
         chunks=chunks,
+        nonrelevant=nonrelevant,
+        num_nonrelevant=num_nonrelevant,
     )
 
 
@@ -272,7 +284,9 @@ def hit_rate(j: BatchJudgments, k: int | None) -> FloatArray:
     return np.where(_hits(j, k) > 0, 1.0, 0.0)
 
 
-def reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+def reciprocal_rank(j: BatchJudgments, k: int | None, *, granular: bool = False) -> FloatArray:
+    if granular:
+        return granular_reciprocal_rank(j, k)
     within = j.hits & (np.arange(j.hits.shape[1]) < j.cut(k)[:, None])
     return np.where(within.any(axis=1), 1.0 / (within.argmax(axis=1) + 1), 0.0)
 
@@ -314,6 +328,88 @@ def ndcg(
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
+def granular_reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+    """The mean of 1 / rank over the units in the top ``k`` that match some ground truth
+    (llama-index's granular MRR)."""
+    cut = j.cut(k)
+    within = j.relevant & (np.arange(j.relevant.shape[1]) < cut[:, None])
+    inverse = np.where(within, 1.0 / _ranks(within.shape[1]), 0.0)
+    return _divide(_at(np.cumsum(inverse, axis=1), cut), within.sum(axis=1))
+
+
+def dcg(j: BatchJudgments, k: int | None, *, gain: str = "linear") -> FloatArray:
+    gains = _exponential(j.gains) if gain == "exponential" else j.gains
+    return _dcg(gains, j.cut(k))
+
+
+def r_precision(j: BatchJudgments, k: int | None) -> FloatArray:
+    return _divide(_at(np.cumsum(j.hits, axis=1), np.minimum(j.cut(k), j.m)), j.m)
+
+
+def _judged_nonrelevant(j: BatchJudgments) -> tuple[BoolArray, IntArray]:
+    """Ranks judged non-relevant, and min(judged non-relevant, relevant) per record."""
+    if j.nonrelevant is not None and j.num_nonrelevant is not None:
+        return j.nonrelevant, np.minimum(j.num_nonrelevant, j.m)
+    judged = np.arange(j.relevant.shape[1]) < j.n[:, None]
+    return ~j.relevant & judged, j.m
+
+
+def bpref(j: BatchJudgments, k: int | None) -> FloatArray:
+    """Per hit: 1 - min(non-relevant above, R) / min(judged non-relevant, R); summed, over R."""
+    nonrelevant, bound = _judged_nonrelevant(j)
+    above = np.cumsum(nonrelevant, axis=1)  # at a hit, the non-relevant ranks above it
+    relevant = j.m[:, None]
+    penalty = np.minimum(above, relevant) / np.maximum(bound, 1)[:, None]
+    credit = np.where(j.hits, np.where(above > 0, 1.0 - penalty, 1.0), 0.0)
+    return _divide(_at(np.cumsum(credit, axis=1), j.cut(k)), j.m)
+
+
+def iprec_at_recall(j: BatchJudgments, k: int | None, *, recall: float = 0.0) -> FloatArray:
+    """The best precision at or below the rank where ``recall`` is reached (trec_eval 9)."""
+    cut = j.cut(k)
+    width = j.hits.shape[1]
+    within = np.arange(width) < cut[:, None]
+    hits = j.hits & within
+    found = np.cumsum(hits, axis=1)
+    precisions = np.where(within, found / _ranks(width), 0.0)
+    best_below = np.maximum.accumulate(precisions[:, ::-1], axis=1)[:, ::-1]
+    wanted = (recall * j.m.astype(np.float64) + 0.9).astype(np.int64)
+    start = np.where(wanted > 0, (hits & (found == wanted[:, None])).argmax(axis=1), 0)
+    reached = (cut > 0) & (wanted <= _at(found, cut))
+    return np.where(reached, _pick(best_below, start), 0.0)
+
+
+@lru_cache(maxsize=64)
+def _powers(base: float, size: int) -> FloatArray:
+    """``base ** i`` for i in 0..size-1, from Python's ``**`` as the reference."""
+    return np.array([base**i for i in range(size)], dtype=np.float64)
+
+
+def rbp(j: BatchJudgments, k: int | None, *, persistence: float = 0.8) -> FloatArray:
+    weighted = np.where(j.hits, j.gains * _powers(persistence, j.hits.shape[1]), 0.0)
+    return (1 - persistence) * _at(np.cumsum(weighted, axis=1), j.cut(k))
+
+
+def gm_map(j: BatchJudgments, k: int | None) -> FloatArray:
+    return average_precision(j, k)
+
+
+def num_q(j: BatchJudgments, k: int | None) -> FloatArray:
+    return np.ones(len(j), dtype=np.float64)
+
+
+def num_ret(j: BatchJudgments, k: int | None) -> FloatArray:
+    return j.cut(k).astype(np.float64)
+
+
+def num_rel(j: BatchJudgments, k: int | None) -> FloatArray:
+    return j.m.astype(np.float64)
+
+
+def num_rel_ret(j: BatchJudgments, k: int | None) -> FloatArray:
+    return _hits(j, k).astype(np.float64)
+
+
 CoreFn = Callable[..., FloatArray]
 
 CORE: dict[str, CoreFn] = {
@@ -328,6 +424,16 @@ CORE: dict[str, CoreFn] = {
     "hit_rate": hit_rate,
     "hits": hits,
     "f1": f1,
+    "dcg": dcg,
+    "r_precision": r_precision,
+    "bpref": bpref,
+    "iprec_at_recall": iprec_at_recall,
+    "rbp": rbp,
+    "gm_map": gm_map,
+    "num_q": num_q,
+    "num_ret": num_ret,
+    "num_rel": num_rel,
+    "num_rel_ret": num_rel_ret,
 }
 """The core function of each measure by canonical name (the registry in
 :mod:`ctxeval.metrics.measures` pairs it with its reference)."""

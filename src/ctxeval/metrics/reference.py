@@ -27,15 +27,26 @@ __all__ = [
     "PrecisionDenominator",
     "SetCounts",
     "average_precision",
+    "bpref",
     "context_f1",
     "context_precision",
     "context_recall",
+    "dcg",
     "f1",
+    "gm_map",
     "hit_rate",
     "hits",
+    "iprec_at_recall",
     "ndcg",
+    "num_q",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
     "precision",
+    "r_precision",
+    "rbp",
     "recall",
+    "recall_cutoff",
     "reciprocal_rank",
     "set_counts",
 ]
@@ -120,8 +131,19 @@ def hit_rate(j: Judgments, k: int | None = None) -> float:
     return 1.0 if any(j.hits[: j.cutoff(k)]) else 0.0
 
 
-def reciprocal_rank(j: Judgments, k: int | None = None) -> float:
-    """1 / rank of the first hit in the top ``k``; 0 when there is none."""
+def reciprocal_rank(j: Judgments, k: int | None = None, *, granular: bool = False) -> float:
+    """1 / rank of the first hit in the top ``k``; 0 when there is none.
+
+    ``granular=True``: llama-index's ``MRR(use_granular_mrr=True)``, the mean of 1 / rank over
+    every retrieved unit in the top ``k`` that matches some ground truth (a repeated match
+    counts again, as there); 0 when there is none.
+    """
+    if granular:
+        ranks = [i + 1 for i in itertools.compress(range(j.cutoff(k)), j.relevant)]
+        total = 0.0
+        for rank in ranks:
+            total += 1.0 / rank
+        return total / len(ranks) if ranks else 0.0
     for i, hit in enumerate(j.hits[: j.cutoff(k)]):
         if hit:
             return 1.0 / (i + 1)
@@ -184,3 +206,96 @@ def ndcg(
         best = sorted(j.gains, reverse=True)[:n]
     idcg = _dcg(best, exponential)
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def dcg(j: Judgments, k: int | None = None, *, gain: Gain = "linear") -> float:
+    """Discounted cumulative gain of the top ``k``, not normalised (ranx ``dcg``; with
+    ``gain="exponential"``, ranx ``dcg_burges``)."""
+    return _dcg(j.gains[: j.cutoff(k)], gain == "exponential")
+
+
+def r_precision(j: Judgments, k: int | None = None) -> float:
+    """Hits in the top R over R, R the number of relevant units (trec_eval ``Rprec``, ranx
+    ``r-precision``); 0 when nothing is relevant."""
+    m = j.num_relevant
+    return sum(j.hits[: min(j.cutoff(k), m)]) / m if m else 0.0
+
+
+def bpref(j: Judgments, k: int | None = None) -> float:
+    """trec_eval's ``bpref``: for each hit in the top ``k``, 1 - min(N, R) / min(|judged
+    non-relevant|, R), N the judged non-relevant units ranked above it, summed and divided by
+    R. Units neither relevant nor judged are skipped. Without explicit judgments (text mode)
+    every unit matching nothing is judged non-relevant and their number is taken as >= R."""
+    m = j.num_relevant
+    if not m:
+        return 0.0
+    nonrelevant = j.nonrelevant if j.nonrelevant is not None else [not r for r in j.relevant]
+    bound = m if j.num_nonrelevant is None else min(j.num_nonrelevant, m)
+    total = 0.0
+    above = 0
+    for i in range(j.cutoff(k)):
+        if nonrelevant[i]:
+            above += 1
+        elif j.hits[i]:
+            total += 1.0 - min(above, m) / bound if above > 0 else 1.0
+    return total / m
+
+
+def recall_cutoff(recall: float, relevant: int) -> int:
+    """The number of hits that reach ``recall``, as trec_eval 9 (and pytrec_eval) rounds it:
+    ``(long) (recall * R + 0.9)``."""
+    return int(recall * relevant + 0.9)
+
+
+def iprec_at_recall(j: Judgments, k: int | None = None, *, recall: float = 0.0) -> float:
+    """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_0.50``): the
+    highest precision at any rank from the one where the level is reached down to ``k``; 0
+    when the top ``k`` never reaches it."""
+    n = j.cutoff(k)
+    wanted = recall_cutoff(recall, j.num_relevant)
+    precisions = []
+    found = 0
+    start = 0
+    for i in range(n):
+        found += j.hits[i]
+        if j.hits[i] and found == wanted:
+            start = i
+        precisions.append(found / (i + 1))
+    if n == 0 or wanted > found:
+        return 0.0
+    return max(precisions[start:])
+
+
+def rbp(j: Judgments, k: int | None = None, *, persistence: float = 0.8) -> float:
+    """Rank-biased precision: (1 - p) * sum of grade_i * p^(i - 1) over the hits in the top
+    ``k``, p the persistence (ranx ``rbp.95`` is p = 0.95; graded, as ranx)."""
+    total = 0.0
+    for i in itertools.compress(range(j.cutoff(k)), j.hits):
+        total += j.gains[i] * persistence**i
+    return (1 - persistence) * total
+
+
+def gm_map(j: Judgments, k: int | None = None) -> float:
+    """Average precision (trec_eval's); its aggregate over queries is the geometric mean of
+    max(AP, 1e-5) (trec_eval ``gm_map``)."""
+    return average_precision(j, k)
+
+
+def num_q(j: Judgments, k: int | None = None) -> float:
+    """1 for every query: summed over queries, the number of queries (trec_eval ``num_q``)."""
+    return 1.0
+
+
+def num_ret(j: Judgments, k: int | None = None) -> float:
+    """Units retrieved in the top ``k``; summed over queries (trec_eval ``num_ret``)."""
+    return float(j.cutoff(k))
+
+
+def num_rel(j: Judgments, k: int | None = None) -> float:
+    """Relevant units; summed over queries (trec_eval ``num_rel``)."""
+    return float(j.num_relevant)
+
+
+def num_rel_ret(j: Judgments, k: int | None = None) -> float:
+    """Hits in the top ``k``; summed over queries (trec_eval ``num_rel_ret``)."""
+    return float(sum(j.hits[: j.cutoff(k)]))
