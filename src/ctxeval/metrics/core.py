@@ -364,8 +364,19 @@ def bpref(j: BatchJudgments, k: int | None) -> FloatArray:
     return _divide(_at(np.cumsum(credit, axis=1), j.cut(k)), j.m)
 
 
-def iprec_at_recall(j: BatchJudgments, k: int | None, *, recall: float = 0.0) -> FloatArray:
-    """The best precision at or below the rank where ``recall`` is reached (trec_eval 9)."""
+def _recall_cutoff(recall: float, relevant: IntArray, rounding: str) -> IntArray:
+    """The reference's ``recall_cutoff`` for every record."""
+    exact = recall * relevant.astype(np.float64)
+    if rounding == "trec_eval9":
+        return (exact + 0.9).astype(np.int64)
+    whole = exact.astype(np.int64)
+    return whole + (exact - whole >= 0.5)
+
+
+def iprec_at_recall(
+    j: BatchJudgments, k: int | None, *, recall: float = 0.0, recall_rounding: str = "trec_eval9"
+) -> FloatArray:
+    """The best precision at or below the rank where ``recall`` is reached."""
     cut = j.cut(k)
     width = j.hits.shape[1]
     within = np.arange(width) < cut[:, None]
@@ -373,7 +384,7 @@ def iprec_at_recall(j: BatchJudgments, k: int | None, *, recall: float = 0.0) ->
     found = np.cumsum(hits, axis=1)
     precisions = np.where(within, found / _ranks(width), 0.0)
     best_below = np.maximum.accumulate(precisions[:, ::-1], axis=1)[:, ::-1]
-    wanted = (recall * j.m.astype(np.float64) + 0.9).astype(np.int64)
+    wanted = _recall_cutoff(recall, j.m, recall_rounding)
     start = np.where(wanted > 0, (hits & (found == wanted[:, None])).argmax(axis=1), 0)
     reached = (cut > 0) & (wanted <= _at(found, cut))
     return np.where(reached, _pick(best_below, start), 0.0)

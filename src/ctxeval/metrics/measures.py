@@ -73,6 +73,7 @@ _GRANULAR = ("granular", (False, True))
 # trec_eval's eleven standard recall levels (the same doubles as its C array).
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RECALL = ("recall", RECALL_LEVELS)
+_RECALL_ROUNDING = ("recall_rounding", ("trec_eval9", "trec_eval10"))
 _PERSISTENCE = ("persistence", (0.5, 0.8, 0.9, 0.95, 0.99))
 
 Aggregate = Literal["mean", "sum", "geometric"]
@@ -165,6 +166,7 @@ MEASURES: dict[str, MeasureDefinition] = {
             "interpolated precision at a recall level (trec_eval iprec_at_recall_0.50)",
             _CREDIT,
             _RECALL,
+            _RECALL_ROUNDING,
             required=("recall",),
         ),
         _define(

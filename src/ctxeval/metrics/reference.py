@@ -25,6 +25,7 @@ __all__ = [
     "Gain",
     "Ideal",
     "PrecisionDenominator",
+    "RecallRounding",
     "SetCounts",
     "average_precision",
     "bpref",
@@ -56,6 +57,7 @@ APCredit = Literal["one_to_one", "any"]
 Gain = Literal["linear", "exponential"]
 Ideal = Literal["ground_truth", "retrieved"]
 PrecisionDenominator = Literal["k", "retrieved"]
+RecallRounding = Literal["trec_eval9", "trec_eval10"]
 
 
 class SetCounts(NamedTuple):
@@ -241,18 +243,30 @@ def bpref(j: Judgments, k: int | None = None) -> float:
     return total / m
 
 
-def recall_cutoff(recall: float, relevant: int) -> int:
-    """The number of hits that reach ``recall``, as trec_eval 9 (and pytrec_eval) rounds it:
-    ``(long) (recall * R + 0.9)``."""
-    return int(recall * relevant + 0.9)
+def recall_cutoff(recall: float, relevant: int, rounding: RecallRounding = "trec_eval9") -> int:
+    """The number of hits that reach ``recall`` out of ``relevant``, rounded as trec_eval 9
+    and pytrec_eval do, ``(long) (recall * R + 0.9)``, or as trec_eval 10 does, ``lround``
+    (to nearest, halves up)."""
+    if rounding == "trec_eval9":
+        return int(recall * relevant + 0.9)
+    exact = recall * relevant
+    whole = int(exact)
+    return whole + (exact - whole >= 0.5)
 
 
-def iprec_at_recall(j: Judgments, k: int | None = None, *, recall: float = 0.0) -> float:
+def iprec_at_recall(
+    j: Judgments,
+    k: int | None = None,
+    *,
+    recall: float = 0.0,
+    recall_rounding: RecallRounding = "trec_eval9",
+) -> float:
     """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_0.50``): the
     highest precision at any rank from the one where the level is reached down to ``k``; 0
-    when the top ``k`` never reaches it."""
+    when the top ``k`` never reaches it. ``recall_rounding``: how the level becomes a number
+    of hits (see :func:`recall_cutoff`)."""
     n = j.cutoff(k)
-    wanted = recall_cutoff(recall, j.num_relevant)
+    wanted = recall_cutoff(recall, j.num_relevant, recall_rounding)
     precisions = []
     found = 0
     start = 0
