@@ -213,7 +213,7 @@ _ALIASES = {
     "r-precision": "r_precision",
 }
 # ranx's names for exponential-gain (N)DCG; llama-index's granular MRR.
-_PRESET_OPTIONS = {
+_PRESET_OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "ndcg_burges": ("ndcg", {"gain": "exponential"}),
     "dcg_burges": ("dcg", {"gain": "exponential"}),
     "granular_mrr": ("reciprocal_rank", {"granular": True}),
