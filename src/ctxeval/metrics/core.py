@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
+from ctxeval.metrics.reference import power_by_squaring
 
 __all__ = [
     "CORE",
@@ -392,8 +393,8 @@ def iprec_at_recall(
 
 @lru_cache(maxsize=64)
 def _powers(base: float, size: int) -> FloatArray:
-    """``base ** i`` for i in 0..size-1, from Python's ``**`` as the reference."""
-    return np.array([base**i for i in range(size)], dtype=np.float64)
+    """``base ** i`` for i in 0..size-1, multiplied out as the reference."""
+    return np.array([power_by_squaring(base, i) for i in range(size)], dtype=np.float64)
 
 
 def rbp(j: BatchJudgments, k: int | None, *, persistence: float = 0.8) -> FloatArray:

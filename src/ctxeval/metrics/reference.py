@@ -43,6 +43,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "power_by_squaring",
     "precision",
     "r_precision",
     "rbp",
@@ -280,12 +281,25 @@ def iprec_at_recall(
     return max(precisions[start:])
 
 
+def power_by_squaring(base: float, exponent: int) -> float:
+    """``base ** exponent`` multiplied out by squaring, as numba computes a float to an integer
+    power (so as ranx's RBP weights are): not always the last bit of Python's ``**``."""
+    result = 1.0
+    while True:
+        if exponent & 1:
+            result *= base
+        exponent >>= 1
+        if not exponent:
+            return result
+        base *= base
+
+
 def rbp(j: Judgments, k: int | None = None, *, persistence: float = 0.8) -> float:
     """Rank-biased precision: (1 - p) * sum of grade_i * p^(i - 1) over the hits in the top
     ``k``, p the persistence (ranx ``rbp.95`` is p = 0.95; graded, as ranx)."""
     total = 0.0
     for i in itertools.compress(range(j.cutoff(k)), j.hits):
-        total += j.gains[i] * persistence**i
+        total += j.gains[i] * power_by_squaring(persistence, i)
     return (1 - persistence) * total
 
 
