@@ -75,7 +75,7 @@ Examples:
 @click.option(
     "-l",
     "--relevance-level",
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     help="With --run/--qrels: the lowest grade that counts as relevant (trec_eval -l; default 1).",
 )
 @click.option(
