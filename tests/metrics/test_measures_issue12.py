@@ -239,3 +239,36 @@ def test_max_retrieved_keeps_the_first_documents(tmp_path: Path) -> None:
     assert got == {"num_ret": 2.0, "recall": 0.5}
     evaluated = evaluate_run({"q": {"x": 3.0, "a": 2.0}}, {"q": {"a": 1, "b": 1}}, ["recall"])
     assert evaluated["q"]["recall"] == 0.5
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(
+            st.dictionaries(docs, st.sampled_from([0.0, 0.5, 1.0, 2.0]), max_size=8),
+            st.dictionaries(docs, st.sampled_from([0, 1, 2, 0.5, 3]), max_size=6),
+            st.booleans(),  # with or without scores
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    k=st.sampled_from([None, 1, 2, 3, 5]),
+    gain=st.sampled_from(["linear", "exponential"]),
+    ideal=st.sampled_from(["ground_truth", "retrieved"]),
+)
+def test_tie_averaging_reference_equals_core(
+    records: list[tuple[dict[str, float], dict[str, float], bool]],
+    k: int | None,
+    gain: str,
+    ideal: str,
+) -> None:
+    from ctxeval.metrics.core import stack_judgments
+    from ctxeval.metrics.runs import rank_documents, tie_ends
+
+    judged = []
+    for scores, grades, scored in records:
+        ranked = rank_documents(scores)
+        groups = tie_ends(scores, ranked) if scored else None
+        judged.append(judge_ids(ranked, grades, tie_ends=groups))
+    measure = make_measure("ndcg", k, gain=gain, ideal=ideal, ties="average")
+    assert measure.values(stack_judgments(judged)).tolist() == [measure(j) for j in judged]

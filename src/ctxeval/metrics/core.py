@@ -87,6 +87,8 @@ class BatchJudgments:
     # None: every rank that matches nothing is judged non-relevant, of unbounded number.
     nonrelevant: BoolArray | None = None  # (B, N)
     num_nonrelevant: IntArray | None = None  # (B,)
+    # Where each group of equal run scores ends (exclusive), padded with n[b]; None: no scores.
+    tie_ends: IntArray | None = None  # (B, T)
 
     def __len__(self) -> int:
         return len(self.n)
@@ -183,6 +185,13 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         num_nonrelevant = np.fromiter(
             (j.num_nonrelevant or 0 for j in judged), dtype=np.int64, count=count
         )
+    tie_ends = None
+    if any(j.tie_ends is not None for j in judged):
+        # A record without scores: every rank is a group of its own.
+        ends = [tuple(range(1, j.n + 1)) if j.tie_ends is None else j.tie_ends for j in judged]
+        groups = np.fromiter(map(len, ends), np.int64, count=count)
+        tie_ends = _padded(groups, ends, np.int64, 0)
+        tie_ends = np.where(np.arange(tie_ends.shape[1]) < groups[:, None], tie_ends, n[:, None])
     return BatchJudgments(
         n=n,
         m=m,
@@ -196,6 +205,7 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         chunks=chunks,
         nonrelevant=nonrelevant,
         num_nonrelevant=num_nonrelevant,
+        tie_ends=tie_ends,
     )
 
 
@@ -310,7 +320,12 @@ def average_precision(
 
 
 def ndcg(
-    j: BatchJudgments, k: int | None, *, gain: str = "linear", ideal: str = "ground_truth"
+    j: BatchJudgments,
+    k: int | None,
+    *,
+    gain: str = "linear",
+    ideal: str = "ground_truth",
+    ties: str = "ordered",
 ) -> FloatArray:
     """DCG of the top ``k`` over the ideal DCG: every relevant ground-truth unit by grade
     (``ideal="ground_truth"``), or the judged list's own gains re-sorted (``"retrieved"``)."""
@@ -324,9 +339,31 @@ def ndcg(
         ideal_cut = cut
     if gain == "exponential":
         gains, best = _exponential(gains), _exponential(best)
+    if ties == "average":
+        gains = tie_averaged(j, gains)
     dcg = _dcg(gains, cut)
     idcg = _dcg(best, ideal_cut)
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+
+
+def tie_averaged(j: BatchJudgments, gains: FloatArray) -> FloatArray:
+    """Each rank's gain replaced by the mean gain of its group of tied scores, as the
+    reference: differences of running sums at the group's ends, over its size."""
+    if j.tie_ends is None:
+        return gains
+    width = gains.shape[1]
+    running = np.concatenate([np.zeros((len(j), 1)), np.cumsum(gains, axis=1)], axis=1)
+    ranks = np.arange(width)
+    end = np.empty((len(j), width), dtype=np.int64)
+    start = np.empty((len(j), width), dtype=np.int64)
+    for b, ends in enumerate(j.tie_ends):
+        group = np.minimum(np.searchsorted(ends, ranks, side="right"), len(ends) - 1)
+        end[b] = np.maximum(ends[group], ranks + 1)
+        start[b] = np.where(group > 0, ends[np.maximum(group - 1, 0)], 0)
+    start = np.minimum(start, end - 1)
+    rows = np.arange(len(j))[:, None]
+    total = running[rows, end] - running[rows, start]
+    return np.asarray(total / (end - start), dtype=np.float64)
 
 
 def granular_reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:

@@ -50,7 +50,10 @@ class Judgments:
       the relevance level: bpref's non-relevant documents), and ``num_nonrelevant`` how many
       documents the qrels judge so; ``None`` when there are no explicit judgments (text mode:
       every retrieved unit that matches nothing counts as judged non-relevant, and the number
-      of non-relevant units is unbounded).
+      of non-relevant units is unbounded);
+    - ``tie_ends``: the rank (exclusive) where each group of equal run scores ends, in rank
+      order, for NDCG's ``ties="average"``; ``None`` when no scores are known (every rank is a
+      group of its own).
     """
 
     relevant: tuple[bool, ...]
@@ -61,6 +64,7 @@ class Judgments:
     chunk_ends: tuple[int, ...] | None = None
     nonrelevant: tuple[bool, ...] | None = None
     num_nonrelevant: int | None = None
+    tie_ends: tuple[int, ...] | None = None
 
     @property
     def n(self) -> int:
@@ -192,6 +196,7 @@ def judge_ids(
     qrels: Mapping[Hashable, float],
     *,
     relevance_level: float = 1,
+    tie_ends: Sequence[int] | None = None,
 ) -> Judgments:
     """Judge a ranked list of ids against graded qrels (``{id: grade}``).
 
@@ -233,6 +238,7 @@ def judge_ids(
         ideal=tuple(sorted(gain_of.values(), reverse=True)),
         nonrelevant=tuple(nonrelevant),
         num_nonrelevant=len(judged_nonrelevant),
+        tie_ends=None if tie_ends is None else tuple(tie_ends),
     )
 
 

@@ -67,6 +67,7 @@ _CREDIT = ("credit", ("matching", "first_come"))
 _AP_DENOMINATOR = ("ap_denominator", ("relevant", "hits"))
 _AP_CREDIT = ("ap_credit", ("one_to_one", "any"))
 _GAIN = ("gain", ("linear", "exponential"))
+_TIES = ("ties", ("ordered", "average"))
 _IDEAL = ("ideal", ("ground_truth", "retrieved"))
 _PRECISION_DENOMINATOR = ("precision_denominator", ("k", "retrieved"))
 _GRANULAR = ("granular", (False, True))
@@ -151,7 +152,15 @@ MEASURES: dict[str, MeasureDefinition] = {
             "every relevant unit retrieved (llama-index's granular MRR)",
             _GRANULAR,
         ),
-        _define("ndcg", "rank", "normalised discounted cumulative gain", _CREDIT, _GAIN, _IDEAL),
+        _define(
+            "ndcg",
+            "rank",
+            "normalised discounted cumulative gain",
+            _CREDIT,
+            _GAIN,
+            _IDEAL,
+            _TIES,
+        ),
         _define("precision", "rank", "hits in the top k / k", _CREDIT, _PRECISION_DENOMINATOR),
         _define("recall", "rank", "hits in the top k / relevant items", _CREDIT),
         _define("hit_rate", "rank", "1 if any of the top k is relevant, else 0"),

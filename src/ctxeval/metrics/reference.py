@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from ctxeval.metrics.judgments import Judgments
@@ -27,6 +28,7 @@ __all__ = [
     "PrecisionDenominator",
     "RecallRounding",
     "SetCounts",
+    "Ties",
     "average_precision",
     "bpref",
     "context_f1",
@@ -51,6 +53,7 @@ __all__ = [
     "recall_cutoff",
     "reciprocal_rank",
     "set_counts",
+    "tie_averaged",
 ]
 
 APDenominator = Literal["relevant", "hits"]
@@ -58,6 +61,7 @@ APCredit = Literal["one_to_one", "any"]
 Gain = Literal["linear", "exponential"]
 Ideal = Literal["ground_truth", "retrieved"]
 PrecisionDenominator = Literal["k", "retrieved"]
+Ties = Literal["ordered", "average"]
 RecallRounding = Literal["trec_eval9", "trec_eval10"]
 
 
@@ -187,22 +191,42 @@ def _dcg(gains: tuple[float, ...] | list[float], exponential: bool) -> float:
     return total
 
 
+def tie_averaged(gains: Sequence[float], tie_ends: Sequence[int]) -> list[float]:
+    """Each rank's gain replaced by the mean gain of its group of tied scores: the difference
+    of the running sums (rank by rank) at the group's ends, over its size."""
+    running = list(itertools.accumulate(gains, initial=0.0))
+    out: list[float] = []
+    start = 0
+    for end in tie_ends:
+        mean = (running[end] - running[start]) / (end - start)
+        out.extend([mean] * (end - start))
+        start = end
+    return out
+
+
 def ndcg(
     j: Judgments,
     k: int | None = None,
     *,
     gain: Gain = "linear",
     ideal: Ideal = "ground_truth",
+    ties: Ties = "ordered",
 ) -> float:
     """DCG of the top ``k`` divided by the ideal DCG; 0 when the ideal DCG is 0.
 
     ``gain``: ``"linear"`` (the grade; trec_eval, ranx ``ndcg``) or ``"exponential"``
     (2^grade - 1; ranx ``ndcg_burges``). ``ideal``: ``"ground_truth"`` orders every relevant
     ground-truth unit by grade (trec_eval); ``"retrieved"`` reorders only the retrieved list.
+    ``ties="average"``: documents of equal run score share the mean of their gains (scikit-learn's
+    ``ndcg_score``, torchmetrics); the ideal DCG is unchanged.
     """
     n = j.cutoff(k)
     exponential = gain == "exponential"
-    dcg = _dcg(j.gains[:n], exponential)
+    if ties == "average" and j.tie_ends is not None:
+        gains = [2.0**g - 1.0 if exponential and g else g for g in j.gains]
+        dcg = _dcg(tie_averaged(gains, j.tie_ends)[:n], False)
+    else:
+        dcg = _dcg(j.gains[:n], exponential)
     if ideal == "ground_truth":
         best = list(j.ideal if k is None else j.ideal[:k])
     else:
