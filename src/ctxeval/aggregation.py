@@ -5,7 +5,11 @@ in memory to compute them:
 
 - ``{metric}@{k}``: macro average, the mean of per-query values; a query whose values are
   ``None`` (``empty_ground_truth="skip"``) is left out and counted;
-- ``micro_{metric}@{k}`` for the set metrics: TP, FP and FN summed over queries first.
+- ``micro_{metric}@{k}`` for the set metrics: TP, FP and FN summed over queries first;
+- a measure whose registry entry says so aggregates otherwise (``MeasureDefinition.aggregate``):
+  trec_eval's counts (``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``) are summed, and
+  ``gm_map`` is the geometric mean of the values floored at 1e-5 (``exp`` of the exact mean of
+  their logarithms), as trec_eval's summary reports them.
 
 Sums are exact (:mod:`ctxeval.exact`), so the aggregate does not depend on the order of the
 records: a run split into any partitions, merged in any order, gives the same numbers.
@@ -13,6 +17,7 @@ records: a run split into any partitions, merged in any order, gives the same nu
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,12 +29,13 @@ from ctxeval.errors import CtxevalError
 from ctxeval.exact import column_sums, mean_of_units, units
 from ctxeval.io.fields import as_field_map
 from ctxeval.matching import parse_strategy
+from ctxeval.metrics.measures import GEOMETRIC_FLOOR, Aggregate
 from ctxeval.metrics.reference import f1_score
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
 
-__all__ = ["Aggregator", "AggregatorState", "strategy_spec"]
+__all__ = ["Aggregator", "AggregatorState", "column_aggregates", "floored_log", "strategy_spec"]
 
 # Rows of plain float values buffered before their exact sums are taken together.
 FOLD_ROWS = 1024
@@ -65,6 +71,20 @@ def strategy_spec(plan: ScoringPlan) -> str | None:
     return spec if rebuilt == strategy else None
 
 
+def column_aggregates(plan: ScoringPlan) -> dict[str, Aggregate]:
+    """How each column of the plan aggregates over queries (its measure's registry entry)."""
+    return {
+        entry.column: entry.measure.definition.aggregate
+        for metric in plan.metrics
+        for entry in plan.evaluated(metric)
+    }
+
+
+def floored_log(value: float) -> float:
+    """``log(max(value, 1e-5))``: a query's term in trec_eval's geometric mean (``gm_map``)."""
+    return math.log(max(value, GEOMETRIC_FLOOR))
+
+
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order.
 
@@ -93,6 +113,12 @@ class Aggregator:
         }
         self.columns = plan.columns()
         self._column_order = tuple(self.columns)
+        self.aggregates = column_aggregates(plan)
+        # Exact sums of log(max(value, floor)) of the geometric-mean columns.
+        self._geometric = [
+            i for i, column in enumerate(self.columns) if self.aggregates[column] == "geometric"
+        ]
+        self._log_sums = {self.columns[i]: 0 for i in self._geometric}
         self.rows = PerQueryTable(self.columns)
         self.skipped: list[dict[str, Any]] = []
         # Exact sums (see ctxeval.exact): the mean does not depend on the order of the records,
@@ -121,6 +147,7 @@ class Aggregator:
     _STATE = (
         "_sums",
         "_counts",
+        "_log_sums",
         "_micro",
         "_queries",
         "_empty",
@@ -145,7 +172,7 @@ class Aggregator:
     def merge(self, state: AggregatorState) -> None:
         """Add another aggregator's sums (all exact, so the order of merging never matters)."""
         other = state.values
-        for name in ("_sums", "_counts", "_k_used"):
+        for name in ("_sums", "_counts", "_log_sums", "_k_used"):
             mine = getattr(self, name)
             for key, value in other[name].items():
                 mine[key] = mine.get(key, 0) + value
@@ -202,6 +229,9 @@ class Aggregator:
                 if value is not None:
                     self._sums[column] += value
                     self._counts[column] += 1
+            for i in self._geometric:
+                if values[i] is not None:
+                    self._log_sums[self.columns[i]] += units(floored_log(values[i]))
         self._queries += 1
         self._empty += item.empty_ground_truth
         self._excluded += item.skipped_values
@@ -241,12 +271,15 @@ class Aggregator:
         for column, total in zip(self.columns, column_sums(block), strict=True):
             self._sums[column] += total
             self._counts[column] += rows
+        for i in self._geometric:
+            logs = [floored_log(value) for value in block[:, i].tolist()]
+            self._log_sums[self.columns[i]] += sum(map(units, logs))
 
     def aggregate(self) -> dict[str, float | None]:
         self._fold()
         out: dict[str, float | None] = {}
         for column in self.columns:
-            out[column] = mean_of_units(self._sums[column], self._counts[column])
+            out[column] = self._aggregate(column)
         for (position, k), (tp_r, retrieved, tp_g, truth) in sorted(
             self._micro.items(), key=lambda item: (item[0][0], item[0][1] or 0)
         ):
@@ -257,6 +290,15 @@ class Aggregator:
             out[column_name("micro_context_recall", k)] = r
             out[column_name("micro_context_f1", k)] = f1_score(p, r)
         return out
+
+    def _aggregate(self, column: str) -> float | None:
+        kind = self.aggregates[column]
+        if kind == "sum":
+            return mean_of_units(self._sums[column], 1)
+        if kind == "geometric":
+            mean_log = mean_of_units(self._log_sums[column], self._counts[column])
+            return None if mean_log is None else math.exp(mean_log)
+        return mean_of_units(self._sums[column], self._counts[column])
 
     def summary(self) -> dict[str, Any]:
         q = self._queries

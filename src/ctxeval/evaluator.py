@@ -35,7 +35,7 @@ from ctxeval.progress import Progress
 from ctxeval.records import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
-from ctxeval.validation import check_choice, check_k
+from ctxeval.validation import check_choice, check_k, check_relevance_level
 from ctxeval.workers import score_in_workers, unsendable
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
@@ -49,6 +49,30 @@ def default_metrics(mode: Mode, matching: object = None) -> tuple[MetricBase, ..
         return (IDPrecisionRecallF1(), IDRankedRetrievalMetrics())
     strategy = RougeChunkMatch() if matching is None else matching
     return (PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy))
+
+
+def _at_relevance_level(
+    owner: str,
+    metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None,
+    level: float,
+) -> Any:
+    """The metrics of a TREC evaluation judged at relevance level ``level``: measure specs
+    become one :class:`IDMeasures` at that level; metric objects carry their own level."""
+    if level == 1:
+        return metrics
+    if metrics is None:
+        return [
+            IDPrecisionRecallF1(relevance_level=level),
+            IDRankedRetrievalMetrics(relevance_level=level),
+        ]
+    items = [metrics] if isinstance(metrics, MetricBase | str | Measure) else list(metrics)
+    objects = [m for m in items if isinstance(m, MetricBase)]
+    if objects:
+        raise InvalidArgumentError(
+            f"{owner}(relevance_level={level!r}): give measure specs ('map', 'P@5'), or give "
+            f"the level to the metric objects themselves ({objects[0]!r})"
+        )
+    return [IDMeasures(items, relevance_level=level)] if items else items
 
 
 def _normalise_ks(k: object) -> tuple[int | None, ...]:
@@ -283,7 +307,10 @@ class RetrievalEvaluator:
         cls,
         run: str | os.PathLike[str],
         qrels: str | os.PathLike[str],
-        metrics: Iterable[MetricBase] | MetricBase | None = None,
+        metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
+        *,
+        relevance_level: float = 1,
+        max_retrieved: int | None = None,
         **options: Any,
     ) -> RetrievalEvaluator:
         """ID-mode evaluation of a TREC run file against qrels: a TREC qrels file, or JSON
@@ -292,10 +319,24 @@ class RetrievalEvaluator:
         Documents are ranked by score (ties: docid descending, as trec_eval); a query judged in
         the qrels but absent from the run gets an empty ranking and scores 0 (trec_eval ``-c``);
         a query of the run without judgments is left out, as trec_eval does.
+        ``relevance_level``: the lowest grade that counts as relevant (trec_eval ``-l``);
+        ``max_retrieved``: only each query's first ``max_retrieved`` documents count (trec_eval
+        ``-M``), for every measure and cut-off.
         """
         from ctxeval.io.trec import read_qrels, read_trec_run
         from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
 
+        owner = "RetrievalEvaluator.from_trec"
+        if max_retrieved is not None and (
+            isinstance(max_retrieved, bool)
+            or not isinstance(max_retrieved, int)
+            or max_retrieved < 1
+        ):
+            raise InvalidArgumentError(
+                f"{owner}(max_retrieved={max_retrieved!r}): give a whole number >= 1 (trec_eval "
+                "-M: the documents counted per query), or None for all of them"
+            )
+        metrics = _at_relevance_level(owner, metrics, check_relevance_level(owner, relevance_level))
         ranked = read_trec_run(run)
         judged = read_qrels(qrels)
         records = []
@@ -305,7 +346,7 @@ class RetrievalEvaluator:
             order = rank_documents(scored, location=f"{run}: {qid}")
             if len(set(scored.values())) < len(scored):
                 tied += ties_straddle_relevance(scored, order, grades)
-            records.append({"id": qid, "retrieved_ids": order, "qrels": grades})
+            records.append({"id": qid, "retrieved_ids": order[:max_retrieved], "qrels": grades})
         missing = [qid for qid in judged if qid not in ranked]
         warn_policies(ranked, judged, missing, "zero", tied, "trec_eval")
         evaluator = cls(records, metrics, **options)

@@ -66,8 +66,19 @@ MEASURES = {
     "f1": "f1",
     "f1@3": "f1@3",
     "f1@10": "f1@10",
+    # Added with issue 12: r-precision, unnormalised DCG (both gains), rank-biased precision.
+    "r-precision": "r-precision",
+    "dcg": "dcg",
+    "dcg@3": "dcg@3",
+    "dcg_burges": "dcg_burges",
+    "dcg_burges@10": "dcg(gain='exponential')@10",
+    "rbp.95": "rbp.95",
+    "rbp.8": "rbp(persistence=0.8)",
+    "rbp.5": "rbp.5",
 }
-BINARY = [m for m in MEASURES if not m.startswith("ndcg")]
+# ranx drops grades below the level from (N)DCG's and RBP's gains, ctxeval (as trec_eval) keeps
+# them: only the binary measures are compared at other levels.
+BINARY = [m for m in MEASURES if not m.startswith(("ndcg", "dcg", "rbp"))]
 
 DOC_IDS = ["d1", "d2", "d9", "d10", "d100", "D3", "a", "b", "B", "9", "10", "é", "z", "zz"]
 QUERY_IDS = ["q1", "q2", "q3", "q4"]

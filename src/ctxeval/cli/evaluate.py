@@ -26,6 +26,7 @@ from ctxeval.cli.common import (
     save_or_fail,
 )
 from ctxeval.cli.dialect import cli_syntax
+from ctxeval.cli.trec_eval import DEFAULT_MEASURES, render_trec_eval
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -35,6 +36,7 @@ Examples:
   ctxeval evaluate runs/ragas.jsonl --retrieved-field retrieved_contexts \\
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
+  ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval -q -l 2 -M 100
 """
 
 
@@ -44,10 +46,17 @@ Examples:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "csv", "markdown"]),
+    type=click.Choice(["table", "json", "csv", "markdown", "trec_eval"]),
     default="table",
     show_default=True,
-    help="How to print the aggregate results on stdout.",
+    help="How to print the aggregate results on stdout. trec_eval: its lines and names "
+    "('map  all  0.1785'); with --run/--qrels and no -m, its default measures.",
+)
+@click.option(
+    "-q",
+    "--per-query",
+    is_flag=True,
+    help="With --format trec_eval: each query's lines before the summary, as trec_eval -q.",
 )
 @click.option(
     "--fail-under",
@@ -64,6 +73,18 @@ Examples:
 )
 @click.option("--run", "run_file", type=click.Path(dir_okay=False), help="TREC run file.")
 @click.option("--qrels", "qrels_file", type=click.Path(dir_okay=False), help="TREC qrels file.")
+@click.option(
+    "-l",
+    "--relevance-level",
+    type=click.FloatRange(min=0, min_open=True),
+    help="With --run/--qrels: the lowest grade that counts as relevant (trec_eval -l; default 1).",
+)
+@click.option(
+    "-M",
+    "--max-retrieved",
+    type=click.IntRange(min=1),
+    help="With --run/--qrels: only the first M documents of each query count (trec_eval -M).",
+)
 @click.option(
     "-m",
     "--measure",
@@ -93,6 +114,8 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     reads JSONL from stdin.
     """
     gates = parse_gates(options["gates"])
+    if options["per_query"] and options["fmt"] != "trec_eval":
+        fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
     if options["run_file"] or options["qrels_file"]:
         if path is not None:
             fail("give either a dataset PATH or --run/--qrels, not both")
@@ -103,6 +126,8 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         result = _evaluate_trec(options, gates)
     elif path is None:
         fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
+    elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
+        fail("-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a dataset")
     elif path == "-":
         _check_output(options, [])
         with tempfile.TemporaryDirectory(prefix="ctxeval-stdin-") as spool:
@@ -116,7 +141,11 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         _check_output(options, [path])
         result = _evaluate_dataset(path, options, gates)
     report_skipped(result)
-    click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
+    if options["fmt"] == "trec_eval":
+        rows = result.per_query if options["per_query"] else ()
+        click.echo(render_trec_eval(result.aggregate, rows))
+    else:
+        click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
     if options["output"]:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)
@@ -196,14 +225,20 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> A
     from ctxeval.evaluator import RetrievalEvaluator
     from ctxeval.io.trec import read_trec_run
 
-    measures = list(options["measures"]) or list(TREC_MEASURES)
+    measures = list(options["measures"])
+    if not measures:
+        trec_eval = options["fmt"] == "trec_eval"
+        measures = [spec for _, spec in DEFAULT_MEASURES] if trec_eval else list(TREC_MEASURES)
     run_file = options["run_file"]
+    level = options["relevance_level"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConventionWarning)
         evaluator = RetrievalEvaluator.from_trec(
             run_file,
             options["qrels_file"],
             measures,
+            relevance_level=1 if level is None else level,
+            max_retrieved=options["max_retrieved"],
             workers=options["workers"],
             progress=options["progress"],
         )

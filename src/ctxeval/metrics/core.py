@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
+from ctxeval.metrics.reference import power_by_squaring
 
 __all__ = [
     "CORE",
@@ -82,6 +83,12 @@ class BatchJudgments:
     # grade in ID mode (NDCG counts grades below the relevance level there, as trec_eval)
     chunk_ends: IntArray | None = None  # (B, C)
     chunks: IntArray | None = None  # (B,)
+    # Explicit judgments (ID mode): ranks judged non-relevant and how many the qrels judge so;
+    # None: every rank that matches nothing is judged non-relevant, of unbounded number.
+    nonrelevant: BoolArray | None = None  # (B, N)
+    num_nonrelevant: IntArray | None = None  # (B,)
+    # Where each group of equal run scores ends (exclusive), padded with n[b]; None: no scores.
+    tie_ends: IntArray | None = None  # (B, T)
 
     def __len__(self) -> int:
         return len(self.n)
@@ -191,6 +198,19 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         chunk_ends = np.where(
             np.arange(chunk_ends.shape[1]) < chunks[:, None], chunk_ends, last[:, None]
         )
+    nonrelevant = num_nonrelevant = None
+    if count and all(j.nonrelevant is not None for j in judged):
+        nonrelevant = _padded(n, (j.nonrelevant or () for j in judged), np.bool_, False)
+        num_nonrelevant = np.fromiter(
+            (j.num_nonrelevant or 0 for j in judged), dtype=np.int64, count=count
+        )
+    tie_ends = None
+    if any(j.tie_ends is not None for j in judged):
+        # A record without scores: every rank is a group of its own.
+        ends = [tuple(range(1, j.n + 1)) if j.tie_ends is None else j.tie_ends for j in judged]
+        groups = np.fromiter(map(len, ends), np.int64, count=count)
+        tie_ends = _padded(groups, ends, np.int64, 0)
+        tie_ends = np.where(np.arange(tie_ends.shape[1]) < groups[:, None], tie_ends, n[:, None])
     return BatchJudgments(
         n=n,
         m=m,
@@ -202,6 +222,9 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         ideal_n=ideal_n,
         chunk_ends=chunk_ends,
         chunks=chunks,
+        nonrelevant=nonrelevant,
+        num_nonrelevant=num_nonrelevant,
+        tie_ends=tie_ends,
     )
 
 
@@ -291,7 +314,9 @@ def hit_rate(j: BatchJudgments, k: int | None) -> FloatArray:
     return np.where(_hits(j, k) > 0, 1.0, 0.0)
 
 
-def reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+def reciprocal_rank(j: BatchJudgments, k: int | None, *, granular: bool = False) -> FloatArray:
+    if granular:
+        return granular_reciprocal_rank(j, k)
     within = j.hits & (np.arange(j.hits.shape[1]) < j.cut(k)[:, None])
     return np.where(within.any(axis=1), 1.0 / (within.argmax(axis=1) + 1), 0.0)
 
@@ -315,7 +340,12 @@ def average_precision(
 
 
 def ndcg(
-    j: BatchJudgments, k: int | None, *, gain: str = "linear", ideal: str = "ground_truth"
+    j: BatchJudgments,
+    k: int | None,
+    *,
+    gain: str = "linear",
+    ideal: str = "ground_truth",
+    ties: str = "ordered",
 ) -> FloatArray:
     """DCG of the top ``k`` over the ideal DCG: every relevant ground-truth unit by grade
     (``ideal="ground_truth"``), or the judged list's own gains re-sorted (``"retrieved"``)."""
@@ -324,17 +354,132 @@ def ndcg(
         ideal_cut = j.ideal_n if k is None else np.minimum(j.ideal_n, k)
     else:
         ideal_cut = cut
-    if gain == "linear" and ideal == "ground_truth":
+    if gain == "linear" and ideal == "ground_truth" and ties != "average":
         dcg_so_far, ideal_so_far = j.dcg_so_far, j.ideal_dcg_so_far
     else:
         gains = j.gains
         best = j.ideal if ideal == "ground_truth" else -np.sort(-gains, axis=1)
         if gain == "exponential":
             gains, best = _exponential(gains), _exponential(best)
+        if ties == "average":
+            gains = tie_averaged(j, gains)
         dcg_so_far, ideal_so_far = _dcg_so_far(gains), _dcg_so_far(best)
     dcg: FloatArray = _at(dcg_so_far, cut)
     idcg: FloatArray = _at(ideal_so_far, ideal_cut)
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+
+
+def tie_averaged(j: BatchJudgments, gains: FloatArray) -> FloatArray:
+    """Each rank's gain replaced by the mean gain of its group of tied scores, as the
+    reference: differences of running sums at the group's ends, over its size."""
+    if j.tie_ends is None:
+        return gains
+    width = gains.shape[1]
+    running = np.concatenate([np.zeros((len(j), 1)), np.cumsum(gains, axis=1)], axis=1)
+    ranks = np.arange(width)
+    end = np.empty((len(j), width), dtype=np.int64)
+    start = np.empty((len(j), width), dtype=np.int64)
+    for b, ends in enumerate(j.tie_ends):
+        group = np.minimum(np.searchsorted(ends, ranks, side="right"), len(ends) - 1)
+        end[b] = np.maximum(ends[group], ranks + 1)
+        start[b] = np.where(group > 0, ends[np.maximum(group - 1, 0)], 0)
+    start = np.minimum(start, end - 1)
+    rows = np.arange(len(j))[:, None]
+    total = running[rows, end] - running[rows, start]
+    return np.asarray(total / (end - start), dtype=np.float64)
+
+
+def granular_reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+    """The mean of 1 / rank over the units in the top ``k`` that match some ground truth
+    (llama-index's granular MRR)."""
+    cut = j.cut(k)
+    within = j.relevant & (np.arange(j.relevant.shape[1]) < cut[:, None])
+    inverse = np.where(within, 1.0 / _ranks(within.shape[1]), 0.0)
+    return _divide(_at(np.cumsum(inverse, axis=1), cut), within.sum(axis=1))
+
+
+def dcg(j: BatchJudgments, k: int | None, *, gain: str = "linear") -> FloatArray:
+    gains = _exponential(j.gains) if gain == "exponential" else j.gains
+    return _at(_dcg_so_far(gains), j.cut(k))
+
+
+def r_precision(j: BatchJudgments, k: int | None) -> FloatArray:
+    return _divide(_at(j.hits_so_far, np.minimum(j.cut(k), j.m)), j.m)
+
+
+def _judged_nonrelevant(j: BatchJudgments) -> tuple[BoolArray, IntArray]:
+    """Ranks judged non-relevant, and min(judged non-relevant, relevant) per record."""
+    if j.nonrelevant is not None and j.num_nonrelevant is not None:
+        return j.nonrelevant, np.minimum(j.num_nonrelevant, j.m)
+    judged = np.arange(j.relevant.shape[1]) < j.n[:, None]
+    return ~j.relevant & judged, j.m
+
+
+def bpref(j: BatchJudgments, k: int | None) -> FloatArray:
+    """Per hit: 1 - min(non-relevant above, R) / min(judged non-relevant, R); summed, over R."""
+    nonrelevant, bound = _judged_nonrelevant(j)
+    above = np.cumsum(nonrelevant, axis=1)  # at a hit, the non-relevant ranks above it
+    relevant = j.m[:, None]
+    penalty = np.minimum(above, relevant) / np.maximum(bound, 1)[:, None]
+    credit = np.where(j.hits, np.where(above > 0, 1.0 - penalty, 1.0), 0.0)
+    return _divide(_at(np.cumsum(credit, axis=1), j.cut(k)), j.m)
+
+
+def _recall_cutoff(recall: float, relevant: IntArray, rounding: str) -> IntArray:
+    """The reference's ``recall_cutoff`` for every record."""
+    exact = recall * relevant.astype(np.float64)
+    if rounding == "trec_eval9":
+        return (exact + 0.9).astype(np.int64)
+    whole = exact.astype(np.int64)
+    return whole + (exact - whole >= 0.5)
+
+
+def iprec_at_recall(
+    j: BatchJudgments, k: int | None, *, recall: float = 0.0, recall_rounding: str = "trec_eval9"
+) -> FloatArray:
+    """The best precision at or below the rank where ``recall`` is reached."""
+    cut = j.cut(k)
+    width = j.hits.shape[1]
+    within = np.arange(width) < cut[:, None]
+    hits = j.hits & within
+    found = np.cumsum(hits, axis=1)
+    precisions = np.where(within, found / _ranks(width), 0.0)
+    best_below = np.maximum.accumulate(precisions[:, ::-1], axis=1)[:, ::-1]
+    wanted = _recall_cutoff(recall, j.m, recall_rounding)
+    start = np.where(wanted > 0, (hits & (found == wanted[:, None])).argmax(axis=1), 0)
+    reached = (cut > 0) & (wanted <= _at(found, cut))
+    return np.where(reached, _pick(best_below, start), 0.0)
+
+
+@lru_cache(maxsize=64)
+def _powers(base: float, size: int) -> FloatArray:
+    """``base ** i`` for i in 0..size-1, multiplied out as the reference."""
+    return np.array([power_by_squaring(base, i) for i in range(size)], dtype=np.float64)
+
+
+def rbp(j: BatchJudgments, k: int | None, *, persistence: float = 0.8) -> FloatArray:
+    weighted = np.where(j.hits, j.gains * _powers(persistence, j.hits.shape[1]), 0.0)
+    return (1 - persistence) * _at(np.cumsum(weighted, axis=1), j.cut(k))
+
+
+def gm_map(j: BatchJudgments, k: int | None) -> FloatArray:
+    return average_precision(j, k)
+
+
+def num_q(j: BatchJudgments, k: int | None) -> FloatArray:
+    return np.ones(len(j), dtype=np.float64)
+
+
+def num_ret(j: BatchJudgments, k: int | None) -> FloatArray:
+    return j.cut(k).astype(np.float64)
+
+
+def num_rel(j: BatchJudgments, k: int | None) -> FloatArray:
+    return j.m.astype(np.float64)
+
+
+def num_rel_ret(j: BatchJudgments, k: int | None) -> FloatArray:
+    return _hits(j, k).astype(np.float64)
 
 
 CoreFn = Callable[..., FloatArray]
@@ -351,6 +496,16 @@ CORE: dict[str, CoreFn] = {
     "hit_rate": hit_rate,
     "hits": hits,
     "f1": f1,
+    "dcg": dcg,
+    "r_precision": r_precision,
+    "bpref": bpref,
+    "iprec_at_recall": iprec_at_recall,
+    "rbp": rbp,
+    "gm_map": gm_map,
+    "num_q": num_q,
+    "num_ret": num_ret,
+    "num_rel": num_rel,
+    "num_rel_ret": num_rel_ret,
 }
 """The core function of each measure by canonical name (the registry in
 :mod:`ctxeval.metrics.measures` pairs it with its reference)."""

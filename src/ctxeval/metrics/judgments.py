@@ -45,7 +45,15 @@ class Judgments:
       *j*, or ``n`` when none does (set recall at any cut-off);
     - ``ideal``: the gains of every relevant ground-truth unit, highest first (IDCG);
     - ``chunk_ends``: for sentence units, the number of units in the first 1, 2, ... retrieved
-      chunks, so that a cut-off ``k`` counts chunks; ``None`` when units are chunks.
+      chunks, so that a cut-off ``k`` counts chunks; ``None`` when units are chunks;
+    - ``nonrelevant[i]``: unit *i* was judged non-relevant (a qrels grade at least 0 and below
+      the relevance level: bpref's non-relevant documents), and ``num_nonrelevant`` how many
+      documents the qrels judge so; ``None`` when there are no explicit judgments (text mode:
+      every retrieved unit that matches nothing counts as judged non-relevant, and the number
+      of non-relevant units is unbounded);
+    - ``tie_ends``: the rank (exclusive) where each group of equal run scores ends, in rank
+      order, for NDCG's ``ties="average"``; ``None`` when no scores are known (every rank is a
+      group of its own).
     """
 
     relevant: tuple[bool, ...]
@@ -54,6 +62,9 @@ class Judgments:
     first_match: tuple[int, ...]
     ideal: tuple[float, ...]
     chunk_ends: tuple[int, ...] | None = None
+    nonrelevant: tuple[bool, ...] | None = None
+    num_nonrelevant: int | None = None
+    tie_ends: tuple[int, ...] | None = None
 
     @property
     def n(self) -> int:
@@ -185,6 +196,7 @@ def judge_ids(
     qrels: Mapping[Hashable, float],
     *,
     relevance_level: float = 1,
+    tie_ends: Sequence[int] | None = None,
 ) -> Judgments:
     """Judge a ranked list of ids against graded qrels (``{id: grade}``).
 
@@ -194,6 +206,7 @@ def judge_ids(
     """
     gain_of = {doc: float(grade) for doc, grade in qrels.items() if grade > 0}
     relevant_ids = [doc for doc, grade in qrels.items() if grade >= relevance_level]
+    judged_nonrelevant = {doc for doc, grade in qrels.items() if 0 <= grade < relevance_level}
     position = {doc: j for j, doc in enumerate(relevant_ids)}
     n = len(retrieved)
     first_match = [n] * len(relevant_ids)
@@ -216,10 +229,28 @@ def judge_ids(
             hits.append(hit)
             if hit:
                 first_match[position[doc]] = i
+    nonrelevant = _first_occurrences_in(retrieved, judged_nonrelevant, unique=hits is relevant)
     return Judgments(
         relevant=tuple(relevant),
         hits=tuple(hits),
         gains=tuple(gains),
         first_match=tuple(first_match),
         ideal=tuple(sorted(gain_of.values(), reverse=True)),
+        nonrelevant=tuple(nonrelevant),
+        num_nonrelevant=len(judged_nonrelevant),
+        tie_ends=None if tie_ends is None else tuple(tie_ends),
     )
+
+
+def _first_occurrences_in(
+    retrieved: Sequence[Hashable], chosen: set[Hashable], *, unique: bool
+) -> list[bool]:
+    """Per rank: the id is in ``chosen`` and did not appear at an earlier rank."""
+    if unique:
+        return [doc in chosen for doc in retrieved]
+    seen: set[Hashable] = set()
+    out = []
+    for doc in retrieved:
+        out.append(doc in chosen and doc not in seen)
+        seen.add(doc)
+    return out

@@ -44,6 +44,12 @@ class MeasureSetMixin(MetricBase):
     def _init_measures(self, measures: object) -> None:
         owner = type(self).__name__
         self._chosen = parse_measures(owner, measures)
+        averaged = [str(m) for m in self._chosen if m.formula_options().get("ties") == "average"]
+        if averaged:
+            raise InvalidArgumentError(
+                f"{owner}: {averaged[0]} averages gains over tied run scores, which records "
+                "do not carry; use evaluate_run(run, qrels, ...) with {doc: score} runs"
+            )
         self.keys = tuple(str(m) for m in self._chosen)
         credits = {m.option("credit") for m in self._chosen if "credit" in m.definition.options}
         if len(credits) > 1:

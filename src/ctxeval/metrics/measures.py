@@ -32,8 +32,11 @@ from ctxeval.specs import parse_spec, unknown_name
 from ctxeval.validation import cutoff_problem
 
 __all__ = [
+    "GEOMETRIC_FLOOR",
     "IMPLEMENTATIONS",
     "MEASURES",
+    "RECALL_LEVELS",
+    "Aggregate",
     "Implementation",
     "Measure",
     "MeasureDefinition",
@@ -64,8 +67,23 @@ _CREDIT = ("credit", ("matching", "first_come"))
 _AP_DENOMINATOR = ("ap_denominator", ("relevant", "hits"))
 _AP_CREDIT = ("ap_credit", ("one_to_one", "any"))
 _GAIN = ("gain", ("linear", "exponential"))
+_TIES = ("ties", ("ordered", "average"))
 _IDEAL = ("ideal", ("ground_truth", "retrieved"))
 _PRECISION_DENOMINATOR = ("precision_denominator", ("k", "retrieved"))
+_GRANULAR = ("granular", (False, True))
+# trec_eval's eleven standard recall levels (the same doubles as its C array).
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_RECALL = ("recall", RECALL_LEVELS)
+_RECALL_ROUNDING = ("recall_rounding", ("trec_eval9", "trec_eval10"))
+_PERSISTENCE = ("persistence", (0.5, 0.8, 0.9, 0.95, 0.99))
+
+Aggregate = Literal["mean", "sum", "geometric"]
+"""How a measure's per-query values become its aggregate: the mean (almost every measure),
+the sum (trec_eval's counts: ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``), or the
+geometric mean of the values floored at :data:`GEOMETRIC_FLOOR` (trec_eval's ``gm_map``)."""
+
+GEOMETRIC_FLOOR = 1e-5
+"""trec_eval's ``MIN_GEO_MEAN``: values below it count as it in a geometric mean."""
 
 
 @dataclass(frozen=True)
@@ -78,9 +96,11 @@ class MeasureDefinition:
     core: Callable[..., Any]
     options: dict[str, tuple[Any, ...]]
     doc: str
+    aggregate: Aggregate = "mean"
+    required: tuple[str, ...] = ()  # options without a default: always in the spec
 
     def default(self, option: str) -> Any:
-        return self.options[option][0]
+        return None if option in self.required else self.options[option][0]
 
 
 def _define(
@@ -88,8 +108,19 @@ def _define(
     family: Literal["set", "rank"],
     doc: str,
     *options: tuple[str, tuple[Any, ...]],
+    aggregate: Aggregate = "mean",
+    required: tuple[str, ...] = (),
 ) -> MeasureDefinition:
-    return MeasureDefinition(name, family, getattr(ref, name), core.CORE[name], dict(options), doc)
+    return MeasureDefinition(
+        name,
+        family,
+        getattr(ref, name),
+        core.CORE[name],
+        dict(options),
+        doc,
+        aggregate,
+        required,
+    )
 
 
 MEASURES: dict[str, MeasureDefinition] = {
@@ -114,13 +145,64 @@ MEASURES: dict[str, MeasureDefinition] = {
             _AP_DENOMINATOR,
             _AP_CREDIT,
         ),
-        _define("reciprocal_rank", "rank", "1 / rank of the first hit (mean: MRR)"),
-        _define("ndcg", "rank", "normalised discounted cumulative gain", _CREDIT, _GAIN, _IDEAL),
+        _define(
+            "reciprocal_rank",
+            "rank",
+            "1 / rank of the first hit (mean: MRR); granular=True: the mean of 1 / rank over "
+            "every relevant unit retrieved (llama-index's granular MRR)",
+            _GRANULAR,
+        ),
+        _define(
+            "ndcg",
+            "rank",
+            "normalised discounted cumulative gain",
+            _CREDIT,
+            _GAIN,
+            _IDEAL,
+            _TIES,
+        ),
         _define("precision", "rank", "hits in the top k / k", _CREDIT, _PRECISION_DENOMINATOR),
         _define("recall", "rank", "hits in the top k / relevant items", _CREDIT),
         _define("hit_rate", "rank", "1 if any of the top k is relevant, else 0"),
         _define("hits", "rank", "the number of hits in the top k (ranx hits)", _CREDIT),
         _define("f1", "rank", "harmonic mean of precision@k and recall@k (ranx f1)", _CREDIT),
+        _define("dcg", "rank", "discounted cumulative gain (ranx dcg, dcg_burges)", _GAIN),
+        _define("r_precision", "rank", "hits in the top R / R (trec_eval Rprec)", _CREDIT),
+        _define("bpref", "rank", "binary preference (trec_eval bpref)", _CREDIT),
+        _define(
+            "iprec_at_recall",
+            "rank",
+            "interpolated precision at a recall level (trec_eval iprec_at_recall_0.50)",
+            _CREDIT,
+            _RECALL,
+            _RECALL_ROUNDING,
+            required=("recall",),
+        ),
+        _define(
+            "rbp",
+            "rank",
+            "rank-biased precision with a persistence (ranx rbp.95)",
+            _CREDIT,
+            _PERSISTENCE,
+            required=("persistence",),
+        ),
+        _define(
+            "gm_map",
+            "rank",
+            "average precision, aggregated by its geometric mean (trec_eval gm_map)",
+            _CREDIT,
+            aggregate="geometric",
+        ),
+        _define("num_q", "rank", "queries (trec_eval num_q; summed)", aggregate="sum"),
+        _define("num_ret", "rank", "units retrieved (trec_eval num_ret; summed)", aggregate="sum"),
+        _define("num_rel", "rank", "relevant units (trec_eval num_rel; summed)", aggregate="sum"),
+        _define(
+            "num_rel_ret",
+            "rank",
+            "hits retrieved (trec_eval num_rel_ret; summed)",
+            _CREDIT,
+            aggregate="sum",
+        ),
     )
 }
 
@@ -136,9 +218,20 @@ _ALIASES = {
     "success": "hit_rate",
     "hit": "hit_rate",
     "ndcg_cut": "ndcg",
+    "rprec": "r_precision",
+    "r-precision": "r_precision",
 }
-# ranx's name for exponential-gain NDCG.
-_PRESET_OPTIONS = {"ndcg_burges": ("ndcg", {"gain": "exponential"})}
+# ranx's names for exponential-gain (N)DCG; llama-index's granular MRR.
+_PRESET_OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    "ndcg_burges": ("ndcg", {"gain": "exponential"}),
+    "dcg_burges": ("dcg", {"gain": "exponential"}),
+    "granular_mrr": ("reciprocal_rank", {"granular": True}),
+}
+# Parameters written into the name: trec_eval's iprec_at_recall_0.50, ranx's rbp.95.
+_NAMED_PARAMETER = (
+    (re.compile(r"^iprec_at_recall_(?P<value>[01](?:\.\d+)?)$"), "iprec_at_recall", "recall"),
+    (re.compile(r"^rbp\.(?P<value>\d+)$"), "rbp", "persistence"),
+)
 # trec_eval writes the cut-off after an underscore: P_5, ndcg_cut_10, success_1.
 _TREC_CUT = re.compile(r"^(?P<name>p|recall|ndcg_cut|map_cut|success)_(?P<k>\d+)$", re.IGNORECASE)
 
@@ -219,6 +312,11 @@ def parse_measure(spec: str | Measure) -> Measure:
     if name in _PRESET_OPTIONS:
         name, preset = _PRESET_OPTIONS[name]
         options.update(preset)
+    for pattern, measure, option in _NAMED_PARAMETER:
+        if found := pattern.match(name):
+            value = found["value"]
+            name = measure
+            options[option] = float(value if option == "recall" else f"0.{value}")
     name = _ALIASES.get(name, name)
     definition = MEASURES.get(name)
     if definition is None:
@@ -236,16 +334,33 @@ def parse_measure(spec: str | Measure) -> Measure:
             raise unknown_name(
                 spec, f"{name} option", option, list(definition.options), none="it has none"
             )
-        if value not in allowed:
+        options[option] = value
+    for option, value in options.items():
+        allowed = definition.options[option]
+        if type(value) not in (bool, int, float, str) or value not in allowed:
             raise SpecError(
                 f"{spec!r}: {option}={value!r} is not valid; use one of "
                 + ", ".join(repr(a) for a in allowed)
             )
-        options[option] = value
+        # 1 and 1.0 (and True) are one value: keep the registry's, so the spec is canonical.
+        options[option] = allowed[allowed.index(value)]
+    for option in definition.required:
+        if option not in options:
+            example = definition.options[option][-1]
+            raise SpecError(
+                f"{spec!r}: {name} needs {option}=..., e.g. {name}({option}={example!r}); "
+                "use one of " + ", ".join(repr(a) for a in definition.options[option])
+            )
     if options.get("ap_credit") == "any" and options.get("ap_denominator") != "hits":
         raise SpecError(
             f"{spec!r}: ap_credit='any' needs ap_denominator='hits' (AP would exceed 1)"
         )
     # Options equal to the defaults are dropped, so equal measures have one canonical spec.
-    canonical = tuple(sorted((o, v) for o, v in options.items() if v != definition.default(o)))
+    canonical = tuple(
+        sorted(
+            (o, v)
+            for o, v in options.items()
+            if o in definition.required or v != definition.default(o)
+        )
+    )
     return Measure(name, k, canonical)

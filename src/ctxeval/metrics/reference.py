@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from ctxeval.metrics.judgments import Judgments
@@ -25,19 +26,34 @@ __all__ = [
     "Gain",
     "Ideal",
     "PrecisionDenominator",
+    "RecallRounding",
     "SetCounts",
+    "Ties",
     "average_precision",
+    "bpref",
     "context_f1",
     "context_precision",
     "context_recall",
+    "dcg",
     "f1",
+    "gm_map",
     "hit_rate",
     "hits",
+    "iprec_at_recall",
     "ndcg",
+    "num_q",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "power_by_squaring",
     "precision",
+    "r_precision",
+    "rbp",
     "recall",
+    "recall_cutoff",
     "reciprocal_rank",
     "set_counts",
+    "tie_averaged",
 ]
 
 APDenominator = Literal["relevant", "hits"]
@@ -45,6 +61,8 @@ APCredit = Literal["one_to_one", "any"]
 Gain = Literal["linear", "exponential"]
 Ideal = Literal["ground_truth", "retrieved"]
 PrecisionDenominator = Literal["k", "retrieved"]
+Ties = Literal["ordered", "average"]
+RecallRounding = Literal["trec_eval9", "trec_eval10"]
 
 
 class SetCounts(NamedTuple):
@@ -120,8 +138,19 @@ def hit_rate(j: Judgments, k: int | None = None) -> float:
     return 1.0 if any(j.hits[: j.cutoff(k)]) else 0.0
 
 
-def reciprocal_rank(j: Judgments, k: int | None = None) -> float:
-    """1 / rank of the first hit in the top ``k``; 0 when there is none."""
+def reciprocal_rank(j: Judgments, k: int | None = None, *, granular: bool = False) -> float:
+    """1 / rank of the first hit in the top ``k``; 0 when there is none.
+
+    ``granular=True``: llama-index's ``MRR(use_granular_mrr=True)``, the mean of 1 / rank over
+    every retrieved unit in the top ``k`` that matches some ground truth (a repeated match
+    counts again, as there); 0 when there is none.
+    """
+    if granular:
+        ranks = [i + 1 for i in itertools.compress(range(j.cutoff(k)), j.relevant)]
+        total = 0.0
+        for rank in ranks:
+            total += 1.0 / rank
+        return total / len(ranks) if ranks else 0.0
     for i, hit in enumerate(j.hits[: j.cutoff(k)]):
         if hit:
             return 1.0 / (i + 1)
@@ -162,25 +191,163 @@ def _dcg(gains: tuple[float, ...] | list[float], exponential: bool) -> float:
     return total
 
 
+def tie_averaged(gains: Sequence[float], tie_ends: Sequence[int]) -> list[float]:
+    """Each rank's gain replaced by the mean gain of its group of tied scores: the difference
+    of the running sums (rank by rank) at the group's ends, over its size."""
+    running = list(itertools.accumulate(gains, initial=0.0))
+    out: list[float] = []
+    start = 0
+    for end in tie_ends:
+        mean = (running[end] - running[start]) / (end - start)
+        out.extend([mean] * (end - start))
+        start = end
+    return out
+
+
 def ndcg(
     j: Judgments,
     k: int | None = None,
     *,
     gain: Gain = "linear",
     ideal: Ideal = "ground_truth",
+    ties: Ties = "ordered",
 ) -> float:
     """DCG of the top ``k`` divided by the ideal DCG; 0 when the ideal DCG is 0.
 
     ``gain``: ``"linear"`` (the grade; trec_eval, ranx ``ndcg``) or ``"exponential"``
     (2^grade - 1; ranx ``ndcg_burges``). ``ideal``: ``"ground_truth"`` orders every relevant
     ground-truth unit by grade (trec_eval); ``"retrieved"`` reorders only the retrieved list.
+    ``ties="average"``: documents of equal run score share the mean of their gains (scikit-learn's
+    ``ndcg_score``, torchmetrics); the ideal DCG is unchanged.
     """
     n = j.cutoff(k)
     exponential = gain == "exponential"
-    dcg = _dcg(j.gains[:n], exponential)
+    if ties == "average" and j.tie_ends is not None:
+        gains = [2.0**g - 1.0 if exponential and g else g for g in j.gains]
+        dcg = _dcg(tie_averaged(gains, j.tie_ends)[:n], False)
+    else:
+        dcg = _dcg(j.gains[:n], exponential)
     if ideal == "ground_truth":
         best = list(j.ideal if k is None else j.ideal[:k])
     else:
         best = sorted(j.gains, reverse=True)[:n]
     idcg = _dcg(best, exponential)
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def dcg(j: Judgments, k: int | None = None, *, gain: Gain = "linear") -> float:
+    """Discounted cumulative gain of the top ``k``, not normalised (ranx ``dcg``; with
+    ``gain="exponential"``, ranx ``dcg_burges``)."""
+    return _dcg(j.gains[: j.cutoff(k)], gain == "exponential")
+
+
+def r_precision(j: Judgments, k: int | None = None) -> float:
+    """Hits in the top R over R, R the number of relevant units (trec_eval ``Rprec``, ranx
+    ``r-precision``); 0 when nothing is relevant."""
+    m = j.num_relevant
+    return sum(j.hits[: min(j.cutoff(k), m)]) / m if m else 0.0
+
+
+def bpref(j: Judgments, k: int | None = None) -> float:
+    """trec_eval's ``bpref``: for each hit in the top ``k``, 1 - min(N, R) / min(|judged
+    non-relevant|, R), N the judged non-relevant units ranked above it, summed and divided by
+    R. Units neither relevant nor judged are skipped. Without explicit judgments (text mode)
+    every unit matching nothing is judged non-relevant and their number is taken as >= R."""
+    m = j.num_relevant
+    if not m:
+        return 0.0
+    nonrelevant = j.nonrelevant if j.nonrelevant is not None else [not r for r in j.relevant]
+    bound = m if j.num_nonrelevant is None else min(j.num_nonrelevant, m)
+    total = 0.0
+    above = 0
+    for i in range(j.cutoff(k)):
+        if nonrelevant[i]:
+            above += 1
+        elif j.hits[i]:
+            total += 1.0 - min(above, m) / bound if above > 0 else 1.0
+    return total / m
+
+
+def recall_cutoff(recall: float, relevant: int, rounding: RecallRounding = "trec_eval9") -> int:
+    """The number of hits that reach ``recall`` out of ``relevant``, rounded as trec_eval 9
+    and pytrec_eval do, ``(long) (recall * R + 0.9)``, or as trec_eval 10 does, ``lround``
+    (to nearest, halves up)."""
+    if rounding == "trec_eval9":
+        return int(recall * relevant + 0.9)
+    exact = recall * relevant
+    whole = int(exact)
+    return whole + (exact - whole >= 0.5)
+
+
+def iprec_at_recall(
+    j: Judgments,
+    k: int | None = None,
+    *,
+    recall: float = 0.0,
+    recall_rounding: RecallRounding = "trec_eval9",
+) -> float:
+    """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_0.50``): the
+    highest precision at any rank from the one where the level is reached down to ``k``; 0
+    when the top ``k`` never reaches it. ``recall_rounding``: how the level becomes a number
+    of hits (see :func:`recall_cutoff`)."""
+    n = j.cutoff(k)
+    wanted = recall_cutoff(recall, j.num_relevant, recall_rounding)
+    precisions = []
+    found = 0
+    start = 0
+    for i in range(n):
+        found += j.hits[i]
+        if j.hits[i] and found == wanted:
+            start = i
+        precisions.append(found / (i + 1))
+    if n == 0 or wanted > found:
+        return 0.0
+    return max(precisions[start:])
+
+
+def power_by_squaring(base: float, exponent: int) -> float:
+    """``base ** exponent`` multiplied out by squaring, as numba computes a float to an integer
+    power (so as ranx's RBP weights are): not always the last bit of Python's ``**``."""
+    result = 1.0
+    while True:
+        if exponent & 1:
+            result *= base
+        exponent >>= 1
+        if not exponent:
+            return result
+        base *= base
+
+
+def rbp(j: Judgments, k: int | None = None, *, persistence: float = 0.8) -> float:
+    """Rank-biased precision: (1 - p) * sum of grade_i * p^(i - 1) over the hits in the top
+    ``k``, p the persistence (ranx ``rbp.95`` is p = 0.95; graded, as ranx)."""
+    total = 0.0
+    for i in itertools.compress(range(j.cutoff(k)), j.hits):
+        total += j.gains[i] * power_by_squaring(persistence, i)
+    return (1 - persistence) * total
+
+
+def gm_map(j: Judgments, k: int | None = None) -> float:
+    """Average precision (trec_eval's); its aggregate over queries is the geometric mean of
+    max(AP, 1e-5) (trec_eval ``gm_map``)."""
+    return average_precision(j, k)
+
+
+def num_q(j: Judgments, k: int | None = None) -> float:
+    """1 for every query: summed over queries, the number of queries (trec_eval ``num_q``)."""
+    return 1.0
+
+
+def num_ret(j: Judgments, k: int | None = None) -> float:
+    """Units retrieved in the top ``k``; summed over queries (trec_eval ``num_ret``)."""
+    return float(j.cutoff(k))
+
+
+def num_rel(j: Judgments, k: int | None = None) -> float:
+    """Relevant units; summed over queries (trec_eval ``num_rel``)."""
+    return float(j.num_relevant)
+
+
+def num_rel_ret(j: Judgments, k: int | None = None) -> float:
+    """Hits in the top ``k``; summed over queries (trec_eval ``num_rel_ret``)."""
+    return float(sum(j.hits[: j.cutoff(k)]))

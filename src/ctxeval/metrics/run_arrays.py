@@ -169,8 +169,9 @@ class RunJudgments:
     """What every query of a run earned, for all measures at every cut-off.
 
     Per query: ``lengths`` (documents retrieved), ``num_relevant`` (judged documents with a
-    grade at or above the relevance level), ``tied`` (documents of equal score but different
-    grades, so the tie rule decided a score). Per retrieved document with a positive grade, by
+    grade at or above the relevance level), ``num_nonrelevant`` (judged documents with a grade
+    from 0 to below the level), ``tied`` (documents of equal score but different
+    grades, so the tie rule decided a score). Per retrieved judged document (grade 0 or more), by
     query then rank: ``pair_query``, ``pair_rank`` (0-based), ``pair_grade``. Per positive grade
     in the qrels, by query then grade descending: ``ideal_query``, ``ideal_grade``.
     """
@@ -180,6 +181,7 @@ class RunJudgments:
         *,
         lengths: IntArray,
         num_relevant: IntArray,
+        num_nonrelevant: IntArray,
         tied: BoolArray,
         pair_query: IntArray,
         pair_rank: IntArray,
@@ -191,6 +193,7 @@ class RunJudgments:
         self.queries = len(lengths)
         self.lengths = lengths
         self.num_relevant = num_relevant
+        self.num_nonrelevant = num_nonrelevant
         self.tied = tied
         self.pair_query = pair_query
         self.pair_rank = pair_rank
@@ -225,6 +228,8 @@ class RunJudgments:
         hits[query[hit], rank[hit]] = True
         gains = np.zeros((queries, width), dtype=np.float64)
         gains[query, rank] = grade
+        nonrelevant = np.zeros((queries, width), dtype=np.bool_)
+        nonrelevant[query[~hit], rank[~hit]] = True
         m = self.num_relevant[start:stop]
         first_match = np.full((queries, max(int(m.max(initial=0)), 1)), NEVER, dtype=np.int64)
         hit_query = query[hit]
@@ -244,6 +249,8 @@ class RunJudgments:
             first_match=first_match,
             ideal=ideal,
             ideal_n=ideal_n,
+            nonrelevant=nonrelevant,
+            num_nonrelevant=self.num_nonrelevant[start:stop].astype(np.int64),
         )
 
 
@@ -282,12 +289,16 @@ def judge_run(
 
     judged_query = np.repeat(np.arange(queries, dtype=np.int64), judged_lengths)
     found = _retrieved_scores(scored, judged, judged_total)
-    pair = np.flatnonzero((grades > 0) & ~np.isnan(found))
+    # Judged documents retrieved: those with a positive grade earn gains and hits; those of
+    # grade 0 (and below the level) are the judged non-relevant ones bpref counts.
+    pair = np.flatnonzero((grades >= 0) & ~np.isnan(found))
     pair_query, pair_score, pair_grade = judged_query[pair], found[pair], grades[pair]
 
     positive = grades > 0
     ideal_query, ideal_grade = _by_grade_descending(judged_query[positive], grades[positive])
     num_relevant = np.bincount(judged_query[grades >= relevance_level], minlength=queries)
+    below_level = (grades >= 0) & (grades < relevance_level)
+    num_nonrelevant = np.bincount(judged_query[below_level], minlength=queries)
     tied = np.zeros(queries, dtype=np.bool_)
 
     rank = np.zeros(len(pair), dtype=np.int64)
@@ -317,13 +328,16 @@ def judge_run(
             )
             group = pair_query[shared] * (width + 1) + below[shared]
             same = _count_same(group, pair_grade[shared])
-            tied[pair_query[shared][equal[shared] > same]] = True
+            # Only a positive grade's tie can change a score (grade 0 and unjudged are alike).
+            straddles = (equal[shared] > same) & (pair_grade[shared] > 0)
+            tied[pair_query[shared][straddles]] = True
         order = np.argsort(pair_query * (width + 1) + rank, kind="stable")
         pair_query, rank, pair_grade = pair_query[order], rank[order], pair_grade[order]
 
     return RunJudgments(
         lengths=lengths,
         num_relevant=num_relevant,
+        num_nonrelevant=num_nonrelevant,
         tied=tied,
         pair_query=pair_query,
         pair_rank=rank,

@@ -41,10 +41,33 @@ from ctxeval.validation import (
     validate_qrels,
 )
 
-__all__ = ["evaluate_run", "rank_documents", "ties_straddle_relevance", "warn_policies"]
+__all__ = [
+    "evaluate_run",
+    "needs_tie_groups",
+    "rank_documents",
+    "tie_ends",
+    "ties_straddle_relevance",
+    "warn_policies",
+]
 
 Ties = Literal["trec_eval", "input"]
 MissingQueries = Literal["zero", "skip", "error"]
+
+
+def needs_tie_groups(measures: Iterable[Measure]) -> bool:
+    """Whether a measure averages gains over tied scores (``ndcg(ties='average')``)."""
+    return any(m.formula_options().get("ties") == "average" for m in measures)
+
+
+def tie_ends(
+    scored: Mapping[Any, float] | Sequence[Hashable], ranked: Sequence[Hashable]
+) -> list[int]:
+    """Where each group of equal scores ends in ``ranked`` (exclusive); every rank is its own
+    group when ``scored`` is a list (no scores)."""
+    if not isinstance(scored, Mapping):
+        return list(range(1, len(ranked) + 1))
+    ends = [i + 1 for i, (a, b) in enumerate(itertools.pairwise(ranked)) if scored[a] != scored[b]]
+    return [*ends, len(ranked)] if ranked else []
 
 
 def _tie_key(item: tuple[Hashable, float]) -> tuple[float, str]:
@@ -147,9 +170,10 @@ def evaluate_run(
             )
 
     keys = [key for key, _ in parsed]
+    with_ties = needs_tie_groups(canonical)
     plain = (
         _evaluate_plain_queries(run, qrels, parsed, ties, relevance_level)
-        if use == "core"
+        if use == "core" and not with_ties
         else _PlainQueries({}, set(), 0)
     )
     tied_queries = plain.tied_queries
@@ -199,7 +223,10 @@ def evaluate_run(
                     and ties_straddle_relevance(scored, ranked, judged)
                 ):
                     tied_queries += 1
-                judgments = judge_ids(ranked, judged, relevance_level=relevance_level)
+                groups = tie_ends(scored, ranked) if with_ties else None
+                judgments = judge_ids(
+                    ranked, judged, relevance_level=relevance_level, tie_ends=groups
+                )
                 has_relevant = judgments.num_relevant > 0
             if not has_relevant:
                 if empty_ground_truth == "error":
