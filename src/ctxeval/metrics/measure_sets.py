@@ -44,6 +44,12 @@ class MeasureSetMixin(MetricBase):
     def _init_measures(self, measures: object) -> None:
         owner = type(self).__name__
         self._chosen = parse_measures(owner, measures)
+        spans = [str(m) for m in self._chosen if m.definition.family == "span"]
+        if spans and owner != "SpanMeasures":
+            raise InvalidArgumentError(
+                f"{owner}: {', '.join(spans)} measure spans, not matches; use SpanMeasures for "
+                "them (RetrievalEvaluator(metrics=[...]) and the CLI's -m split them for you)"
+            )
         self.keys = tuple(str(m) for m in self._chosen)
         credits = {m.option("credit") for m in self._chosen if "credit" in m.definition.options}
         if len(credits) > 1:

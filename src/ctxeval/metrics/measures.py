@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxeval.errors import SpecError
-from ctxeval.metrics import core
+from ctxeval.metrics import core, span_core, span_reference
 from ctxeval.metrics import reference as ref
 from ctxeval.metrics.judgments import Judgments
+from ctxeval.metrics.span_core import SpanBatch
+from ctxeval.metrics.span_reference import RecordSpans
 from ctxeval.specs import parse_spec, unknown_name
 from ctxeval.validation import cutoff_problem
 
@@ -66,6 +68,11 @@ _AP_CREDIT = ("ap_credit", ("one_to_one", "any"))
 _GAIN = ("gain", ("linear", "exponential"))
 _IDEAL = ("ideal", ("ground_truth", "retrieved"))
 _PRECISION_DENOMINATOR = ("precision_denominator", ("k", "retrieved"))
+# Options of the span measures. ``unit`` says how a span is measured (characters, or the tokens
+# of a named tokenizer): a judging option, like ``credit``, that the formulas do not take.
+_SPAN_CONVENTION = ("convention", ("union", "chroma"))
+_UNIT = ("unit", ("chars", "rouge", "unicode"))
+JUDGING_OPTIONS = frozenset({"credit", "unit"})
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,7 @@ class MeasureDefinition:
     """What the registry knows of one measure."""
 
     name: str
-    family: Literal["set", "rank"]
+    family: Literal["set", "rank", "span"]
     reference: Callable[..., float]
     core: Callable[..., Any]
     options: dict[str, tuple[Any, ...]]
@@ -90,6 +97,17 @@ def _define(
     *options: tuple[str, tuple[Any, ...]],
 ) -> MeasureDefinition:
     return MeasureDefinition(name, family, getattr(ref, name), core.CORE[name], dict(options), doc)
+
+
+def _define_span(name: str, doc: str) -> MeasureDefinition:
+    return MeasureDefinition(
+        name,
+        "span",
+        getattr(span_reference, name),
+        span_core.SPAN_CORE[name],
+        dict((_SPAN_CONVENTION, _UNIT)),
+        doc,
+    )
 
 
 MEASURES: dict[str, MeasureDefinition] = {
@@ -121,6 +139,10 @@ MEASURES: dict[str, MeasureDefinition] = {
         _define("hit_rate", "rank", "1 if any of the top k is relevant, else 0"),
         _define("hits", "rank", "the number of hits in the top k (ranx hits)", _CREDIT),
         _define("f1", "rank", "harmonic mean of precision@k and recall@k (ranx f1)", _CREDIT),
+        _define_span("span_precision", "retrieved text that is ground truth / retrieved text"),
+        _define_span("span_recall", "ground-truth text retrieved / ground-truth text"),
+        _define_span("span_iou", "retrieved ground truth / union of retrieved and ground truth"),
+        _define_span("span_f1", "harmonic mean of span_precision and span_recall"),
     )
 }
 
@@ -179,15 +201,16 @@ class Measure:
         return dict(self.options).get(name, self.definition.default(name))
 
     def formula_options(self) -> dict[str, Any]:
-        """The options the formulas take (``credit`` is a judging option: how hits are
-        decided, not how they are counted)."""
-        return {key: value for key, value in self.options if key != "credit"}
+        """The options the formulas take (``credit`` and ``unit`` are judging options: how
+        hits are decided and spans measured, not how they are counted)."""
+        return {key: value for key, value in self.options if key not in JUDGING_OPTIONS}
 
-    def __call__(self, judgments: Judgments) -> float:
-        """The reference value of this measure for one judged record."""
+    def __call__(self, judgments: Judgments | RecordSpans) -> float:
+        """The reference value of this measure for one judged record (its spans, for a span
+        measure)."""
         return self.definition.reference(judgments, self.k, **self.formula_options())
 
-    def values(self, batch: core.BatchJudgments) -> Any:
+    def values(self, batch: core.BatchJudgments | SpanBatch) -> Any:
         """The core's values of this measure for every record of a batch."""
         return self.definition.core(batch, self.k, **self.formula_options())
 

@@ -52,13 +52,14 @@ class SpanBatch:
 
     Retrieved spans: ``r_record``, ``r_rank`` (position in the record's ranked list),
     ``r_doc`` (a document code), ``r_start``, ``r_end``; ground-truth spans: ``g_record``,
-    ``g_doc``, ``g_start``, ``g_end``; per record: ``n`` retrieved items (located or not) and
-    ``missing_truth`` (length of the ground truth not located). In a token unit,
-    ``token_starts`` holds the sorted positions ``base[doc] + i`` where a token starts (None:
-    characters).
+    ``g_doc``, ``g_start``, ``g_end``; per record: ``n`` retrieved items and ``m`` ground-truth
+    items (located or not), and ``missing_truth`` (length of the ground truth not located).
+    In a token unit, ``token_starts`` holds the sorted positions ``base[doc] + i`` where a
+    token starts (None: characters).
     """
 
     n: IntArray
+    m: IntArray
     r_record: IntArray
     r_rank: IntArray
     r_doc: IntArray
@@ -100,6 +101,7 @@ class SpanBatch:
         starts, base = _token_table(records, codes, ends)
         return cls(
             n=_ints((len(rec.retrieved) for rec in records), len(records)),
+            m=_ints((len(rec.truth) for rec in records), len(records)),
             r_record=rc[0],
             r_rank=rc[1],
             r_doc=rc[2],

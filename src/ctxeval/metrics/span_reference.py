@@ -68,6 +68,11 @@ class RecordSpans:
     missing_truth: int = 0
     token_starts: Mapping[str, frozenset[int]] | None = None
 
+    @property
+    def num_relevant(self) -> int:
+        """Ground-truth texts (located or not): none means the empty-ground-truth policy."""
+        return len(self.truth)
+
     def cut(self, k: int | None) -> int:
         """Retrieved items kept by the cut-off ``k`` (a count of chunks)."""
         return len(self.retrieved) if k is None else min(k, len(self.retrieved))
