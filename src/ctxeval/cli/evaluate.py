@@ -34,6 +34,7 @@ Examples:
   ctxeval evaluate runs/ragas.jsonl --retrieved-field retrieved_contexts \\
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
+  ctxeval evaluate runs/fixed-512.jsonl --corpus docs/ -m span_iou@5 -m span_recall@5
 """
 
 
@@ -70,7 +71,9 @@ Examples:
     multiple=True,
     help="Measure spec (repeatable): ndcg@10, P@5, recall@100, map, mrr, hit_rate@5, "
     "context_recall@5, or trec_eval names (ndcg_cut_10, P_5); without @K it is evaluated at "
-    "every -k. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, P@5, recall@100.",
+    "every -k. Span measures (span_iou@5, span_recall, span_precision, span_f1) need spans in "
+    "the records or --corpus. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, "
+    "P@5, recall@100.",
 )
 @click.option(
     "--csv-safe",
@@ -138,6 +141,8 @@ _DATASET_ONLY = {
     "id_field": ("--id-field", None),
     "mode": ("--mode", None),
     "scheduler": ("--scheduler", None),
+    "corpus": ("--corpus", None),
+    "fuzzy_threshold": ("--fuzzy-threshold", 90.0),
 }
 
 
