@@ -15,6 +15,7 @@ from ctxeval.errors import InvalidArgumentError
 from ctxeval.io import read_records
 from ctxeval.io.convert import record_to_dict
 from ctxeval.records import (
+    SPAN_FIELDS,
     IdRecordSchema,
     Record,
     RecordError,
@@ -111,10 +112,19 @@ def test_the_models_validate_records_by_their_canonical_names() -> None:
 def test_the_schema_keys_are_the_model_aliases(model: Any) -> None:
     aliases = {name: info.alias for name, info in model.model_fields.items()}
     keys = model.KEYS
+    spans = (
+        {
+            "retrieved_spans": SPAN_FIELDS["retrieved"][0],
+            "ground_truth_spans": SPAN_FIELDS["ground_truth"][0],
+        }
+        if model is TextRecordSchema
+        else {}
+    )
     assert aliases == {
         "retrieved": keys.retrieved,
         "ground_truth": keys.ground_truth,
         "id": keys.id,
+        **spans,
     }
 
 
