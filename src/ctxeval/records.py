@@ -49,8 +49,8 @@ from ctxeval.validation import (
 )
 
 __all__ = [
-    "IdRecordSchema",
     "SPAN_FIELDS",
+    "IdRecordSchema",
     "Mode",
     "Record",
     "RecordError",

@@ -477,7 +477,7 @@ def _groups(sizes: list[tuple[int, int]]) -> list[list[int]]:
 
 def _batch_judgments(
     plan: ScoringPlan, metric: MetricBase, key: Hashable, judged: _Judged
-) -> list[tuple[list[int], BatchJudgments]]:
+) -> list[tuple[list[int], BatchJudgments | SpanBatch]]:
     """The pass's records as padded batches (with the positions each batch holds)."""
     if key in judged.spans:
         spans = judged.spans[key]

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, cast
 
 from pydantic import ValidationError
 
+from ctxeval.errors import InvalidRecordError
 from ctxeval.io.fields import (
     ID_CANDIDATES,
     FieldMap,
@@ -25,7 +26,6 @@ from ctxeval.io.fields import (
 from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quoted
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import Segment
-from ctxeval.errors import InvalidRecordError
 from ctxeval.records import (
     SPAN_FIELDS,
     Record,
@@ -43,14 +43,14 @@ __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 # fields are declared unrecognisable (rather than those records missing a field).
 RESOLVE_WINDOW = 100
 
-Claim = tuple[int, str, bool]
+Claim = tuple[int, str, bool]  # (position, id, whether a good record claims it)
 
 _SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names)
 
 
 def _absent(value: object) -> bool:
     """A span field that holds nothing (null, an empty CSV cell, a missing DataFrame value)."""
-    return value is None or value == "" or (isinstance(value, float) and value != value)  # (position, id, whether a good record claims it)
+    return value is None or value == "" or (isinstance(value, float) and value != value)
 
 
 class RecordStream:

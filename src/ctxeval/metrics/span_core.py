@@ -18,14 +18,18 @@ characters of the next item (what a size budget with a "truncate" policy keeps).
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ctxeval.metrics.span_reference import RecordSpans, SpanConvention
+from ctxeval.validation import Span
 
 __all__ = [
     "SPAN_CORE",
@@ -80,41 +84,64 @@ class SpanBatch:
     @classmethod
     def from_records(cls, records: Sequence[RecordSpans]) -> SpanBatch:
         """Stack per-record spans (the documents' token starts are taken from the records)."""
-        codes: dict[str, int] = {}
-        r = [
-            (b, rank, codes.setdefault(s.doc, len(codes)), s.start, s.end)
-            for b, rec in enumerate(records)
-            for rank, s in enumerate(rec.retrieved)
-            if s is not None
-        ]
-        g = [
-            (b, codes.setdefault(s.doc, len(codes)), s.start, s.end)
-            for b, rec in enumerate(records)
-            for s in rec.truth
-            if s is not None
-        ]
-        rc = np.array(r, dtype=np.int64).reshape(-1, 5).T
-        gc = np.array(g, dtype=np.int64).reshape(-1, 4).T
+        retrieved = _flatten([rec.retrieved for rec in records])
+        truth = _flatten([rec.truth for rec in records])
+        names = [s.doc for s in retrieved[2]] + [s.doc for s in truth[2]]
+        codes = {doc: code for code, doc in enumerate(dict.fromkeys(names))}
+        r_doc, r_start, r_end = _fields(retrieved[2], codes)
+        g_doc, g_start, g_end = _fields(truth[2], codes)
         ends = np.zeros(len(codes), dtype=np.int64)
-        np.maximum.at(ends, rc[2], rc[4])
-        np.maximum.at(ends, gc[1], gc[3])
+        np.maximum.at(ends, r_doc, r_end)
+        np.maximum.at(ends, g_doc, g_end)
         starts, base = _token_table(records, codes, ends)
         return cls(
             n=_ints((len(rec.retrieved) for rec in records), len(records)),
             m=_ints((len(rec.truth) for rec in records), len(records)),
-            r_record=rc[0],
-            r_rank=rc[1],
-            r_doc=rc[2],
-            r_start=rc[3],
-            r_end=rc[4],
-            g_record=gc[0],
-            g_doc=gc[1],
-            g_start=gc[2],
-            g_end=gc[3],
+            r_record=retrieved[0],
+            r_rank=retrieved[1],
+            r_doc=r_doc,
+            r_start=r_start,
+            r_end=r_end,
+            g_record=truth[0],
+            g_doc=g_doc,
+            g_start=g_start,
+            g_end=g_end,
             missing_truth=_ints((rec.missing_truth for rec in records), len(records)),
             token_starts=starts,
             base=base,
         )
+
+    @cached_property
+    def layout(self) -> tuple[int, int]:
+        """(documents, stride): ``(record * documents + doc) * stride + offset`` orders every
+        position of the batch by record, then document, then offset."""
+        docs = int(max(self.r_doc.max(initial=-1), self.g_doc.max(initial=-1))) + 1
+        stride = int(max(self.r_end.max(initial=0), self.g_end.max(initial=0))) + 1
+        return docs, stride
+
+    def _intervals(
+        self, record: IntArray, doc: IntArray, start: IntArray, end: IntArray
+    ) -> _Intervals:
+        docs, stride = self.layout
+        return _Intervals(record, doc, start, end, (record * docs + doc) * stride)
+
+    @cached_property
+    def retrieved(self) -> tuple[_Intervals, IntArray]:
+        """The retrieved spans ordered by (record, document, start), and their ranks: any
+        cut-off keeps a subset, still in order."""
+        spans = self._intervals(self.r_record, self.r_doc, self.r_start, self.r_end)
+        order = np.lexsort((spans.start, spans.base))
+        return _take(spans, order), self.r_rank[order]
+
+    @cached_property
+    def truth(self) -> _Intervals:
+        """The ground-truth spans ordered by (record, document, start)."""
+        spans = self._intervals(self.g_record, self.g_doc, self.g_start, self.g_end)
+        return _take(spans, np.lexsort((spans.start, spans.base)))
+
+    @cached_property
+    def truth_union(self) -> _Intervals:
+        return _union(self.truth)
 
     def measure(self, doc: IntArray, start: IntArray, end: IntArray) -> IntArray:
         """The length of each interval ``[start, end)`` of ``doc`` in the unit."""
@@ -150,55 +177,77 @@ class _Intervals:
     doc: IntArray
     start: IntArray
     end: IntArray
+    base: IntArray  # (record * documents + doc) * stride: keeps each (record, document) apart
 
 
 def _take(iv: _Intervals, index: Any) -> _Intervals:
-    return _Intervals(iv.record[index], iv.doc[index], iv.start[index], iv.end[index])
+    return _Intervals(
+        iv.record[index], iv.doc[index], iv.start[index], iv.end[index], iv.base[index]
+    )
 
 
-def _union(iv: _Intervals, docs: int) -> _Intervals:
-    """The union of the intervals of each (record, document), as disjoint intervals ordered by
-    (record, document, start)."""
+def _flatten(
+    lists: Sequence[tuple[Span | None, ...]],
+) -> tuple[IntArray, IntArray, list[Span]]:
+    """(record, rank, span) of every span that is not None, in record order."""
+    lengths = _ints(map(len, lists), len(lists))
+    flat = list(itertools.chain.from_iterable(lists))
+    known = np.fromiter((s is not None for s in flat), dtype=bool, count=len(flat))
+    record = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    rank = np.arange(len(flat), dtype=np.int64) - offsets
+    spans: list[Span] = list(itertools.compress(flat, known.tolist()))  # type: ignore[arg-type]
+    return record[known], rank[known], spans
+
+
+def _fields(spans: list[Span], codes: dict[str, int]) -> tuple[IntArray, IntArray, IntArray]:
+    count = len(spans)
+    doc = _ints(map(codes.__getitem__, map(_DOC, spans)), count)
+    return doc, _ints(map(_START, spans), count), _ints(map(_END, spans), count)
+
+
+_DOC = operator.attrgetter("doc")
+_START = operator.attrgetter("start")
+_END = operator.attrgetter("end")
+
+
+def _union(iv: _Intervals) -> _Intervals:
+    """The union of the intervals of each (record, document), as disjoint intervals, from
+    intervals ordered by (record, document, start)."""
     if len(iv.start) == 0:
         return iv
-    ordered = _take(iv, np.lexsort((iv.start, iv.doc, iv.record)))
-    stride = int(ordered.end.max()) + 1
-    group = (ordered.record * docs + ordered.doc) * stride
-    reach = np.maximum.accumulate(group + ordered.end)
+    reach = np.maximum.accumulate(iv.base + iv.end)
     # A run starts where a span begins after every earlier span of its group has ended (a new
     # group always does: its coordinates are above every earlier group's).
     opens = np.ones(len(reach), dtype=bool)
-    opens[1:] = group[1:] + ordered.start[1:] > reach[:-1]
+    opens[1:] = iv.base[1:] + iv.start[1:] > reach[:-1]
     first = np.flatnonzero(opens)
-    runs = _take(ordered, first)
-    return _Intervals(runs.record, runs.doc, runs.start, np.maximum.reduceat(ordered.end, first))
+    runs = _take(iv, first)
+    return _Intervals(
+        runs.record, runs.doc, runs.start, np.maximum.reduceat(iv.end, first), runs.base
+    )
 
 
-def _covered(
-    batch: SpanBatch, union: _Intervals, points: _Intervals, docs: int
-) -> tuple[IntArray, IntArray]:
-    """For each interval of ``points``, the length of its part covered by ``union``, as
-    (covered length up to its end, covered length up to its start)."""
+def _covered(batch: SpanBatch, union: _Intervals, points: _Intervals) -> tuple[IntArray, IntArray]:
+    """For each interval of ``points``, the length of ``union`` before its end and before its
+    start (their difference: the part of the interval that ``union`` covers)."""
+    if len(union.start) == 0:
+        zero = np.zeros(len(points.start), dtype=np.int64)
+        return zero, zero
     lengths = batch.measure(union.doc, union.start, union.end)
     before = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    stride = int(max(union.end.max(initial=0), points.end.max(initial=0))) + 1
-    group = (union.record * docs + union.doc) * stride
-    keys = group + union.start
+    keys = union.base + union.start
 
     def upto(position: IntArray) -> IntArray:
-        where = (points.record * docs + points.doc) * stride + position
-        idx = np.searchsorted(keys, where, side="right") - 1
+        idx = np.searchsorted(keys, points.base + position, side="right") - 1
         safe = np.maximum(idx, 0)
-        inside = (idx >= 0) & (group[safe] == (points.record * docs + points.doc) * stride)
+        inside = union.base[safe] == points.base
         stop = np.clip(position, union.start[safe], union.end[safe])
         partial = np.where(
             inside, batch.measure(points.doc, union.start[safe], stop), lengths[safe]
         )
         return np.where(idx >= 0, before[safe] + partial, 0)
 
-    if len(union.start) == 0:
-        zero = np.zeros(len(points.start), dtype=np.int64)
-        return zero, zero
     return upto(points.end), upto(points.start)
 
 
@@ -216,20 +265,19 @@ def span_totals(
     (intersection, precision, recall and IoU denominators), when record ``b`` keeps
     ``kept[b]`` retrieved items and ``extra[b]`` characters of the next one."""
     count = len(batch)
-    docs = int(max(batch.r_doc.max(initial=-1), batch.g_doc.max(initial=-1))) + 1
-    rank_cut = kept[batch.r_record]
-    whole = batch.r_rank < rank_cut
-    end = batch.r_end
+    ordered, rank = batch.retrieved
+    rank_cut = kept[ordered.record]
+    keep = rank < rank_cut
+    end = ordered.end
     if extra is not None:
-        part = (batch.r_rank == rank_cut) & (extra[batch.r_record] > 0)
-        end = np.where(part, np.minimum(end, batch.r_start + extra[batch.r_record]), end)
-        whole = whole | part
-    chunks = _Intervals(batch.r_record, batch.r_doc, batch.r_start, end)
-    chunks = _take(chunks, whole)
-    excerpts = _Intervals(batch.g_record, batch.g_doc, batch.g_start, batch.g_end)
-    r = _union(chunks, docs)
-    g = _union(excerpts, docs)
-    in_end, in_start = _covered(batch, r, g, docs)
+        part = (rank == rank_cut) & (extra[ordered.record] > 0)
+        end = np.where(part, np.minimum(end, ordered.start + extra[ordered.record]), end)
+        keep = keep | part
+    chunks = _take(_Intervals(ordered.record, ordered.doc, ordered.start, end, ordered.base), keep)
+    excerpts = batch.truth
+    r = _union(chunks)
+    g = batch.truth_union
+    in_end, in_start = _covered(batch, r, g)
     intersection = _per_record(g.record, in_end - in_start, count)
     missing = batch.missing_truth
     r_len = _per_record(r.record, batch.measure(r.doc, r.start, r.end), count)
@@ -238,7 +286,7 @@ def span_totals(
             chunks.record, batch.measure(chunks.doc, chunks.start, chunks.end), count
         )
         excerpt_len = batch.measure(excerpts.doc, excerpts.start, excerpts.end)
-        covered_end, covered_start = _covered(batch, r, excerpts, docs)
+        covered_end, covered_start = _covered(batch, r, excerpts)
         excerpt_sum = _per_record(excerpts.record, excerpt_len, count) + missing
         not_retrieved = (
             _per_record(excerpts.record, excerpt_len - (covered_end - covered_start), count)

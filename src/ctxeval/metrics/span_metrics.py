@@ -52,7 +52,7 @@ class SpanMetric(MetricBase):
             location="record",
             mode="text",
             retrieved=retrieved,
-            ground_truth=truth,  # type: ignore[arg-type]
+            ground_truth=truth,
             retrieved_spans=None
             if retrieved_spans is None
             else validate_spans(
