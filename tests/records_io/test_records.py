@@ -25,7 +25,7 @@ from ctxeval.records import (
     record_schema,
     validation_problems,
 )
-from ctxeval.validation import GradedText
+from ctxeval.validation import GradedText, Span
 
 NAMES = {"retrieved_context": "retrieved_contexts", "ground_truth_context": "reference_contexts"}
 
@@ -208,7 +208,13 @@ def test_the_json_schema_of_both_modes() -> None:
 
 def test_convert_writes_the_schemas_field_names() -> None:
     rows = [
-        {"id": 1, "retrieved_context": ["a", ""], "ground_truth_context": [{"text": "a"}, "b"]},
+        {
+            "id": 1,
+            "retrieved_context": ["a", ""],
+            "ground_truth_context": [{"text": "a"}, "b"],
+            "retrieved_context_spans": [{"doc": "d", "start": 0, "end": 1}, None],
+            "ground_truth_spans": [{"doc": "d", "start": 0, "end": 1}, None],
+        },
         {"query_id": "q", "retrieved_ids": [1, "d"], "relevant_ids": ["d"]},
     ]
     defs = record_json_schema()["$defs"]
@@ -226,3 +232,7 @@ def test_convert_writes_the_schemas_field_names() -> None:
             record.ground_truth,
             record.id,
         )
+        if model is TextRecordSchema:
+            assert validated.retrieved_spans == record.retrieved_spans
+            assert validated.ground_truth_spans == record.ground_truth_spans
+            assert record.retrieved_spans == [Span("d", 0, 1), None]
