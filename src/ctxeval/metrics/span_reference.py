@@ -1,7 +1,7 @@
 """The reference definition of the span measures: readable functions of one record's spans.
 
 This is the first of the two places a span measure is defined; the other is the vectorised core
-(:mod:`ctxeval.metrics.span_core`), which every evaluation runs. ``tests/metrics/test_spans.py``
+(:mod:`ctxeval.metrics.span_core`), which every evaluation runs. ``tests/metrics/test_twin.py``
 checks the two against each other exactly.
 
 A record's text is a set of positions: R holds every position ``(doc, i)`` covered by a
