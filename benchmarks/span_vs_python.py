@@ -188,7 +188,7 @@ def ctxeval_values(records: list[RecordSpans], chosen: list[Measure]) -> list[An
 def core_values(batch: SpanBatch, chosen: list[Measure]) -> list[Any]:
     """One column of values per measure and cut-off, computed from scratch."""
     batch = replace(batch, cache={})
-    for name in ("retrieved", "truth", "truth_union"):
+    for name in ("bases", "retrieved", "truth", "truth_union"):
         batch.__dict__.pop(name, None)
     return [measure.values(batch) for measure in chosen]
 

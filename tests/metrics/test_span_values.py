@@ -311,3 +311,32 @@ def test_span_metrics_options_are_validated() -> None:
         SpanMetrics(unit="words")
     with pytest.raises(ValueError, match="convention"):
         SpanMetrics(convention="ragas")
+
+
+def test_huge_offsets_in_many_documents_stay_exact() -> None:
+    # Numbered sparsely, (record x document) pairs x offsets would overflow 64 bits and records
+    # 0 and 4096 (same document, same offsets) would share positions: the core numbers only the
+    # pairs present, and gives the reference's values.
+    far = 2**40 - 1  # the stride is then 2**40
+    records = [
+        RecordSpans(
+            (Span(f"doc{b % 4096}", far - 10, far - 4), Span(f"doc{b % 4096}", far - 6, far)),
+            (Span(f"doc{b % 4096}", far - 8 + b % 2, far - 2),),
+        )
+        for b in range(4097)
+    ]
+    batch = SpanBatch.from_records(records)
+    for name in MEASURES:
+        measure = make_measure(name, 1)
+        assert measure.values(batch).tolist() == [measure(r) for r in records]
+    assert make_measure("span_recall", 1).values(batch).tolist()[4096] == 4 / 6
+
+
+def test_offsets_too_large_for_64_bits_are_an_error() -> None:
+    far = 2**61
+    records = [
+        RecordSpans((Span(f"d{b}", far, far + 1),), (Span(f"d{b}", far, far + 1),))
+        for b in range(3)
+    ]
+    with pytest.raises(ValueError, match="smaller batch_size"):
+        make_measure("span_recall", 1).values(SpanBatch.from_records(records))

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.metrics.span_reference import RecordSpans, SpanConvention
 from ctxeval.validation import Span
 
@@ -44,6 +45,8 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+_SAFE = 2**62  # positions of a batch (base + offset) stay below this: no int64 overflow
 
 
 def _ints(values: Any, count: int = -1) -> IntArray:
@@ -112,31 +115,39 @@ class SpanBatch:
         )
 
     @cached_property
-    def layout(self) -> tuple[int, int]:
-        """(documents, stride): ``(record * documents + doc) * stride + offset`` orders every
-        position of the batch by record, then document, then offset."""
+    def bases(self) -> tuple[IntArray, IntArray]:
+        """``group * stride`` of each retrieved and each ground-truth span, where ``group``
+        numbers the (record, document) pairs in order and ``stride`` is past every offset, so
+        that ``base + offset`` orders every position of the batch by record, document, offset
+        and keeps pairs apart."""
         docs = int(max(self.r_doc.max(initial=-1), self.g_doc.max(initial=-1))) + 1
         stride = int(max(self.r_end.max(initial=0), self.g_end.max(initial=0))) + 1
-        return docs, stride
-
-    def _intervals(
-        self, record: IntArray, doc: IntArray, start: IntArray, end: IntArray
-    ) -> _Intervals:
-        docs, stride = self.layout
-        return _Intervals(record, doc, start, end, (record * docs + doc) * stride)
+        r_group = self.r_record * docs + self.r_doc
+        g_group = self.g_record * docs + self.g_doc
+        if (len(self) * docs + 1) * stride >= _SAFE:
+            # Too many (record, document) pairs to number sparsely: number the ones present.
+            groups = np.unique(np.concatenate([r_group, g_group]))
+            r_group = np.searchsorted(groups, r_group).astype(np.int64)
+            g_group = np.searchsorted(groups, g_group).astype(np.int64)
+            if (len(groups) + 1) * stride >= _SAFE:
+                raise InvalidArgumentError(
+                    f"span offsets up to {stride - 1} in {len(groups)} (record, document) pairs "
+                    "do not fit 64-bit arithmetic; evaluate with a smaller batch_size"
+                )
+        return r_group * stride, g_group * stride
 
     @cached_property
     def retrieved(self) -> tuple[_Intervals, IntArray]:
         """The retrieved spans ordered by (record, document, start), and their ranks: any
         cut-off keeps a subset, still in order."""
-        spans = self._intervals(self.r_record, self.r_doc, self.r_start, self.r_end)
+        spans = _Intervals(self.r_record, self.r_doc, self.r_start, self.r_end, self.bases[0])
         order = np.lexsort((spans.start, spans.base))
         return _take(spans, order), self.r_rank[order]
 
     @cached_property
     def truth(self) -> _Intervals:
         """The ground-truth spans ordered by (record, document, start)."""
-        spans = self._intervals(self.g_record, self.g_doc, self.g_start, self.g_end)
+        spans = _Intervals(self.g_record, self.g_doc, self.g_start, self.g_end, self.bases[1])
         return _take(spans, np.lexsort((spans.start, spans.base)))
 
     @cached_property
