@@ -31,6 +31,7 @@ from ctxeval.io.fields import as_field_map
 from ctxeval.matching import parse_strategy
 from ctxeval.metrics.measures import GEOMETRIC_FLOOR, Aggregate
 from ctxeval.metrics.reference import f1_score
+from ctxeval.metrics.span_judging import LOCATED_KEYS, UNLOCATED_SHOWN
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
 from ctxeval.scoring import RowResult, ScoringPlan, column_name
@@ -129,6 +130,10 @@ class Aggregator:
         self._pending = array("d")
         self._pending_rows = 0
         self._micro: dict[tuple[int, int | None], list[int]] = {}
+        self._span_micro: dict[tuple[int, int | None], list[int]] = {}
+        self._located = [0] * len(LOCATED_KEYS)
+        # (record index, id, field[i], text) of the first texts not located, in input order
+        self._unlocated: list[tuple[int, str, str, str]] = []
         self._queries = 0
         self._empty = 0
         self._excluded = 0
@@ -149,6 +154,9 @@ class Aggregator:
         "_counts",
         "_log_sums",
         "_micro",
+        "_span_micro",
+        "_located",
+        "_unlocated",
         "_queries",
         "_empty",
         "_excluded",
@@ -176,10 +184,16 @@ class Aggregator:
             mine = getattr(self, name)
             for key, value in other[name].items():
                 mine[key] = mine.get(key, 0) + value
-        for key, counts in other["_micro"].items():
-            sums = self._micro.setdefault(key, [0, 0, 0, 0])
-            for i, value in enumerate(counts):
-                sums[i] += value
+        for table, theirs in (
+            (self._micro, other["_micro"]),
+            (self._span_micro, other["_span_micro"]),
+        ):
+            for key, counts in theirs.items():
+                sums = table.setdefault(key, [0, 0, 0, 0])
+                for i, value in enumerate(counts):
+                    sums[i] += value
+        self._located = [a + b for a, b in zip(self._located, other["_located"], strict=True)]
+        self._unlocated = sorted(self._unlocated + other["_unlocated"])[:UNLOCATED_SHOWN]
         for name in (
             "_queries",
             "_empty",
@@ -251,6 +265,12 @@ class Aggregator:
                 sums[1] += counts[1]
                 sums[2] += counts[2]
                 sums[3] += counts[3]
+        for key, lengths in item.span_counts.items():
+            sums = self._span_micro.setdefault(key, [0, 0, 0, 0])
+            for i, value in enumerate(lengths):
+                sums[i] += value
+        if item.located:
+            self._add_located(item)
         if self.keep_rows:
             self.rows.append(item.id, item.metadata, values)
         if self.row_sink is not None:
@@ -259,6 +279,12 @@ class Aggregator:
                 row[metadata_column(name, scores)] = value
             row.update(zip(self.columns, values, strict=True))
             self.row_sink(row)
+
+    def _add_located(self, item: RowResult) -> None:
+        self._located = [a + b for a, b in zip(self._located, item.located, strict=True)]
+        if len(self._unlocated) < UNLOCATED_SHOWN:
+            found = [(item.index, item.id, where, text) for where, text in item.unlocated]
+            self._unlocated = sorted(self._unlocated + found)[:UNLOCATED_SHOWN]
 
     def _fold(self) -> None:
         """Add the pending rows to the exact sums."""
@@ -289,6 +315,7 @@ class Aggregator:
             out[column_name("micro_context_precision", k)] = p
             out[column_name("micro_context_recall", k)] = r
             out[column_name("micro_context_f1", k)] = f1_score(p, r)
+        out.update(self._span_aggregate())
         return out
 
     def _aggregate(self, column: str) -> float | None:
@@ -299,6 +326,37 @@ class Aggregator:
             mean_log = mean_of_units(self._log_sums[column], self._counts[column])
             return None if mean_log is None else math.exp(mean_log)
         return mean_of_units(self._sums[column], self._counts[column])
+
+    def _span_aggregate(self) -> dict[str, float]:
+        """Micro averages of the span measures: their lengths summed over queries first."""
+        out: dict[str, float] = {}
+        for position, metric in enumerate(self.plan.metrics):
+            for entry in self.plan.span_entries(metric):
+                sums = self._span_micro.get((position, entry.k))
+                if sums is None:
+                    continue
+                intersection, p_den, r_den, iou_den = sums
+                p = intersection / p_den if p_den else 0.0
+                r = intersection / r_den if r_den else 0.0
+                value = {
+                    "span_precision": p,
+                    "span_recall": r,
+                    "span_iou": intersection / iou_den if iou_den else 0.0,
+                    "span_f1": f1_score(p, r),
+                }[entry.measure.name]
+                out[f"micro_{entry.column}"] = value
+        return out
+
+    def located(self) -> dict[str, Any] | None:
+        """How the texts' spans were settled (None when no span metric ran)."""
+        if not self.plan.has_spans():
+            return None
+        report: dict[str, Any] = dict(zip(LOCATED_KEYS, self._located, strict=True))
+        report["first_unlocated"] = [
+            {"record": record_id, "field": where, "text": text}
+            for _, record_id, where, text in self._unlocated
+        ]
+        return report
 
     def summary(self) -> dict[str, Any]:
         q = self._queries
@@ -320,6 +378,7 @@ class Aggregator:
             "fields": dict(self.fields),
             "tokenless_texts": self._tokenless,
             "records_with_tokenless_texts": self._tokenless_records,
+            **({"located": located} if (located := self.located()) is not None else {}),
         }
 
     def result(self) -> EvaluationResult:

@@ -24,12 +24,14 @@ from ctxeval.errors import (
     InvalidRecordError,
 )
 from ctxeval.io.paths import check_output
+from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures, parse_measures
 from ctxeval.metrics.measures import Implementation, Measure, implementation
+from ctxeval.metrics.span_metrics import SpanMeasures
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
 from ctxeval.records import Mode, Record, RecordError
@@ -193,6 +195,12 @@ class RetrievalEvaluator:
     function with the number of records done. ``keep_per_query=False`` keeps only the aggregates
     in memory (use ``run(output=...)`` to have the per-query rows on disk).
 
+    ``corpus`` (a directory of .txt/.md documents, a JSONL/Parquet file of ``{id, text}``, or a
+    mapping ``{name: text}``) is where span metrics (``"span_iou@5"``, ``SpanMetrics``) locate
+    the texts whose span a record does not give: exactly, then lowercased with whitespace
+    collapsed, then fuzzily (rapidfuzz ``partial_ratio`` >= ``fuzzy_threshold``, 0-100);
+    ``result.located`` counts how each text was located.
+
     ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.distributed`): a
     ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
     partitions of about ``partition_bytes`` (JSONL; default 64 MiB) or ``partition_records``
@@ -219,8 +227,11 @@ class RetrievalEvaluator:
         partition_bytes: int | None = None,
         partition_records: int | None = None,
         implementation: str | None = None,
+        corpus: Any = None,
+        fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
     ) -> None:
         self.dataset = dataset
+        self.locator = None if corpus is None else Locator(_load_corpus(corpus), fuzzy_threshold)
         self.source: str | None = None
         self.extra_inputs: list[str] = []  # files read besides the dataset (a TREC run's qrels)
         self.matching = (
@@ -259,7 +270,7 @@ class RetrievalEvaluator:
             problems: list[InvalidArgumentError] = []
             for mode in self._modes():
                 try:
-                    ScoringPlan(self.metrics_for(mode), (None,))
+                    ScoringPlan(self.metrics_for(mode), (None,), locator=self.locator)
                 except InvalidArgumentError as exc:
                     problems.append(exc)
             if len(problems) == len(self._modes()):
@@ -386,15 +397,28 @@ class RetrievalEvaluator:
         if not self._given_metrics:
             return default_metrics(mode, self.matching)
         metrics = list(self.objects)
-        if self.measures:
+        spans = [m for m in self.measures if m.definition.family == "span"]
+        others = [m for m in self.measures if m.definition.family != "span"]
+        if spans and mode == "id":
+            raise InvalidArgumentError(
+                f"RetrievalEvaluator(metrics=...): {', '.join(map(str, spans))} measure the "
+                "spans of texts, but the dataset has chunk ids; give text-mode records"
+            )
+        if others:
             if mode == "id":
-                metrics.append(IDMeasures(self.measures))
+                metrics.append(IDMeasures(others))
             else:
-                metrics.append(TextMeasures(self.measures, self.matching))
+                metrics.append(TextMeasures(others, self.matching))
+        # Span measures of one unit and convention share one object (one judging pass).
+        groups: dict[tuple[str, str], list[Measure]] = {}
+        for measure in spans:
+            key = (measure.option("unit"), measure.option("convention"))
+            groups.setdefault(key, []).append(measure)
+        metrics.extend(SpanMeasures(group) for group in groups.values())
         return tuple(metrics)
 
     def _plan(self, mode: Mode, ks: tuple[int | None, ...]) -> ScoringPlan:
-        return ScoringPlan(self.metrics_for(mode), ks, self.implementation)
+        return ScoringPlan(self.metrics_for(mode), ks, self.implementation, self.locator)
 
     def _records(self) -> Iterator[Record | RecordError]:
         from ctxeval.io.readers import read_records
@@ -607,6 +631,12 @@ def _prepend(
 ) -> Iterator[Record | RecordError]:
     yield first
     yield from rest
+
+
+def _load_corpus(corpus: Any) -> dict[str, str]:
+    from ctxeval.io.corpus import load_corpus
+
+    return load_corpus(corpus)
 
 
 def _implementation(choice: str | None) -> Implementation:

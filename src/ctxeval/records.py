@@ -40,14 +40,17 @@ from pydantic import (
 from ctxeval.errors import InvalidRecordError, type_name
 from ctxeval.validation import (
     GradedText,
+    Span,
     check_choice,
     document_text,
     validate_ids,
     validate_qrels,
+    validate_spans,
     validate_texts,
 )
 
 __all__ = [
+    "SPAN_FIELDS",
     "IdRecordSchema",
     "Mode",
     "Record",
@@ -78,7 +81,9 @@ class Record:
       ``list[GradedText]``;
     - ID mode: ``retrieved`` is a list of ids, ``ground_truth`` is ``{id: grade}``;
     - ``metadata``: every other field of the input record (question, tags, ...), passed through
-      to per-query results.
+      to per-query results;
+    - text mode: ``retrieved_spans`` and ``ground_truth_spans``, when the record gives them: one
+      :class:`~ctxeval.validation.Span` (or None, unknown) per text, in the same order.
     """
 
     index: int
@@ -88,6 +93,8 @@ class Record:
     retrieved: list[Any]
     ground_truth: list[str] | list[GradedText] | dict[Hashable, float]
     metadata: dict[str, Any] = field(default_factory=dict)
+    retrieved_spans: list[Span | None] | None = None
+    ground_truth_spans: list[Span | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +128,28 @@ class SchemaKeys:
 # agree.
 _TEXT_KEYS = SchemaKeys("retrieved_context", "ground_truth_context")
 _ID_KEYS = SchemaKeys("retrieved_ids", "qrels")
+
+SPAN_FIELDS: dict[str, tuple[str, ...]] = {
+    "retrieved": ("retrieved_spans", "retrieved_context_spans"),
+    "ground_truth": ("ground_truth_spans", "ground_truth_context_spans"),
+}
+"""The names a text-mode record's span fields may have (canonical name first), by role."""
+
+_SPAN: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "object",
+            "properties": {
+                "doc": {"type": "string", "minLength": 1},
+                "start": {"type": "integer", "minimum": 0},
+                "end": {"type": "integer", "minimum": 0},
+            },
+            "required": ["doc", "start", "end"],
+        },
+        {"type": "null"},
+    ]
+}
+_SPANS: dict[str, Any] = {"type": "array", "items": _SPAN}
 
 _NON_BLANK: dict[str, Any] = {"type": "string", "pattern": r"\S"}
 _DOC_ID: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
@@ -205,6 +234,26 @@ def _qrels(value: object, info: ValidationInfo) -> dict[str, float]:
     return {str(doc): grade for doc, grade in qrels.items()}
 
 
+def _spans(
+    value: object, info: ValidationInfo, role: str, texts_key: str
+) -> list[Span | None] | None:
+    if value is None:
+        return None
+    field = _input_name(info, SPAN_FIELDS[role][0])
+    texts = info.data.get(role)
+    # When the texts were invalid their own error is reported; the spans are checked alone.
+    count = len(texts) if isinstance(texts, list) else len(value) if isinstance(value, list) else 0
+    return validate_spans(value, field, count, texts_field=_input_name(info, texts_key))
+
+
+def _retrieved_spans(value: object, info: ValidationInfo) -> list[Span | None] | None:
+    return _spans(value, info, "retrieved", _TEXT_KEYS.retrieved)
+
+
+def _ground_truth_spans(value: object, info: ValidationInfo) -> list[Span | None] | None:
+    return _spans(value, info, "ground_truth", _TEXT_KEYS.ground_truth)
+
+
 _RecordId = Annotated[str | None, PlainValidator(_record_id), WithJsonSchema(_RECORD_ID)]
 _ID_DESCRIPTION = (
     "The query's id: a non-blank string or an integer (7 and '7' are the same id), unique "
@@ -240,6 +289,26 @@ class TextRecordSchema(BaseModel):
         '"grade": g} with g > 0 for graded NDCG. [] follows the empty_ground_truth policy.',
     )
     id: _RecordId = Field(None, alias="id", description=_ID_DESCRIPTION)
+    retrieved_spans: Annotated[
+        list[Span | None] | None,
+        PlainValidator(_retrieved_spans),
+        WithJsonSchema(_SPANS),
+    ] = Field(
+        None,
+        alias="retrieved_spans",
+        description='Optional: where each retrieved context is in its document, {"doc": name, '
+        '"start": s, "end": e} (Python string indices, so doc[s:e]), or null when unknown; one '
+        "per retrieved context, in the same order. Span metrics use them.",
+    )
+    ground_truth_spans: Annotated[
+        list[Span | None] | None,
+        PlainValidator(_ground_truth_spans),
+        WithJsonSchema(_SPANS),
+    ] = Field(
+        None,
+        alias="ground_truth_spans",
+        description="Optional: the span of each ground-truth context, as retrieved_spans.",
+    )
 
 
 class IdRecordSchema(BaseModel):

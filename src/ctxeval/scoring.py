@@ -26,6 +26,7 @@ import numpy as np
 from ctxeval.arrays import BoolMatrix
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.matching.base import as_matches
+from ctxeval.matching.locate import Locator
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.core import BatchJudgments, judge_batch, set_counts, stack_judgments
 from ctxeval.metrics.id_metrics import IdMetric
@@ -33,6 +34,10 @@ from ctxeval.metrics.judgments import Judgments, judge_ids
 from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.reference import SetCounts
 from ctxeval.metrics.reference import set_counts as reference_set_counts
+from ctxeval.metrics.span_core import SpanBatch, span_counts_at
+from ctxeval.metrics.span_judging import LocatedRecord, locate_record, record_spans
+from ctxeval.metrics.span_metrics import SpanMetric
+from ctxeval.metrics.span_reference import RecordSpans, SpanCounts, span_counts
 from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
 from ctxeval.records import Record, RecordError
 from ctxeval.validation import GradedText
@@ -77,6 +82,7 @@ class ScoringPlan:
     metrics: tuple[MetricBase, ...]
     ks: Ks
     implementation: Implementation = "core"
+    locator: Locator | None = None  # the corpus that span metrics locate texts in
 
     def __post_init__(self) -> None:
         if not self.metrics:
@@ -97,7 +103,12 @@ class ScoringPlan:
                 column_name(f"micro_{key}", k)
                 for k in self.set_ks(metric)
                 for key in ("context_precision", "context_recall", "context_f1")
-            ]
+            ] + [f"micro_{entry.column}" for entry in self.span_entries(metric)]
+            if isinstance(metric, SpanMetric) and metric.unit != "chars" and not self.locator:
+                raise InvalidArgumentError(
+                    f"{metric!r}: span unit {metric.unit!r} counts the tokens of the documents; "
+                    "give the corpus (corpus=..., CLI --corpus), or use unit='chars'"
+                )
             for column in [entry.column for entry in self.evaluated(metric)] + micro:
                 other = seen.get(column)
                 if other is not None and other != metric:
@@ -147,6 +158,17 @@ class ScoringPlan:
             [e.k for e in self.evaluated(metric) if e.measure.definition.family == "set"]
         )
 
+    def span_entries(self, metric: MetricBase) -> tuple[Evaluated, ...]:
+        """The columns of ``metric`` that are span measures."""
+        return tuple(e for e in self.evaluated(metric) if e.measure.definition.family == "span")
+
+    def span_ks(self, metric: MetricBase) -> Ks:
+        """The cut-offs at which ``metric`` has span measures (their sums are kept there)."""
+        return sort_ks([e.k for e in self.span_entries(metric)])
+
+    def has_spans(self) -> bool:
+        return any(isinstance(metric, SpanMetric) for metric in self.metrics)
+
     def depth(self, metric: MetricBase) -> int | None:
         """How many retrieved items to judge so that every cut-off is a prefix."""
         return metric.judge_depth(self.metric_ks(metric))
@@ -170,6 +192,10 @@ class RowResult:
     empty_ground_truth: bool
     tokenless: int = 0
     skipped_values: bool = field(default=False)
+    # (metric position, k) -> the lengths behind the span measures, for micro averages
+    span_counts: dict[tuple[int, int | None], SpanCounts] = field(default_factory=dict)
+    located: tuple[int, ...] = ()  # texts whose span was given / located each way (LOCATED_KEYS)
+    unlocated: tuple[tuple[str, str], ...] = ()  # (field[i], text) of the first few not located
 
 
 def _num_relevant(record: Record) -> int:
@@ -196,6 +222,8 @@ def _check_mode(metric: MetricBase, record: Record) -> None:
 def _pass_key(plan: ScoringPlan, metric: MetricBase) -> Hashable:
     """Metrics with equal keys share one judging pass."""
     depth = plan.depth(metric)
+    if isinstance(metric, SpanMetric):
+        return ("span", metric.unit)
     if isinstance(metric, TextMetric):
         return ("text", metric.matching_strategy, metric.credit_rule(), depth)
     if isinstance(metric, IdMetric):
@@ -203,9 +231,15 @@ def _pass_key(plan: ScoringPlan, metric: MetricBase) -> Hashable:
     raise InvalidArgumentTypeError(f"{metric!r} is not a metric the evaluator can run")
 
 
-def _judge(plan: ScoringPlan, record: Record, metric: MetricBase) -> tuple[Judgments, int]:
-    """One record's judgments for ``metric`` (the reference path), with its tokenless count."""
+def _judge(
+    plan: ScoringPlan, record: Record, metric: MetricBase, located: LocatedRecord | None
+) -> tuple[Any, int]:
+    """One record's judgments for ``metric`` (the reference path), with its tokenless count;
+    for a span metric, its spans in the metric's unit."""
     _check_mode(metric, record)
+    if isinstance(metric, SpanMetric):
+        assert located is not None  # located for every record when the plan has span metrics
+        return record_spans(located, metric.unit, plan.locator), 0
     depth = plan.depth(metric)
     if isinstance(metric, TextMetric):
         judged = judge_texts(
@@ -225,18 +259,27 @@ def _judge(plan: ScoringPlan, record: Record, metric: MetricBase) -> tuple[Judgm
     return judgments, 0
 
 
+def _locate(plan: ScoringPlan, record: Record) -> LocatedRecord | None:
+    """The record's spans, settled once for every span metric of the plan."""
+    if not plan.has_spans() or record.mode != "text":
+        return None
+    return locate_record(record, plan.locator)
+
+
 def score_record(plan: ScoringPlan, record: Record) -> RowResult:
     """One record through the reference formulas."""
     values: dict[str, float | None] = {}
     counts: dict[tuple[int, int | None], SetCounts] = {}
-    cache: dict[Hashable, tuple[Judgments, int]] = {}
+    lengths: dict[tuple[int, int | None], SpanCounts] = {}
+    cache: dict[Hashable, tuple[Any, int]] = {}
     tokenless = 0
     relevant = None
+    located = _locate(plan, record)
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
         if key not in cache:
             with _named(record, metric):
-                cache[key] = _judge(plan, record, metric)
+                cache[key] = _judge(plan, record, metric, located)
         judgments, lost = cache[key]
         tokenless = max(tokenless, lost)
         relevant = judgments.num_relevant if relevant is None else relevant
@@ -249,6 +292,15 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
             values[entry.column] = entry.measure(judgments)
         for k in plan.set_ks(metric):
             counts[(position, k)] = reference_set_counts(judgments, k)
+        for k in plan.span_ks(metric):
+            assert isinstance(judgments, RecordSpans)
+            assert isinstance(metric, SpanMetric)
+            lengths[(position, k)] = span_counts(
+                judgments,
+                judgments.cut(k),
+                0,
+                metric.convention,  # type: ignore[arg-type]
+            )
     return RowResult(
         index=record.index,
         id=record.id,
@@ -260,6 +312,8 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
         empty_ground_truth=relevant == 0,
         tokenless=tokenless,
         skipped_values=any(v is None for v in values.values()),
+        span_counts=lengths,
+        **_located_fields(located),
     )
 
 
@@ -355,7 +409,9 @@ class _Judged:
         default_factory=dict
     )
     judgments: dict[Hashable, list[Judgments]] = field(default_factory=dict)
+    spans: dict[Hashable, list[RecordSpans]] = field(default_factory=dict)
     tokenless: dict[int, int] = field(default_factory=dict)
+    located: dict[int, LocatedRecord] = field(default_factory=dict)
 
 
 def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
@@ -369,10 +425,11 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
         results: dict[Hashable, Any] = {}
         lost = 0
         try:
+            located = _locate(plan, record)
             for key, metric in passes.items():
                 with _named(record, metric):
                     _check_mode(metric, record)
-                    result, tokens = _judge_one(plan, metric, record)
+                    result, tokens = _judge_one(plan, metric, record, located)
                 results[key] = result
                 lost = max(lost, tokens)
         except (InvalidArgumentError, InvalidArgumentTypeError):
@@ -381,17 +438,23 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
             judged.failed[i] = _record_error(record, exc)
             continue
         judged.tokenless[i] = lost
+        if located is not None:
+            judged.located[i] = located
         for key, result in results.items():
             staged[key].append(result)
     for key, found in staged.items():
-        if found and isinstance(found[0], Judgments):
+        if found and isinstance(found[0], RecordSpans):
+            judged.spans[key] = found
+        elif found and isinstance(found[0], Judgments):
             judged.judgments[key] = found
         else:
             judged.matrices[key] = found
     return judged
 
 
-def _judge_one(plan: ScoringPlan, metric: MetricBase, record: Record) -> tuple[Any, int]:
+def _judge_one(
+    plan: ScoringPlan, metric: MetricBase, record: Record, located: LocatedRecord | None
+) -> tuple[Any, int]:
     """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments."""
     if isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk":
         strategy = metric.matching_strategy
@@ -401,7 +464,7 @@ def _judge_one(plan: ScoringPlan, metric: MetricBase, record: Record) -> tuple[A
         shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
         matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
         return (matches.relevant, grades), len(matches.tokenless)
-    return _judge(plan, record, metric)
+    return _judge(plan, record, metric, located)
 
 
 def _groups(sizes: list[tuple[int, int]]) -> list[list[int]]:
@@ -414,8 +477,11 @@ def _groups(sizes: list[tuple[int, int]]) -> list[list[int]]:
 
 def _batch_judgments(
     plan: ScoringPlan, metric: MetricBase, key: Hashable, judged: _Judged
-) -> list[tuple[list[int], BatchJudgments]]:
+) -> list[tuple[list[int], BatchJudgments | SpanBatch]]:
     """The pass's records as padded batches (with the positions each batch holds)."""
+    if key in judged.spans:
+        spans = judged.spans[key]
+        return [(list(range(len(spans))), SpanBatch.from_records(spans))] if spans else []
     if key in judged.judgments:
         items = judged.judgments[key]
         groups = _groups([(j.n, j.num_relevant) for j in items])
@@ -446,7 +512,8 @@ def _rows(
     errors: dict[int, RecordError] = {}
     counts: list[dict[tuple[int, int | None], SetCounts]] = [{} for _ in range(count)]
     relevant = [0] * count  # relevant ground-truth units, as the first metric judged them
-    batches: dict[Hashable, list[tuple[list[int], BatchJudgments]]] = {}
+    lengths: list[dict[tuple[int, int | None], SpanCounts]] = [{} for _ in range(count)]
+    batches: dict[Hashable, list[tuple[list[int], Any]]] = {}
     column = 0
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
@@ -465,6 +532,10 @@ def _rows(
             for k in plan.set_ks(metric):
                 for row, c in zip(rows, set_counts(batch, k).tolist(), strict=True):
                     counts[row][(position, k)] = SetCounts(*c)
+            for k in plan.span_ks(metric):
+                convention = metric.convention  # type: ignore[attr-defined]
+                for row, c in zip(rows, span_counts_at(batch, k, convention).tolist(), strict=True):
+                    lengths[row][(position, k)] = SpanCounts(*c)
             if metric.empty_ground_truth != "zero":
                 for row, relevant_units in zip(rows, m, strict=True):
                     if relevant_units:
@@ -478,6 +549,8 @@ def _rows(
                     skipped[row, column : column + width] = True
                     for k in plan.set_ks(metric):
                         counts[row].pop((position, k), None)
+                    for k in plan.span_ks(metric):
+                        lengths[row].pop((position, k), None)
         column += width
     values = table.tolist()
     out: list[RowResult | RecordError] = []
@@ -503,6 +576,14 @@ def _rows(
                 empty_ground_truth=relevant[row] == 0,
                 tokenless=judged.tokenless.get(ids[row], 0),
                 skipped_values=bool(missing.any()),
+                span_counts=lengths[row],
+                **_located_fields(judged.located.get(ids[row])),
             )
         )
     return out
+
+
+def _located_fields(located: LocatedRecord | None) -> dict[str, Any]:
+    if located is None:
+        return {}
+    return {"located": located.counts, "unlocated": located.unlocated}

@@ -6,6 +6,7 @@ loaders validate whole files with pydantic and add the file and line to the same
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from collections.abc import Hashable, Iterable, Mapping
@@ -21,6 +22,7 @@ __all__ = [
     "MAX_K",
     "EmptyGroundTruthPolicy",
     "GradedText",
+    "Span",
     "check_choice",
     "check_k",
     "check_policy",
@@ -30,6 +32,7 @@ __all__ = [
     "plainly_writable",
     "validate_ids",
     "validate_qrels",
+    "validate_spans",
     "validate_texts",
 ]
 
@@ -50,6 +53,19 @@ MAX_DEPTH = 100
 class GradedText:
     text: str
     grade: float
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a text is in its document: ``doc[start:end]``, with Python string indices into the
+    document decoded as UTF-8 (characters, not bytes)."""
+
+    doc: str
+    start: int
+    end: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"doc": self.doc, "start": self.start, "end": self.end}
 
 
 def _sequence(value: object, field: str, location: str | None, what: str) -> list[Any]:
@@ -434,3 +450,68 @@ def _surrogate_message(where: str, text: str, position: int) -> str:
         'JSON escape such as "\\ud800" without its pair, or text decoded with '
         "errors='surrogateescape'); no UTF-8 file can hold it: fix or remove the character"
     )
+
+
+_SPAN_SHAPE = '{"doc": "name", "start": 0, "end": 12}'
+
+
+def validate_spans(
+    value: object, field: str, count: int, *, texts_field: str, location: str | None = None
+) -> list[Span | None]:
+    """A list of ``count`` spans (``{"doc", "start", "end"}``, or None when unknown), parallel
+    to the texts in ``texts_field``. A string is read as JSON (a CSV cell)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise InvalidRecordError(
+                f"{field} must be a JSON list of spans like [{_SPAN_SHAPE}] (null when "
+                f"unknown); got {_preview(value)}",
+                field=field,
+                location=location,
+            ) from None
+    items = _sequence(value, field, location, "spans")
+    if len(items) != count:
+        raise InvalidRecordError(
+            f"{field} has {len(items)} span(s) but {texts_field} has {count} text(s); give one "
+            "span per text, in the same order (null for a text whose span is unknown)",
+            field=field,
+            location=location,
+        )
+    return [_span(item, f"{field}[{i}]", field, location) for i, item in enumerate(items)]
+
+
+def _span(item: object, where: str, field: str, location: str | None) -> Span | None:
+    if item is None or _is_nan(item):
+        return None
+    if not isinstance(item, Mapping):
+        raise InvalidRecordError(
+            f"{where} is {type_name(item)} {_preview(item)}; a span is an object like "
+            f"{_SPAN_SHAPE}, or null when unknown",
+            field=field,
+            location=location,
+        )
+    doc, start, end = item.get("doc"), item.get("start"), item.get("end")
+    if not isinstance(doc, str) or not doc:
+        raise InvalidRecordError(
+            f"{where}: doc must be a document name (a non-empty string), got {_preview(doc)}; "
+            f"a span is an object like {_SPAN_SHAPE}",
+            field=field,
+            location=location,
+        )
+    for name, offset in (("start", start), ("end", end)):
+        if not isinstance(offset, numbers.Integral) or isinstance(offset, bool) or offset < 0:
+            raise InvalidRecordError(
+                f"{where}: {name} must be a whole number >= 0 (a character offset into the "
+                f"document), got {_preview(offset)}",
+                field=field,
+                location=location,
+            )
+    if start > end:  # type: ignore[operator]
+        raise InvalidRecordError(
+            f"{where}: start {start} is after end {end}; a span is doc[start:end] with start <= "
+            "end",
+            field=field,
+            location=location,
+        )
+    return Span(doc, int(start), int(end))  # type: ignore[arg-type]

@@ -253,3 +253,17 @@ def test_cli_scheduler_option(tmp_path: Path) -> None:
     local = _local(RUNS / "paragraph.jsonl", METRICS, [5])
     assert printed["aggregate"] == json.loads(json.dumps(local.aggregate))
     assert EvaluationResult.load(out).per_query == local.per_query
+
+
+def test_span_measures_with_a_corpus_equal_the_local_evaluator(client: Any, tmp_path: Path) -> None:
+    pattern = _split_run(tmp_path)
+    corpus = RUNS.parent / "corpus"
+    measures = ["span_iou@5", "span_recall", "span_precision(convention='chroma')@3", "ndcg@5"]
+    local = _local(pattern, measures, [1, 5], corpus=corpus)
+    remote = RetrievalEvaluator(
+        pattern, measures, scheduler=client, partition_bytes=50_000, corpus=corpus
+    ).run(k=[1, 5])
+    _assert_same(remote, local)
+    assert remote.located == local.located
+    assert local.located is not None
+    assert local.located["exact"] > 0

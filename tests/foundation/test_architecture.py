@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxeval.metrics import core, reference
+from ctxeval.metrics import core, reference, span_core, span_reference
 from ctxeval.metrics.measures import MEASURES
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ctxeval"
@@ -67,9 +67,13 @@ def test_files_do_one_job(path: Path) -> None:
 
 
 def test_each_measure_is_defined_in_the_reference_and_the_core_only() -> None:
+    # Span measures have their own pair of modules: they are functions of spans, not judgments.
+    pairs = {"span": (span_reference, span_core.SPAN_CORE)}
     for name, definition in MEASURES.items():
-        assert definition.reference is getattr(reference, name)
-        assert definition.core is core.CORE[name]
-        assert definition.core.__module__ == "ctxeval.metrics.core"
-        assert definition.reference.__module__ == "ctxeval.metrics.reference"
-    assert set(core.CORE) == set(MEASURES)
+        ref_module, cores = pairs.get(definition.family, (reference, core.CORE))
+        assert definition.reference is getattr(ref_module, name)
+        assert definition.core is cores[name]
+        assert definition.core.__module__ == ref_module.__name__.replace("reference", "core")
+        assert definition.reference.__module__ == ref_module.__name__
+    assert set(core.CORE) | set(span_core.SPAN_CORE) == set(MEASURES)
+    assert not set(core.CORE) & set(span_core.SPAN_CORE)

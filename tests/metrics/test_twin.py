@@ -2,7 +2,9 @@
 
 Driven by the registry (``MEASURES``): a measure or option added there is tested here without a
 new test. Judgments come from every producer the core is fed by: relevance matrices judged in
-bulk (text chunks), per-record judgments stacked (ID mode, sentence units), and whole runs.
+bulk (text chunks), per-record judgments stacked (ID mode, sentence units), and whole runs. Span
+measures take spans instead of judgments: random intervals in a few documents, in characters and
+in token units, whole cut-offs and partial ones.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
 from ctxeval.metrics.measures import MEASURES, Measure, make_measure
 from ctxeval.metrics.run_arrays import judge_run
 from ctxeval.metrics.runs import rank_documents
+from ctxeval.metrics.span_core import SpanBatch, span_totals
+from ctxeval.metrics.span_reference import RecordSpans, span_counts
+from ctxeval.validation import Span
 
 KS = (None, 1, 2, 3, 5, 10)
 
@@ -27,7 +32,8 @@ KS = (None, 1, 2, 3, 5, 10)
 def _variants() -> list[Measure]:
     out = []
     for name, definition in MEASURES.items():
-        options = {o: v for o, v in definition.options.items() if o != "credit"}
+        # credit and unit are judging options: how judgments or spans are made, tested there.
+        options = {o: v for o, v in definition.options.items() if o not in ("credit", "unit")}
         for values in itertools.product(*options.values()):
             chosen = dict(zip(options, values, strict=True))
             if chosen.get("ap_credit") == "any" and chosen.get("ap_denominator") != "hits":
@@ -36,18 +42,20 @@ def _variants() -> list[Measure]:
     return out
 
 
-VARIANTS = _variants()
+ALL_VARIANTS = _variants()
+VARIANTS = [m for m in ALL_VARIANTS if m.definition.family != "span"]
+SPAN_VARIANTS = [m for m in ALL_VARIANTS if m.definition.family == "span"]
 
 
 def test_every_registered_measure_and_option_is_covered() -> None:
-    names = {m.name for m in VARIANTS}
+    names = {m.name for m in ALL_VARIANTS}
     assert names == set(MEASURES)
     # Each option value of each measure appears in some variant.
     for name, definition in MEASURES.items():
         for option, allowed in definition.options.items():
-            if option == "credit":
+            if option in ("credit", "unit"):
                 continue
-            seen = {m.option(option) for m in VARIANTS if m.name == name}
+            seen = {m.option(option) for m in ALL_VARIANTS if m.name == name}
             assert seen == set(allowed), (name, option)
 
 
@@ -201,3 +209,54 @@ def test_one_canonical_spec_per_measure(spec: str, canonical: str) -> None:
     from ctxeval.metrics.measures import parse_measure
 
     assert str(parse_measure(spec)) == canonical
+
+
+# -- span measures ------------------------------------------------------------------------------
+
+TOKEN_STARTS = {"a": frozenset(range(0, 40, 3)), "b": frozenset({0, 1, 7, 8, 20, 33})}
+
+spans = st.one_of(
+    st.none(),
+    st.builds(
+        lambda doc, start, width: Span(doc, start, start + width),
+        st.sampled_from("ab"),
+        st.integers(0, 30),
+        st.integers(0, 12),
+    ),
+)
+span_records = st.builds(
+    lambda retrieved, truth, missing: (tuple(retrieved), tuple(truth), missing),
+    st.lists(spans, max_size=7),
+    st.lists(spans, max_size=4),
+    st.integers(0, 3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    records=st.lists(span_records, min_size=1, max_size=6),
+    tokens=st.booleans(),
+    cuts=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 6)), min_size=6, max_size=6),
+)
+def test_span_batches(
+    records: list[tuple[tuple[Span | None, ...], tuple[Span | None, ...], int]],
+    tokens: bool,
+    cuts: list[tuple[int, int]],
+) -> None:
+    starts = TOKEN_STARTS if tokens else None
+    spans_of = [RecordSpans(r, g, missing, starts) for r, g, missing in records]
+    batch = SpanBatch.from_records(spans_of)
+    for measure in SPAN_VARIANTS:
+        for k in KS:
+            at = measure.at(k)
+            assert at.values(batch).tolist() == [at(s) for s in spans_of], str(at)
+    # Any per-record cut: whole items kept, then characters of the next one.
+    kept = np.array([c[0] for c in cuts[: len(records)]], dtype=np.int64)
+    extra = np.array([c[1] for c in cuts[: len(records)]], dtype=np.int64)
+    for convention in ("union", "chroma"):
+        core = span_totals(batch, kept, extra, convention).tolist()
+        reference = [
+            list(span_counts(s, int(n), int(e), convention))  # type: ignore[arg-type]
+            for s, n, e in zip(spans_of, kept, extra, strict=True)
+        ]
+        assert core == reference, convention

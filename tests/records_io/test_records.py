@@ -15,6 +15,7 @@ from ctxeval.errors import InvalidArgumentError
 from ctxeval.io import read_records
 from ctxeval.io.convert import record_to_dict
 from ctxeval.records import (
+    SPAN_FIELDS,
     IdRecordSchema,
     Record,
     RecordError,
@@ -24,7 +25,7 @@ from ctxeval.records import (
     record_schema,
     validation_problems,
 )
-from ctxeval.validation import GradedText
+from ctxeval.validation import GradedText, Span
 
 NAMES = {"retrieved_context": "retrieved_contexts", "ground_truth_context": "reference_contexts"}
 
@@ -111,10 +112,19 @@ def test_the_models_validate_records_by_their_canonical_names() -> None:
 def test_the_schema_keys_are_the_model_aliases(model: Any) -> None:
     aliases = {name: info.alias for name, info in model.model_fields.items()}
     keys = model.KEYS
+    spans = (
+        {
+            "retrieved_spans": SPAN_FIELDS["retrieved"][0],
+            "ground_truth_spans": SPAN_FIELDS["ground_truth"][0],
+        }
+        if model is TextRecordSchema
+        else {}
+    )
     assert aliases == {
         "retrieved": keys.retrieved,
         "ground_truth": keys.ground_truth,
         "id": keys.id,
+        **spans,
     }
 
 
@@ -198,7 +208,13 @@ def test_the_json_schema_of_both_modes() -> None:
 
 def test_convert_writes_the_schemas_field_names() -> None:
     rows = [
-        {"id": 1, "retrieved_context": ["a", ""], "ground_truth_context": [{"text": "a"}, "b"]},
+        {
+            "id": 1,
+            "retrieved_context": ["a", ""],
+            "ground_truth_context": [{"text": "a"}, "b"],
+            "retrieved_context_spans": [{"doc": "d", "start": 0, "end": 1}, None],
+            "ground_truth_spans": [{"doc": "d", "start": 0, "end": 1}, None],
+        },
         {"query_id": "q", "retrieved_ids": [1, "d"], "relevant_ids": ["d"]},
     ]
     defs = record_json_schema()["$defs"]
@@ -216,3 +232,7 @@ def test_convert_writes_the_schemas_field_names() -> None:
             record.ground_truth,
             record.id,
         )
+        if model is TextRecordSchema:
+            assert validated.retrieved_spans == record.retrieved_spans
+            assert validated.ground_truth_spans == record.ground_truth_spans
+            assert record.retrieved_spans == [Span("d", 0, 1), None]

@@ -82,6 +82,11 @@ def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) 
     return value
 
 
+# ctxeval.matching.locate.DEFAULT_FUZZY_THRESHOLD, spelt out so that --help imports no stage
+# (a test checks that they agree).
+FUZZY_THRESHOLD = 90.0
+
+
 def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
@@ -108,8 +113,22 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--convention",
-            type=click.Choice(["trec_eval", "ranx", "continuous_eval"]),
-            help="Rank-metric convention to reproduce (default trec_eval).",
+            type=click.Choice(["trec_eval", "ranx", "continuous_eval", "chroma"]),
+            help="Convention to reproduce: of the rank metrics (default trec_eval), or chroma "
+            "for span measures (-m span_iou@5 ...).",
+        ),
+        click.option(
+            "--corpus",
+            type=click.Path(),
+            help="Documents for span measures (-m span_iou@5 ...): a directory of .txt/.md, or "
+            "a JSONL/Parquet file of {id, text}; texts without a span are located in it.",
+        ),
+        click.option(
+            "--fuzzy-threshold",
+            type=click.FloatRange(0, 100, min_open=True),
+            default=FUZZY_THRESHOLD,
+            show_default=True,
+            help="Least rapidfuzz partial_ratio (0-100) to locate a text fuzzily in --corpus.",
         ),
         click.option(
             "-k",
@@ -252,7 +271,9 @@ class PreparedRun:
 
     def columns(self) -> list[str]:
         """The per-query columns, then the micro averages of the set measures."""
-        return expected_columns(self.evaluator.metrics_for(self.mode), self.ks)
+        return expected_columns(
+            self.evaluator.metrics_for(self.mode), self.ks, self.evaluator.locator
+        )
 
     def per_query_columns(self) -> list[str]:
         return [c for c in self.columns() if not c.startswith("micro_")]
@@ -261,19 +282,21 @@ class PreparedRun:
         return self.evaluator.run(k=list(self.ks) or None, output=output)
 
 
-def expected_columns(metrics: Sequence[MetricBase], ks: Sequence[int]) -> list[str]:
+def expected_columns(
+    metrics: Sequence[MetricBase], ks: Sequence[int], locator: Any = None
+) -> list[str]:
     """The aggregate columns a run of ``metrics`` at ``ks`` produces (as the aggregator names
     them): every measure at every cut-off, then ``micro_context_*`` where there are set
     measures."""
     from ctxeval.scoring import ScoringPlan, column_name, sort_ks
 
-    plan = ScoringPlan(tuple(metrics), sort_ks(list(ks)) if ks else (None,))
+    plan = ScoringPlan(tuple(metrics), sort_ks(list(ks)) if ks else (None,), locator=locator)
     micro = [
         column_name(f"micro_context_{name}", k)
         for metric in plan.metrics
         for k in plan.set_ks(metric)
         for name in ("precision", "recall", "f1")
-    ]
+    ] + [f"micro_{entry.column}" for metric in plan.metrics for entry in plan.span_entries(metric)]
     return [*plan.columns(), *dict.fromkeys(micro)]
 
 
@@ -287,12 +310,23 @@ def prepare_dataset(
     fields = field_options(options)
     strategy = build_strategy(options["match"], options["threshold"], options["tokenizer"])
     mode = dataset_mode(path, fields, options["mode"])
+    convention = options["convention"]
     if options.get("measures"):
-        if options["metric_set"] != "all" or options["convention"]:
-            fail("-m/--measure chooses the measures: leave out --metrics and --convention")
+        if options["metric_set"] != "all" or convention not in (None, "chroma"):
+            fail(
+                "-m/--measure chooses the measures: leave out --metrics and --convention "
+                "(except --convention chroma, for span measures)"
+            )
         metrics: Any = list(options["measures"])
+        if convention == "chroma":
+            metrics = chroma_measures(metrics)
+    elif convention == "chroma":
+        fail(
+            "--convention chroma applies to span measures: choose them with -m, e.g. "
+            "-m span_iou@5 -m span_recall@5 -m span_precision@5"
+        )
     else:
-        metrics = build_metrics(mode, options["metric_set"], strategy, options["convention"])
+        metrics = build_metrics(mode, options["metric_set"], strategy, convention)
     evaluator = RetrievalEvaluator(
         path,
         metrics,
@@ -302,10 +336,41 @@ def prepare_dataset(
         workers=options["workers"],
         progress=options["progress"],
         scheduler=options.get("scheduler"),
+        corpus=corpus(options.get("corpus")),
+        fuzzy_threshold=options.get("fuzzy_threshold", FUZZY_THRESHOLD),
     )
     if source is not None:
         evaluator.source = source
     return PreparedRun(evaluator, mode, tuple(options["ks"]))
+
+
+def chroma_measures(specs: Sequence[str]) -> list[str]:
+    """The -m specs with the span measures in the chroma convention (others as given)."""
+    from ctxeval.metrics.measures import make_measure, parse_measure
+
+    chosen = []
+    for spec in specs:
+        measure = parse_measure(spec)
+        if measure.definition.family == "span":
+            options = dict(measure.options) | {"convention": "chroma"}
+            spec = str(make_measure(measure.name, measure.k, **options))
+        chosen.append(spec)
+    if chosen == list(specs):
+        fail("--convention chroma applies to span measures; none of the -m measures is one")
+    return chosen
+
+
+def corpus(path: str | None) -> dict[str, str] | None:
+    """The documents of --corpus (None without it); errors name the option."""
+    if path is None:
+        return None
+    from ctxeval.io.corpus import load_corpus
+
+    try:
+        return load_corpus(path)
+    except CtxevalError as exc:
+        message = str(exc)
+        fail(f"--{message}" if message.startswith("corpus ") else f"--corpus {path}: {message}")
 
 
 def parse_gates(gates: Sequence[str]) -> list[tuple[str, float]]:
@@ -378,6 +443,12 @@ def skipped_line(skipped: dict[str, Any]) -> str:
 
 
 def report_skipped(result: Any) -> None:
+    """The skipped records (the first five) and, for span measures, how the spans were
+    settled, on stderr."""
+    from ctxeval.results.result import located_line
+
+    if result.located is not None:
+        click.echo(f"ctxeval: {located_line(result.located)}", err=True)
     for skipped in result.skipped[:5]:
         click.echo(f"ctxeval: skipped {cli_syntax(skipped_line(skipped))}", err=True)
     if len(result.skipped) > 5:

@@ -92,6 +92,14 @@ def _run_names(paths: Sequence[str]) -> list[str]:
 @click.command("compare", epilog=_EPILOG_COMPARE)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @dataset_options
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="Measure spec to compute for dataset runs (repeatable), e.g. span_iou@5 (with "
+    "--corpus), ndcg@10; replaces --metrics.",
+)
 @click.option("--baseline", help="Run name (file stem) to compare the others with; default first.")
 @click.option(
     "--metric",

@@ -36,7 +36,11 @@ class CommandSettings(BaseModel):
         None, description="metric families when no measure is named"
     )
     measure: list[str] | None = Field(None, description="measure specs, e.g. ['ndcg@10', 'P@5']")
-    convention: Literal["trec_eval", "ranx", "continuous_eval"] | None = None
+    convention: Literal["trec_eval", "ranx", "continuous_eval", "chroma"] | None = None
+    corpus: str | None = Field(None, description="documents that span measures locate texts in")
+    fuzzy_threshold: float | None = Field(
+        None, gt=0, le=100, description="least partial_ratio to locate a text fuzzily"
+    )
     k: list[int] | None = Field(None, description="cut-offs, e.g. [1, 5, 10]")
     on_error: Literal["raise", "skip"] | None = None
     workers: int | None = Field(None, ge=1)

@@ -37,6 +37,7 @@ Examples:
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
   ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval -q -l 2 -M 100
+  ctxeval evaluate runs/fixed-512.jsonl --corpus docs/ -m span_iou@5 -m span_recall@5
 """
 
 
@@ -92,7 +93,9 @@ Examples:
     multiple=True,
     help="Measure spec (repeatable): ndcg@10, P@5, recall@100, map, mrr, hit_rate@5, "
     "context_recall@5, or trec_eval names (ndcg_cut_10, P_5); without @K it is evaluated at "
-    "every -k. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, P@5, recall@100.",
+    "every -k. Span measures (span_iou@5, span_recall, span_precision, span_f1) need spans in "
+    "the records or --corpus. Replaces --metrics. Default for --run/--qrels: map, mrr, ndcg@10, "
+    "P@5, recall@100.",
 )
 @click.option(
     "--csv-safe",
@@ -169,6 +172,8 @@ _DATASET_ONLY = {
     "mode": ("--mode", None),
     "text_key": ("--text-key", None),
     "scheduler": ("--scheduler", None),
+    "corpus": ("--corpus", None),
+    "fuzzy_threshold": ("--fuzzy-threshold", 90.0),
 }
 
 

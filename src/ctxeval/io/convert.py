@@ -46,12 +46,19 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         {"text": item.text, "grade": item.grade} if isinstance(item, GradedText) else item
         for item in record.ground_truth
     ]
-    return {
+    out: dict[str, Any] = {
         "id": record.id,
         "retrieved_context": list(record.retrieved),
         "ground_truth_context": truth,
-        **record.metadata,
     }
+    for name, spans in (
+        ("retrieved_spans", record.retrieved_spans),
+        ("ground_truth_spans", record.ground_truth_spans),
+    ):
+        if spans is not None:
+            out[name] = [None if span is None else span.as_dict() for span in spans]
+    out.update(record.metadata)
+    return out
 
 
 def write_records(

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, cast
 
 from pydantic import ValidationError
 
+from ctxeval.errors import InvalidRecordError
 from ctxeval.io.fields import (
     ID_CANDIDATES,
     FieldMap,
@@ -26,6 +27,7 @@ from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quo
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import Segment
 from ctxeval.records import (
+    SPAN_FIELDS,
     Record,
     RecordError,
     claimed_id,
@@ -34,7 +36,7 @@ from ctxeval.records import (
     validation_problems,
     with_document_texts,
 )
-from ctxeval.validation import find_unwritable
+from ctxeval.validation import Span, find_unwritable, validate_spans
 
 __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 
@@ -43,6 +45,13 @@ __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 RESOLVE_WINDOW = 100
 
 Claim = tuple[int, str, bool]  # (position, id, whether a good record claims it)
+
+_SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names)
+
+
+def _absent(value: object) -> bool:
+    """A span field that holds nothing (null, an empty CSV cell, a missing DataFrame value)."""
+    return value is None or value == "" or (isinstance(value, float) and value != value)
 
 
 class RecordStream:
@@ -211,7 +220,14 @@ class RecordStream:
                     f"duplicate id {record_id!r}, first seen at {first_seen}; ids must "
                     "be unique within a dataset: rename or remove one of the records",
                 )
+        spans: dict[str, list[Span | None] | None] = {}
         used = resolved.used
+        if resolved.mode == "text":
+            try:
+                spans = self._spans(value, resolved, len(retrieved), len(ground_truth))
+            except InvalidRecordError as exc:
+                return RecordError(index, record_id, location, exc.field, str(exc))
+            used = used | _SPAN_NAMES
         metadata = {k: v for k, v in value.items() if k not in used}
         for name, kept in metadata.items():
             # Only containers can nest; the reader has looked at strings that may hold
@@ -229,7 +245,30 @@ class RecordStream:
             retrieved=retrieved,
             ground_truth=cast("dict[Hashable, float]", ground_truth),
             metadata=metadata,
+            retrieved_spans=spans.get("retrieved"),
+            ground_truth_spans=spans.get("ground_truth"),
         )
+
+    @staticmethod
+    def _spans(
+        value: Mapping[str, Any], resolved: ResolvedFields, retrieved: int, truth: int
+    ) -> dict[str, list[Span | None] | None]:
+        """The record's span fields (any of :data:`~ctxeval.records.SPAN_FIELDS`), validated."""
+        found: dict[str, list[Span | None] | None] = {}
+        for role, count, texts in (
+            ("retrieved", retrieved, resolved.retrieved),
+            ("ground_truth", truth, resolved.ground_truth),
+        ):
+            names = [name for name in SPAN_FIELDS[role] if name in value]
+            if len(names) > 1:
+                raise InvalidRecordError(
+                    f"{quoted(names)} could each be the {role.replace('_', '-')} spans; keep "
+                    "one of them",
+                    field=names[0],
+                )
+            if names and not _absent(value[names[0]]):
+                found[role] = validate_spans(value[names[0]], names[0], count, texts_field=texts)
+        return found
 
     @staticmethod
     def _schema_names(resolved: ResolvedFields) -> dict[str, str]:

@@ -6,6 +6,7 @@ from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
 from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures
 from ctxeval.metrics.measures import MEASURES, Measure, parse_measure
 from ctxeval.metrics.runs import evaluate_run, rank_documents
+from ctxeval.metrics.span_metrics import SpanMeasures, SpanMetrics
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics, judge_texts
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "PrecisionRecallF1",
     "RankOptions",
     "RankedRetrievalMetrics",
+    "SpanMeasures",
+    "SpanMetrics",
     "TextMeasures",
     "evaluate_run",
     "judge_ids",

@@ -50,6 +50,12 @@ class MeasureSetMixin(MetricBase):
                 f"{owner}: {averaged[0]} averages gains over tied run scores, which records "
                 "do not carry; use evaluate_run(run, qrels, ...) with {doc: score} runs"
             )
+        spans = [str(m) for m in self._chosen if m.definition.family == "span"]
+        if spans and owner != "SpanMeasures":
+            raise InvalidArgumentError(
+                f"{owner}: {', '.join(spans)} measure spans, not matches; use SpanMeasures for "
+                "them (RetrievalEvaluator(metrics=[...]) and the CLI's -m split them for you)"
+            )
         self.keys = tuple(str(m) for m in self._chosen)
         credits = {m.option("credit") for m in self._chosen if "credit" in m.definition.options}
         if len(credits) > 1:

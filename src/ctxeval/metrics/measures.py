@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxeval.errors import SpecError
-from ctxeval.metrics import core
+from ctxeval.metrics import core, span_core, span_reference
 from ctxeval.metrics import reference as ref
 from ctxeval.metrics.judgments import Judgments
+from ctxeval.metrics.span_core import SpanBatch
+from ctxeval.metrics.span_reference import RecordSpans
 from ctxeval.specs import parse_spec, unknown_name
 from ctxeval.validation import cutoff_problem
 
@@ -85,13 +87,19 @@ geometric mean of the values floored at :data:`GEOMETRIC_FLOOR` (trec_eval's ``g
 GEOMETRIC_FLOOR = 1e-5
 """trec_eval's ``MIN_GEO_MEAN``: values below it count as it in a geometric mean."""
 
+# Options of the span measures. ``unit`` says how a span is measured (characters, or the tokens
+# of a named tokenizer): a judging option, like ``credit``, that the formulas do not take.
+_SPAN_CONVENTION = ("convention", ("union", "chroma"))
+_UNIT = ("unit", ("chars", "rouge", "unicode"))
+JUDGING_OPTIONS = frozenset({"credit", "unit"})
+
 
 @dataclass(frozen=True)
 class MeasureDefinition:
     """What the registry knows of one measure."""
 
     name: str
-    family: Literal["set", "rank"]
+    family: Literal["set", "rank", "span"]
     reference: Callable[..., float]
     core: Callable[..., Any]
     options: dict[str, tuple[Any, ...]]
@@ -120,6 +128,17 @@ def _define(
         doc,
         aggregate,
         required,
+    )
+
+
+def _define_span(name: str, doc: str) -> MeasureDefinition:
+    return MeasureDefinition(
+        name,
+        "span",
+        getattr(span_reference, name),
+        span_core.SPAN_CORE[name],
+        dict((_SPAN_CONVENTION, _UNIT)),
+        doc,
     )
 
 
@@ -203,6 +222,10 @@ MEASURES: dict[str, MeasureDefinition] = {
             _CREDIT,
             aggregate="sum",
         ),
+        _define_span("span_precision", "retrieved text that is ground truth / retrieved text"),
+        _define_span("span_recall", "ground-truth text retrieved / ground-truth text"),
+        _define_span("span_iou", "retrieved ground truth / union of retrieved and ground truth"),
+        _define_span("span_f1", "harmonic mean of span_precision and span_recall"),
     )
 }
 
@@ -272,15 +295,16 @@ class Measure:
         return dict(self.options).get(name, self.definition.default(name))
 
     def formula_options(self) -> dict[str, Any]:
-        """The options the formulas take (``credit`` is a judging option: how hits are
-        decided, not how they are counted)."""
-        return {key: value for key, value in self.options if key != "credit"}
+        """The options the formulas take (``credit`` and ``unit`` are judging options: how
+        hits are decided and spans measured, not how they are counted)."""
+        return {key: value for key, value in self.options if key not in JUDGING_OPTIONS}
 
-    def __call__(self, judgments: Judgments) -> float:
-        """The reference value of this measure for one judged record."""
+    def __call__(self, judgments: Judgments | RecordSpans) -> float:
+        """The reference value of this measure for one judged record (its spans, for a span
+        measure)."""
         return self.definition.reference(judgments, self.k, **self.formula_options())
 
-    def values(self, batch: core.BatchJudgments) -> Any:
+    def values(self, batch: core.BatchJudgments | SpanBatch) -> Any:
         """The core's values of this measure for every record of a batch."""
         return self.definition.core(batch, self.k, **self.formula_options())
 

@@ -12,7 +12,10 @@ from ctxeval.optional import require
 from ctxeval.results.files import check_result_path, read_result, result_header, write_result
 from ctxeval.results.table import PerQueryTable
 
-__all__ = ["EvaluationResult"]
+__all__ = [
+    "EvaluationResult",
+    "located_line",
+]
 
 
 @dataclass
@@ -45,11 +48,22 @@ class EvaluationResult:
             f" ({s.get('skipped_records', 0)} skipped, "
             f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
         ]
+        if self.located is not None:
+            lines.append(located_line(self.located))
         width = max((len(key) for key in self.aggregate), default=0)
         for key, value in self.aggregate.items():
             shown = "n/a" if value is None else f"{value:.4f}"
             lines.append(f"  {key:<{width}}  {shown}")
         return "\n".join(lines)
+
+    @property
+    def located(self) -> dict[str, Any] | None:
+        """How the spans of a run with span metrics were settled: how many texts had a span
+        given, were located exactly, after normalising, fuzzily, or not at all
+        (``"unlocated"``), with the first few not located (``"first_unlocated"``); None when no
+        span metric ran."""
+        found: dict[str, Any] | None = self.summary.get("located")
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,3 +109,17 @@ class EvaluationResult:
             summary=header["summary"],
             skipped=header.get("skipped", []),
         )
+
+
+def located_line(located: dict[str, Any]) -> str:
+    """One line saying how the spans were settled, with the first text not located."""
+    parts = ", ".join(
+        f"{located.get(key, 0)} {key}" for key in ("given", "exact", "normalised", "fuzzy")
+    )
+    line = f"spans: {parts}, {located.get('unlocated', 0)} not located"
+    first = located.get("first_unlocated") or []
+    if first:
+        text = first[0]["text"]
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        line += f" (first: record {first[0]['record']!r} {first[0]['field']}: {shown!r})"
+    return line

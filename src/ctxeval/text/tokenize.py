@@ -23,10 +23,12 @@ from ctxeval.optional import require
 from ctxeval.specs import unknown_name
 
 __all__ = [
+    "TOKEN_UNITS",
     "RougeTokenizer",
     "Tokenizer",
     "UnicodeTokenizer",
     "get_tokenizer",
+    "token_starts",
 ]
 
 
@@ -211,3 +213,19 @@ class _SpeclessTokenizer:
 
     def __hash__(self) -> int:
         return hash((_SpeclessTokenizer, id(self._inner)))
+
+
+# Where tokens start in text as written (span lengths in tokens count these): rouge's tokens are
+# runs of ASCII letters and digits (it lowercases first, which moves no ASCII letter); unicode's
+# are its letter/digit runs and single CJK characters, found before NFKC normalisation.
+_TOKEN_STARTS = {
+    "rouge": re.compile(r"[A-Za-z0-9]+"),
+    "unicode": _UNICODE_TOKEN,
+}
+TOKEN_UNITS = tuple(_TOKEN_STARTS)
+
+
+def token_starts(unit: str, text: str) -> list[int]:
+    """The offsets in ``text`` where the tokens of ``unit`` (``"rouge"`` or ``"unicode"``)
+    start."""
+    return [match.start() for match in _TOKEN_STARTS[unit].finditer(text)]
