@@ -46,14 +46,18 @@ __all__ = [
     "compare_chunkers",
 ]
 
-# The measures every harness run is evaluated with, at every cut-off: the one list to extend
-# (the span measures join it once they exist).
+# The measures every harness run is evaluated with, at every cut-off: chunk-level matching
+# (a chunk holds the excerpt or not) and span overlap (how much of the excerpt the retrieved
+# text covers, and how much of that text is excerpt).
 HARNESS_METRICS: tuple[str, ...] = (
     "context_recall",
     "context_precision",
     "hit_rate",
     "reciprocal_rank",
     "ndcg",
+    "span_recall",
+    "span_precision",
+    "span_iou",
 )
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 
