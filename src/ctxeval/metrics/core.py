@@ -35,6 +35,8 @@ from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
 __all__ = [
     "CORE",
     "BatchJudgments",
+    "Cut",
+    "IntArray",
     "judge_batch",
     "measure_values",
     "set_counts",
@@ -44,6 +46,9 @@ __all__ = [
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+Cut = int | IntArray | None
+"""A cut-off as the core takes it: a number of chunks, one per record (a budget's chunks, see
+:mod:`ctxeval.budgets`), or ``None`` for the whole list."""
 
 NEVER = np.iinfo(np.int64).max
 """``first_match`` of a padding column, or of a ground-truth unit never matched."""
@@ -86,8 +91,9 @@ class BatchJudgments:
     def __len__(self) -> int:
         return len(self.n)
 
-    def cut(self, k: int | None) -> IntArray:
-        """Units kept by the cut-off ``k`` per record (``k`` counts chunks)."""
+    def cut(self, k: Cut) -> IntArray:
+        """Units kept by the cut-off ``k`` per record (``k`` counts chunks: one number for
+        every record, or one per record)."""
         if k is None:
             return self.n
         if self.chunk_ends is None or self.chunks is None:
@@ -203,11 +209,11 @@ def _divide(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> Float
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
 
-def _hits(j: BatchJudgments, k: int | None) -> IntArray:
+def _hits(j: BatchJudgments, k: Cut) -> IntArray:
     return _at(np.cumsum(j.hits, axis=1), j.cut(k))
 
 
-def set_counts(j: BatchJudgments, k: int | None) -> IntArray:
+def set_counts(j: BatchJudgments, k: Cut) -> IntArray:
     """The counts behind the set measures, one row per record: relevant retrieved units,
     retrieved units, matched ground-truth units, ground-truth units (for micro averages)."""
     cut = j.cut(k)
@@ -230,37 +236,39 @@ def _dcg(gains: FloatArray, cut: IntArray) -> FloatArray:
 # -- the measures ----------------------------------------------------------------------------
 
 
-def context_precision(j: BatchJudgments, k: int | None) -> FloatArray:
+def context_precision(j: BatchJudgments, k: Cut) -> FloatArray:
     counts = set_counts(j, k)
     return _divide(counts[:, 0], counts[:, 1])
 
 
-def context_recall(j: BatchJudgments, k: int | None) -> FloatArray:
+def context_recall(j: BatchJudgments, k: Cut) -> FloatArray:
     counts = set_counts(j, k)
     return _divide(counts[:, 2], counts[:, 3])
 
 
-def context_f1(j: BatchJudgments, k: int | None) -> FloatArray:
+def context_f1(j: BatchJudgments, k: Cut) -> FloatArray:
     p, r = context_precision(j, k), context_recall(j, k)
     total = p + r
     return np.divide(2 * p * r, total, out=np.zeros_like(p), where=total > 0)
 
 
-def precision(j: BatchJudgments, k: int | None, *, precision_denominator: str = "k") -> FloatArray:
+def precision(j: BatchJudgments, k: Cut, *, precision_denominator: str = "k") -> FloatArray:
     if precision_denominator == "k" and k is not None and j.chunk_ends is None:
+        if isinstance(k, np.ndarray):
+            return _divide(_hits(j, k), k)  # a budget that takes no chunk: 0.0
         return _hits(j, k) / float(k)
     return _divide(_hits(j, k), j.cut(k))
 
 
-def recall(j: BatchJudgments, k: int | None) -> FloatArray:
+def recall(j: BatchJudgments, k: Cut) -> FloatArray:
     return _divide(_hits(j, k), j.m)
 
 
-def hits(j: BatchJudgments, k: int | None) -> FloatArray:
+def hits(j: BatchJudgments, k: Cut) -> FloatArray:
     return _hits(j, k).astype(np.float64)
 
 
-def f1(j: BatchJudgments, k: int | None) -> FloatArray:
+def f1(j: BatchJudgments, k: Cut) -> FloatArray:
     p, r = precision(j, k), recall(j, k)
     total = p + r
     return np.where(
@@ -268,18 +276,18 @@ def f1(j: BatchJudgments, k: int | None) -> FloatArray:
     )
 
 
-def hit_rate(j: BatchJudgments, k: int | None) -> FloatArray:
+def hit_rate(j: BatchJudgments, k: Cut) -> FloatArray:
     return np.where(_hits(j, k) > 0, 1.0, 0.0)
 
 
-def reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+def reciprocal_rank(j: BatchJudgments, k: Cut) -> FloatArray:
     within = j.hits & (np.arange(j.hits.shape[1]) < j.cut(k)[:, None])
     return np.where(within.any(axis=1), 1.0 / (within.argmax(axis=1) + 1), 0.0)
 
 
 def average_precision(
     j: BatchJudgments,
-    k: int | None,
+    k: Cut,
     *,
     ap_denominator: str = "relevant",
     ap_credit: str = "one_to_one",
@@ -295,7 +303,7 @@ def average_precision(
 
 
 def ndcg(
-    j: BatchJudgments, k: int | None, *, gain: str = "linear", ideal: str = "ground_truth"
+    j: BatchJudgments, k: Cut, *, gain: str = "linear", ideal: str = "ground_truth"
 ) -> FloatArray:
     """DCG of the top ``k`` over the ideal DCG: every relevant ground-truth unit by grade
     (``ideal="ground_truth"``), or the judged list's own gains re-sorted (``"retrieved"``)."""
@@ -334,7 +342,7 @@ CORE: dict[str, CoreFn] = {
 
 
 def measure_values(
-    j: BatchJudgments, name: str, k: int | None, options: Iterable[tuple[str, Any]] = ()
+    j: BatchJudgments, name: str, k: Cut, options: Iterable[tuple[str, Any]] = ()
 ) -> FloatArray:
     """One measure at one cut-off for every record of the batch."""
     return CORE[name](j, k, **dict(options))

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ctxeval.errors import SpecError
+from ctxeval.cutoffs import Budget, Cutoff
+from ctxeval.errors import InvalidArgumentError, SpecError
 from ctxeval.metrics import core
 from ctxeval.metrics import reference as ref
 from ctxeval.metrics.judgments import Judgments
@@ -152,7 +153,7 @@ class Measure:
     """
 
     name: str
-    k: int | None = None
+    k: Cutoff = None
     options: tuple[tuple[str, Any], ...] = ()
 
     def __str__(self) -> str:
@@ -170,7 +171,7 @@ class Measure:
     def definition(self) -> MeasureDefinition:
         return MEASURES[self.name]
 
-    def at(self, k: int | None) -> Measure:
+    def at(self, k: Cutoff) -> Measure:
         """The same measure at another cut-off."""
         return Measure(self.name, k, self.options)
 
@@ -183,16 +184,31 @@ class Measure:
         decided, not how they are counted)."""
         return {key: value for key, value in self.options if key != "credit"}
 
-    def __call__(self, judgments: Judgments) -> float:
-        """The reference value of this measure for one judged record."""
-        return self.definition.reference(judgments, self.k, **self.formula_options())
+    def __call__(self, judgments: Judgments, chunks: int | None = None) -> float:
+        """The reference value of this measure for one judged record; at a budget, ``chunks``
+        is the number of chunks the budget takes for this record (its equivalent ``k``)."""
+        return self.definition.reference(
+            judgments, self._count(self.k, chunks), **self.formula_options()
+        )
 
-    def values(self, batch: core.BatchJudgments) -> Any:
-        """The core's values of this measure for every record of a batch."""
-        return self.definition.core(batch, self.k, **self.formula_options())
+    def values(self, batch: core.BatchJudgments, chunks: core.Cut = None) -> Any:
+        """The core's values of this measure for every record of a batch; at a budget,
+        ``chunks`` holds the number of chunks the budget takes for each record."""
+        return self.definition.core(batch, self._count(self.k, chunks), **self.formula_options())
+
+    @staticmethod
+    def _count(k: Cutoff, chunks: Any) -> Any:
+        if not isinstance(k, Budget):
+            return k
+        if chunks is None:
+            raise InvalidArgumentError(
+                f"a measure at the budget {k} needs the chunks the budget takes for each "
+                "record; evaluate it with RetrievalEvaluator or score_batch"
+            )
+        return chunks
 
 
-def make_measure(name: str, k: int | None = None, **options: Any) -> Measure:
+def make_measure(name: str, k: Cutoff = None, **options: Any) -> Measure:
     """A measure from its canonical name and options (validated; defaults dropped)."""
     return parse_measure(str(Measure(name, k, tuple(sorted(options.items())))))
 
@@ -214,7 +230,7 @@ def parse_measure(spec: str | Measure) -> Measure:
         name, k = trec["name"].lower(), int(trec["k"])
         if k < 1:
             raise SpecError(f"{spec!r}: the cut-off must be at least 1")
-    if k is not None and cutoff_problem(k):
+    if isinstance(k, int) and cutoff_problem(k):
         raise SpecError(f"{spec!r}: the cut-off is {k}; {cutoff_problem(k)}")
     if name in _PRESET_OPTIONS:
         name, preset = _PRESET_OPTIONS[name]
