@@ -32,7 +32,7 @@ BUDGET_UNITS: dict[str, str] = {"w": "words", "c": "characters", "t": "tokens"}
 MAX_BUDGET = 2**31 - 1
 
 _BUDGET = re.compile(r"^\s*(?P<size>[+-]?\d+)\s*(?P<unit>[A-Za-z]*)\s*$")
-USAGE = "a number of chunks (5) or a size: '300w' (words), '2000c' (characters), '512t' (tokens)"
+USAGE = "a size: '300w' (words), '2000c' (characters), '512t' (tokens)"
 
 
 @dataclass(frozen=True, order=True)
@@ -60,13 +60,15 @@ def budget_problem(text: str) -> str | None:
     """What is wrong with a budget string such as ``"300w"``, or None when it is one."""
     found = _BUDGET.match(text)
     if found is None:
-        return f"{text!r} is not a cut-off; give {USAGE}"
+        return f"{text!r} is not a cut-off; k must be a whole number >= 1 or {USAGE}"
     unit = found["unit"].lower()
+    if not unit:
+        return f"{text!r} is text without a unit; k must be a whole number >= 1 or {USAGE}"
     if unit not in BUDGET_UNITS:
         return f"{text!r}: unknown budget unit {found['unit']!r}; give {USAGE}"
     size = int(found["size"])
     if size < 1:
-        return f"{text!r}: a budget must be at least 1 {BUDGET_UNITS[unit]}"
+        return f"{text!r}: a budget must be 1 or more {BUDGET_UNITS[unit]}"
     if size > MAX_BUDGET:
         return f"{text!r}: a budget must be at most {MAX_BUDGET} {BUDGET_UNITS[unit]}"
     return None

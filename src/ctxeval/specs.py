@@ -81,7 +81,11 @@ def _cutoff(spec: str, text: str) -> int | Budget:
     except ValueError:
         problem = budget_problem(text)
         if problem is not None:
-            raise SpecError(f"{spec!r}: the cut-off after '@' is not valid: {problem}") from None
+            raise SpecError(
+                f"{spec!r}: the cut-off after '@' must be a positive whole number or a budget "
+                f"of at least 1, such as 300w (words), 2000c (characters), 512t (tokens); got "
+                f"{text!r}"
+            ) from None
         return parse_budget(text)
     if k < 1:
         raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")

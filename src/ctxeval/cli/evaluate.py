@@ -138,6 +138,8 @@ _DATASET_ONLY = {
     "id_field": ("--id-field", None),
     "mode": ("--mode", None),
     "scheduler": ("--scheduler", None),
+    "budget_policy": ("--budget-policy", "whole"),
+    "token_counter": ("--token-counter", "rouge"),
 }
 
 
