@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ctxeval.errors import SpecError
+
 __all__ = [
     "BUDGET_UNITS",
     "MAX_BUDGET",
@@ -75,10 +77,11 @@ def budget_problem(text: str) -> str | None:
 
 
 def parse_budget(text: str) -> Budget:
-    """``"300w"`` -> ``Budget("w", 300)``; a ``ValueError`` saying what is wrong otherwise."""
+    """``"300w"`` -> ``Budget("w", 300)``; a :class:`~ctxeval.errors.SpecError` saying what is
+    wrong otherwise."""
     problem = budget_problem(text)
     if problem is not None:
-        raise ValueError(problem)
+        raise SpecError(problem)
     found = _BUDGET.match(text)
     assert found is not None
     return Budget(found["unit"].lower(), int(found["size"]))  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxeval.cutoffs import Budget
 from ctxeval.metrics.core import judge_batch, stack_judgments
 from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
 from ctxeval.metrics.measures import MEASURES, Measure, make_measure
@@ -58,6 +59,23 @@ def _assert_twins(judged: list[Judgments], batch: object) -> None:
             core = at.values(batch).tolist()  # type: ignore[arg-type]
             reference = [at(j) for j in judged]
             assert core == reference, str(at)  # exact: == on floats
+    _assert_budget_twins(judged, batch)
+
+
+BUDGET = Budget("w", 300)
+
+
+def _assert_budget_twins(judged: list[Judgments], batch: object) -> None:
+    """At a budget each record has its own count of chunks (0 included: a budget smaller than
+    the first chunk); the core takes them as a vector, the reference one by one."""
+    for shift in (0, 1, 2):
+        chunks = [(i + shift) % 4 for i in range(len(judged))]
+        vector = np.array(chunks, dtype=np.int64)
+        for measure in VARIANTS:
+            at = measure.at(BUDGET)
+            core = at.values(batch, vector).tolist()  # type: ignore[arg-type]
+            reference = [at(j, c) for j, c in zip(judged, chunks, strict=True)]
+            assert core == reference, (str(at), chunks)
 
 
 matrices = st.integers(0, 7).flatmap(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ctxeval.cutoffs import Cutoff
+from ctxeval.cutoffs import Budget, Cutoff
 from ctxeval.errors import InvalidRecordError
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
 from ctxeval.metrics.judgments import Credit, Judgments
@@ -109,7 +109,7 @@ class MetricBase:
     def _options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {}
         if self.k is not None:
-            opts["k"] = self.k
+            opts["k"] = str(self.k) if isinstance(self.k, Budget) else self.k
         if self.empty_ground_truth != "zero":
             opts["empty_ground_truth"] = self.empty_ground_truth
         return opts
