@@ -29,6 +29,7 @@ from ctxeval.text.tokenize import get_tokenizer
 
 __all__ = [
     "BUDGET_POLICIES",
+    "WHOLE_LIST",
     "BudgetCut",
     "BudgetPolicy",
     "ContextSizes",
@@ -42,6 +43,8 @@ __all__ = [
 BudgetPolicy = Literal["whole", "truncate"]
 BUDGET_POLICIES: tuple[BudgetPolicy, ...] = ("whole", "truncate")
 TokenCounter = Callable[[str], int]
+WHOLE_LIST = np.iinfo(np.int64).max
+"""The per-record cut-off "the whole list" (a count no list reaches)."""
 
 
 def check_budget_policy(where: str, policy: object) -> BudgetPolicy:
@@ -84,15 +87,24 @@ class BudgetCut:
       one that crosses the budget) fit: its text is ``chunk[:partial_chars[b]]``; 0 under
       ``"whole"``, when every chunk fits, or when nothing of the crossing chunk fits.
 
+    - ``retrieved[b]``: the number of chunks record ``b`` retrieved.
+
     The context fed to the model is ``chunks[b]`` whole chunks plus that prefix.
     """
 
     chunks: IntArray
     partial_chars: IntArray
+    retrieved: IntArray
 
     def used_chunks(self) -> IntArray:
-        """Chunks fed to the model, the truncated one included (the equivalent ``k``)."""
+        """Chunks fed to the model, the truncated one included."""
         return self.chunks + (self.partial_chars > 0)
+
+    def equivalent_k(self) -> IntArray:
+        """The cut-off the budget stands for, per record: the chunks it feeds where it leaves
+        some out, and the whole list (:data:`WHOLE_LIST`) where every chunk fits, so that a
+        budget beyond every record's size is ``k=None`` (NDCG's ideal is then not cut)."""
+        return np.where(self.chunks < self.retrieved, self.used_chunks(), WHOLE_LIST)
 
 
 @dataclass(frozen=True)
@@ -157,7 +169,7 @@ class ContextSizes:
                 for b in crossing.tolist():
                     text = self.texts[b][int(chunks[b])]
                     partial[b] = _fitting_prefix(text, int(left[b]), count)
-        return BudgetCut(chunks.astype(np.int64), partial)
+        return BudgetCut(chunks.astype(np.int64), partial, self.lengths)
 
     def partial_texts(self, cut: BudgetCut) -> dict[int, str]:
         """``{b: the truncated text of record b's crossing chunk}`` where one is fed."""
@@ -170,7 +182,7 @@ class ContextSizes:
         """The context a cut-off (a budget's cut, a number of chunks, or None) feeds."""
         if not isinstance(cut, BudgetCut):
             taken = self.lengths if cut is None else np.minimum(self.lengths, cut)
-            cut = BudgetCut(taken, np.zeros(len(self.texts), dtype=np.int64))
+            cut = BudgetCut(taken, np.zeros(len(self.texts), dtype=np.int64), self.lengths)
         words = _at(self.cumulative("w"), cut.chunks)
         for b, text in self.partial_texts(cut).items():
             words[b] += _words(text)

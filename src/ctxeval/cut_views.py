@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ctxeval.arrays import BoolMatrix, IntArray
-from ctxeval.budgets import BudgetCut, BudgetPolicy, ContextSizes, TokenCounter
+from ctxeval.budgets import WHOLE_LIST, BudgetCut, BudgetPolicy, ContextSizes, TokenCounter
 from ctxeval.cutoffs import Budget, Cutoff, cutoff_label
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.core import BatchJudgments, judge_batch, stack_judgments
@@ -135,8 +135,10 @@ class RecordView:
         if not isinstance(k, Budget):
             return self.judgments, k
         cut = self.cuts.budgets[k]
+        equivalent = int(cut.equivalent_k()[0])
+        count = None if equivalent == WHOLE_LIST else equivalent
         if self.cuts.policy == "whole":
-            return self.judgments, int(cut.chunks[0])
+            return self.judgments, count
         if k not in self._truncated:
             assert self.strategy is not None
             self._truncated[k] = truncated_judgments(
@@ -147,7 +149,7 @@ class RecordView:
                 int(cut.chunks[0]),
                 self.cuts.partial(k).get(0),
             )
-        return self._truncated[k], int(cut.used_chunks()[0])
+        return self._truncated[k], count
 
 
 class BatchView:
@@ -178,11 +180,12 @@ class BatchView:
         if not isinstance(k, Budget):
             return self.batch, k
         cut = self.cuts.budgets[k]
+        equivalent = cut.equivalent_k()[self.index]
         if self.cuts.policy == "whole":
-            return self.batch, cut.chunks[self.index]
+            return self.batch, equivalent
         if k not in self._truncated:
             self._truncated[k] = self._truncate(k, cut)
-        return self._truncated[k], cut.used_chunks()[self.index]
+        return self._truncated[k], equivalent
 
     def _truncate(self, budget: Budget, cut: BudgetCut) -> BatchJudgments:
         """The judgments of what the budget feeds, each truncated chunk judged as cut."""

@@ -164,8 +164,8 @@ def _row(records: list[dict[str, Any]], k: Any, **options: Any) -> dict[str, Any
 @pytest.mark.parametrize("implementation", ["core", "reference"])
 def test_each_measure_at_a_budget_is_the_measure_at_its_per_record_k(implementation: str):
     # 5w takes, by hand: q1 "aa bb cc", "dd ee" (5 words); q2 nothing (its chunk has 6);
-    # q3 nothing; q4 "dd ee", "aa", "ff" (4 words: everything)
-    per_record_k = {"q1": 2, "q2": 0, "q3": 0, "q4": 3}
+    # q3 nothing, and q4 "dd ee", "aa", "ff" (4 words): everything, so the whole list (None)
+    per_record_k = {"q1": 2, "q2": 0, "q3": None, "q4": None}
     result = RetrievalEvaluator(
         RECORDS, MEASURE_NAMES, workers=1, implementation=implementation
     ).run(k="5w")
@@ -174,7 +174,7 @@ def test_each_measure_at_a_budget_is_the_measure_at_its_per_record_k(implementat
         record = next(r for r in RECORDS if r["id"] == row["id"])
         # k == 0: the same as retrieving nothing
         equivalent = (
-            _row([record], k) if k else _row([{**record, "retrieved_context": []}], None)
+            _row([{**record, "retrieved_context": []}], None) if k == 0 else _row([record], k)
         )
         got = {key.partition("@")[0]: value for key, value in row.items() if key != "id"}
         assert got == equivalent, row["id"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ctxeval.budgets import WHOLE_LIST
 from ctxeval.cutoffs import Budget, Cutoff
 from ctxeval.errors import InvalidRecordError
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
@@ -78,7 +79,7 @@ class MetricBase:
         ``relevance_level``, as trec_eval does), every value None ("skip": aggregates leave it
         out and count it), or an error.
         """
-        cutoff: Cutoff = self.k if k is None else k
+        cutoff: Cutoff = self.k if k is None else None if k == WHOLE_LIST else k
         if judgments.num_relevant == 0:
             if self.empty_ground_truth == "error":
                 raise self.empty_ground_truth_error(location)

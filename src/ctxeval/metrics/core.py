@@ -47,8 +47,9 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 Cut = int | IntArray | None
-"""A cut-off as the core takes it: a number of chunks, one per record (a budget's chunks, see
-:mod:`ctxeval.budgets`), or ``None`` for the whole list."""
+"""A cut-off as the core takes it: a number of chunks, ``None`` for the whole list, or one number
+per record: a budget's :meth:`~ctxeval.budgets.BudgetCut.equivalent_k`, never beyond the record's
+list except for the whole list, given as a count no list reaches."""
 
 NEVER = np.iinfo(np.int64).max
 """``first_match`` of a padding column, or of a ground-truth unit never matched."""
@@ -254,8 +255,8 @@ def context_f1(j: BatchJudgments, k: Cut) -> FloatArray:
 
 def precision(j: BatchJudgments, k: Cut, *, precision_denominator: str = "k") -> FloatArray:
     if precision_denominator == "k" and k is not None and j.chunk_ends is None:
-        if isinstance(k, np.ndarray):
-            return _divide(_hits(j, k), k)  # a budget that takes no chunk: 0.0
+        if isinstance(k, np.ndarray):  # a budget's cut-offs (never beyond a record's list)
+            return _divide(_hits(j, k), j.cut(k))  # a budget that takes no chunk: 0.0
         return _hits(j, k) / float(k)
     return _divide(_hits(j, k), j.cut(k))
 

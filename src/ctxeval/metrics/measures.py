@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 Implementation = Literal["core", "reference"]
+NOT_GIVEN: Any = object()
+"""The cut-off of a measure at a budget when none is given (an error: a budget is per record)."""
 IMPLEMENTATIONS: tuple[Implementation, ...] = ("core", "reference")
 
 
@@ -184,23 +186,24 @@ class Measure:
         decided, not how they are counted)."""
         return {key: value for key, value in self.options if key != "credit"}
 
-    def __call__(self, judgments: Judgments, chunks: int | None = None) -> float:
+    def __call__(self, judgments: Judgments, chunks: Any = NOT_GIVEN) -> float:
         """The reference value of this measure for one judged record; at a budget, ``chunks``
-        is the number of chunks the budget takes for this record (its equivalent ``k``)."""
+        is the cut-off the budget stands for in this record (a count, or None for the whole
+        list: :meth:`~ctxeval.budgets.BudgetCut.equivalent_k`)."""
         return self.definition.reference(
             judgments, self._count(self.k, chunks), **self.formula_options()
         )
 
-    def values(self, batch: core.BatchJudgments, chunks: core.Cut = None) -> Any:
+    def values(self, batch: core.BatchJudgments, chunks: Any = NOT_GIVEN) -> Any:
         """The core's values of this measure for every record of a batch; at a budget,
-        ``chunks`` holds the number of chunks the budget takes for each record."""
+        ``chunks`` holds the cut-off it stands for in each record (an array)."""
         return self.definition.core(batch, self._count(self.k, chunks), **self.formula_options())
 
     @staticmethod
     def _count(k: Cutoff, chunks: Any) -> Any:
         if not isinstance(k, Budget):
             return k
-        if chunks is None:
+        if chunks is NOT_GIVEN:
             raise InvalidArgumentError(
                 f"a measure at the budget {k} needs the chunks the budget takes for each "
                 "record; evaluate it with RetrievalEvaluator or score_batch"

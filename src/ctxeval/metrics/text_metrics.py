@@ -178,7 +178,7 @@ class TextMetric(MetricBase):
         texts = [
             t for t in validate_texts(retrieved_context, "retrieved_context") if isinstance(t, str)
         ]
-        return int(budget_cut([texts], self.k).chunks[0])
+        return int(budget_cut([texts], self.k).equivalent_k()[0])
 
     def _identity(self) -> tuple[Any, ...]:
         return (self.matching_strategy,)
