@@ -253,3 +253,17 @@ def test_cli_scheduler_option(tmp_path: Path) -> None:
     local = _local(RUNS / "paragraph.jsonl", METRICS, [5])
     assert printed["aggregate"] == json.loads(json.dumps(local.aggregate))
     assert EvaluationResult.load(out).per_query == local.per_query
+
+
+@pytest.mark.parametrize("policy", ["whole", "truncate"])
+def test_budgets_and_context_used_equal_the_local_evaluator(
+    client: Any, tmp_path: Path, policy: str
+) -> None:
+    pattern = _split_run(tmp_path)
+    ks: list[Any] = [3, "300w", "2000c", "512t"]
+    local = _local(pattern, METRICS, ks, budget_policy=policy)
+    remote = RetrievalEvaluator(
+        pattern, METRICS, scheduler=client, partition_bytes=50_000, budget_policy=policy
+    ).run(k=ks)
+    _assert_same(remote, local)
+    assert set(remote.summary["context_used"]) == {"3", "300w", "2000c", "512t"}
