@@ -48,3 +48,17 @@ def test_cli_budget_errors(tmp_path: Path, args: list[str], message: str) -> Non
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_config_file_sets_budgets(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in DATA) + "\n", encoding="utf-8")
+    config = tmp_path / "ctxeval.toml"
+    config.write_text('k = [2, "5w"]\nbudget-policy = "truncate"\n', encoding="utf-8")
+    done = ctxeval(
+        "evaluate", path, "--config", config, "-m", "recall", "--format", "json", "--workers", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert summary["budget_policy"] == "truncate"
+    assert summary["context_used"]["5w"]["words"] == 10 / 3
