@@ -68,6 +68,15 @@ def strategy_spec(plan: ScoringPlan) -> str | None:
     return spec if rebuilt == strategy else None
 
 
+def _chunks_used(item: RowResult, k: Cutoff) -> int:
+    """The chunks fed at ``k``: from the row's context used, else (a row built without it)
+    the count ``k`` keeps."""
+    used = item.context.get(cutoff_label(k))
+    if used is not None:
+        return used[0]
+    return item.num_retrieved if not isinstance(k, int) else min(k, item.num_retrieved)
+
+
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order.
 
@@ -208,7 +217,7 @@ class Aggregator:
         self._tokenless += item.tokenless
         self._tokenless_records += item.tokenless > 0
         for k in self._k_used:
-            self._k_used[k] += item.context[cutoff_label(k)][0]
+            self._k_used[k] += _chunks_used(item, k)
         for label, used in item.context.items():
             self._add_context(label, used)
         micro = self._micro
