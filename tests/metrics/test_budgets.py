@@ -12,7 +12,9 @@ from ctxeval import RetrievalEvaluator
 from ctxeval.budgets import ContextSizes, budget_cut
 from ctxeval.cutoffs import Budget, parse_budget, sort_cutoffs
 from ctxeval.errors import InvalidArgumentError, SpecError
+from ctxeval.metrics.id_metrics import IDRankedRetrievalMetrics
 from ctxeval.metrics.measures import MEASURES, parse_measure
+from ctxeval.metrics.runs import evaluate_run
 from ctxeval.metrics.text_metrics import RankedRetrievalMetrics
 
 # words: 3, 2, 1 | 6 | none      characters: 8, 5, 2 | 17 | none
@@ -134,6 +136,14 @@ def test_a_budget_is_a_value_with_its_spec() -> None:
                 [{"retrieved_ids": ["a"], "relevant_ids": ["a"]}], ["recall"]
             ).run(k="5w"),
             ["budget 5w needs the chunks' texts"],
+        ),
+        (
+            lambda: evaluate_run({"q": {"d": 1.0}}, {"q": {"d": 1}}, ["recall@5w"]),
+            ["evaluate_run(measures=...)", "'recall@5w'", "needs the chunks' texts"],
+        ),
+        (
+            lambda: IDRankedRetrievalMetrics(k="5w"),
+            ["IDRankedRetrievalMetrics(k='5w')", "ID-mode metrics score ids"],
         ),
     ],
 )
