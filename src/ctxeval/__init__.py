@@ -35,6 +35,10 @@ __version__ = "0.1.0"
 # The public API, imported on first use (PEP 562): ``import ctxeval`` and ``ctxeval --help``
 # stay fast, and a script pays only for the stages it uses.
 _LAZY = {
+    "BudgetCut": "ctxeval.budgets",
+    "budget_cut": "ctxeval.budgets",
+    "Budget": "ctxeval.cutoffs",
+    "parse_budget": "ctxeval.cutoffs",
     "ComparisonReport": "ctxeval.comparison",
     "PairedComparison": "ctxeval.comparison",
     "compare": "ctxeval.comparison",
@@ -75,7 +79,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from ctxeval.budgets import BudgetCut, budget_cut
     from ctxeval.comparison import ComparisonReport, PairedComparison, compare
+    from ctxeval.cutoffs import Budget, parse_budget
     from ctxeval.evaluator import RetrievalEvaluator, evaluate
     from ctxeval.io import FieldMap, Record, RecordError, read_records
     from ctxeval.matching import (
@@ -125,6 +131,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "CONVENTIONS",
     "MEASURES",
+    "Budget",
+    "BudgetCut",
     "ComparisonReport",
     "ConventionWarning",
     "CtxevalError",
@@ -163,11 +171,13 @@ __all__ = [
     "UnicodeTokenizer",
     "WorkerProcessError",
     "__version__",
+    "budget_cut",
     "compare",
     "evaluate",
     "evaluate_run",
     "get_splitter",
     "get_tokenizer",
+    "parse_budget",
     "parse_measure",
     "parse_strategy",
     "read_records",

@@ -10,6 +10,8 @@ in memory to compute them:
   trec_eval's counts (``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``) are summed, and
   ``gm_map`` is the geometric mean of the values floored at 1e-5 (``exp`` of the exact mean of
   their logarithms), as trec_eval's summary reports them.
+- the context used at each cut-off (``summary["context_used"]``): mean chunks, words and
+  characters fed per query (integers summed exactly, one rounding).
 
 Sums are exact (:mod:`ctxeval.exact`), so the aggregate does not depend on the order of the
 records: a run split into any partitions, merged in any order, gives the same numbers.
@@ -19,12 +21,13 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ctxeval.cutoffs import Cutoff, cutoff_key, cutoff_label
 from ctxeval.errors import CtxevalError
 from ctxeval.exact import column_sums, mean_of_units, units
 from ctxeval.io.fields import as_field_map
@@ -86,6 +89,15 @@ def floored_log(value: float) -> float:
     return math.log(max(value, GEOMETRIC_FLOOR))
 
 
+def _chunks_used(item: RowResult, k: Cutoff) -> int:
+    """The chunks fed at ``k``: from the row's context used, else (a row built without it)
+    the count ``k`` keeps."""
+    used = item.context.get(cutoff_label(k))
+    if used is not None:
+        return used[0]
+    return item.num_retrieved if not isinstance(k, int) else min(k, item.num_retrieved)
+
+
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order.
 
@@ -129,8 +141,8 @@ class Aggregator:
         # Rows whose values are all floats wait here, row-major, for _fold.
         self._pending = array("d")
         self._pending_rows = 0
-        self._micro: dict[tuple[int, int | None], list[int]] = {}
-        self._span_micro: dict[tuple[int, int | None], list[int]] = {}
+        self._micro: dict[tuple[int, Cutoff], list[int]] = {}
+        self._span_micro: dict[tuple[int, Cutoff], list[int]] = {}
         self._located = [0] * len(LOCATED_KEYS)
         # (record index, id, field[i], text) of the first texts not located, in input order
         self._unlocated: list[tuple[int, str, str, str]] = []
@@ -140,11 +152,14 @@ class Aggregator:
         self._relevant = 0
         self._retrieved = 0
         self._k_used = {k: 0 for k in self._all_ks()}
+        # cut-off label -> sums of chunks, words, characters fed (words, characters: text mode)
+        self._context: dict[str, list[int]] = {}
+        self._text = any(metric.mode == "text" for metric in plan.metrics)
         self._tokenless = 0
         self._tokenless_records = 0
 
-    def _all_ks(self) -> list[int | None]:
-        ks: dict[int | None, None] = {}
+    def _all_ks(self) -> list[Cutoff]:
+        ks: dict[Cutoff, None] = {}
         for metric in self.plan.metrics:
             ks.update(dict.fromkeys(self.plan.metric_ks(metric)))
         return list(ks)
@@ -163,6 +178,7 @@ class Aggregator:
         "_relevant",
         "_retrieved",
         "_k_used",
+        "_context",
         "_tokenless",
         "_tokenless_records",
         "skipped",
@@ -194,6 +210,8 @@ class Aggregator:
                     sums[i] += value
         self._located = [a + b for a, b in zip(self._located, other["_located"], strict=True)]
         self._unlocated = sorted(self._unlocated + other["_unlocated"])[:UNLOCATED_SHOWN]
+        for label, used in other["_context"].items():
+            self._add_context(label, used)
         for name in (
             "_queries",
             "_empty",
@@ -254,7 +272,9 @@ class Aggregator:
         self._tokenless += item.tokenless
         self._tokenless_records += item.tokenless > 0
         for k in self._k_used:
-            self._k_used[k] += item.num_retrieved if k is None else min(k, item.num_retrieved)
+            self._k_used[k] += _chunks_used(item, k)
+        for label, used in item.context.items():
+            self._add_context(label, used)
         micro = self._micro
         for key, counts in item.counts.items():
             sums = micro.get(key)
@@ -286,6 +306,27 @@ class Aggregator:
             found = [(item.index, item.id, where, text) for where, text in item.unlocated]
             self._unlocated = sorted(self._unlocated + found)[:UNLOCATED_SHOWN]
 
+    def _add_context(self, label: str, used: Sequence[int | None]) -> None:
+        sums = self._context.get(label)
+        if sums is None:
+            self._context[label] = [value or 0 for value in used]
+            return
+        for i, value in enumerate(used):
+            sums[i] += value or 0
+
+    def context_used(self) -> dict[str, dict[str, float]]:
+        """``{cut-off label: {"chunks": mean, "words": mean, "characters": mean}}`` over the
+        scored queries (chunks only for ids, which have no texts)."""
+        q = self._queries
+        names = ("chunks", "words", "characters") if self._text else ("chunks",)
+        return {
+            label: {
+                name: mean_of_units(units(total), q) or 0.0
+                for name, total in zip(names, sums[: len(names)], strict=True)
+            }
+            for label, sums in self._context.items()
+        }
+
     def _fold(self) -> None:
         """Add the pending rows to the exact sums."""
         rows = self._pending_rows
@@ -307,7 +348,7 @@ class Aggregator:
         for column in self.columns:
             out[column] = self._aggregate(column)
         for (position, k), (tp_r, retrieved, tp_g, truth) in sorted(
-            self._micro.items(), key=lambda item: (item[0][0], item[0][1] or 0)
+            self._micro.items(), key=lambda item: (item[0][0], cutoff_key(item[0][1]))
         ):
             del position
             p = tp_r / retrieved if retrieved else 0.0
@@ -369,10 +410,11 @@ class Aggregator:
             "mean_relevant_per_query": self._relevant / q if q else 0.0,
             "mean_retrieved_per_query": self._retrieved / q if q else 0.0,
             "mean_k_used": {
-                ("all" if k is None else str(k)): (used / q if q else 0.0)
-                for k, used in self._k_used.items()
+                cutoff_label(k): (used / q if q else 0.0) for k, used in self._k_used.items()
             },
-            "ks": [k for k in self._all_ks()],
+            "context_used": self.context_used(),
+            **self._budget_summary(),
+            "ks": [k if k is None or isinstance(k, int) else str(k) for k in self._all_ks()],
             "metrics": [repr(m) for m in self.plan.metrics],
             "strategy": strategy_spec(self.plan),
             "fields": dict(self.fields),
@@ -380,6 +422,19 @@ class Aggregator:
             "records_with_tokenless_texts": self._tokenless_records,
             **({"located": located} if (located := self.located()) is not None else {}),
         }
+
+    def _budget_summary(self) -> dict[str, Any]:
+        """How budgets were filled and counted (only when the run has budgets)."""
+        budgets = self.plan.budgets()
+        if not budgets:
+            return {}
+        out: dict[str, Any] = {"budget_policy": self.plan.budget_policy}
+        if any(b.unit == "t" for b in budgets):
+            counter = self.plan.token_counter
+            out["token_counter"] = (
+                counter if isinstance(counter, str) else getattr(counter, "__name__", "callable")
+            )
+        return out
 
     def result(self) -> EvaluationResult:
         return EvaluationResult(

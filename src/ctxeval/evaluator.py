@@ -17,6 +17,8 @@ from itertools import islice
 from typing import Any, Literal
 
 from ctxeval.aggregation import Aggregator
+from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy
+from ctxeval.cutoffs import Cutoff
 from ctxeval.errors import (
     EmptyTokensWarning,
     InvalidArgumentError,
@@ -37,6 +39,7 @@ from ctxeval.progress import Progress
 from ctxeval.records import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
+from ctxeval.text import get_tokenizer
 from ctxeval.validation import check_choice, check_k, check_relevance_level
 from ctxeval.workers import score_in_workers, unsendable
 
@@ -77,7 +80,7 @@ def _at_relevance_level(
     return [IDMeasures(items, relevance_level=level)] if items else items
 
 
-def _normalise_ks(k: object) -> tuple[int | None, ...]:
+def _normalise_ks(k: object) -> tuple[Cutoff, ...]:
     if k is None:
         return (None,)
     if isinstance(k, str | bytes) or not isinstance(k, Iterable):
@@ -181,8 +184,13 @@ class RetrievalEvaluator:
     default ``PrecisionRecallF1`` and ``RankedRetrievalMetrics`` with ``matching``, or their
     ID-mode versions for chunk ids. A metric object's own ``k`` adds to the run's cut-offs.
     ``implementation="reference"`` computes every number with the readable reference formulas
-    instead of the vectorised core (the same numbers; for checking). ``fields`` maps the
-    dataset's field names when auto-detection is not enough
+    instead of the vectorised core (the same numbers; for checking). A cut-off may be a context
+    budget (``"300w"``, ``"2000c"``, ``"512t"``): chunks are taken in rank order until it is
+    filled; ``budget_policy`` says what happens to the chunk that crosses it (``"whole"``,
+    the default: left out; ``"truncate"``: cut to fit and judged as cut), and
+    ``token_counter`` counts ``t`` budgets (``"rouge"``, the default, ``"unicode"``, or a
+    callable ``str -> int``). Every result reports the context used at each cut-off.
+    ``fields`` maps the dataset's field names when auto-detection is not enough
     (``{"retrieved": ..., "ground_truth": ..., "id": ...}``).
 
     ``on_error="raise"`` stops at the first bad record with a message naming its file and line,
@@ -229,9 +237,16 @@ class RetrievalEvaluator:
         implementation: str | None = None,
         corpus: Any = None,
         fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+        budget_policy: BudgetPolicy = "whole",
+        token_counter: str | TokenCounter = "rouge",
     ) -> None:
         self.dataset = dataset
         self.locator = None if corpus is None else Locator(_load_corpus(corpus), fuzzy_threshold)
+        self.budget_policy = check_budget_policy(
+            "RetrievalEvaluator(budget_policy=...)", budget_policy
+        )
+        self._policy = self.budget_policy  # this run's (run(budget_policy=...) overrides)
+        self.token_counter = _checked_counter(token_counter)
         self.source: str | None = None
         self.extra_inputs: list[str] = []  # files read besides the dataset (a TREC run's qrels)
         self.matching = (
@@ -417,8 +432,15 @@ class RetrievalEvaluator:
         metrics.extend(SpanMeasures(group) for group in groups.values())
         return tuple(metrics)
 
-    def _plan(self, mode: Mode, ks: tuple[int | None, ...]) -> ScoringPlan:
-        return ScoringPlan(self.metrics_for(mode), ks, self.implementation, self.locator)
+    def _plan(self, mode: Mode, ks: tuple[Cutoff, ...]) -> ScoringPlan:
+        return ScoringPlan(
+            self.metrics_for(mode),
+            ks,
+            self.implementation,
+            self.locator,
+            budget_policy=self._policy,
+            token_counter=self.token_counter,
+        )
 
     def _records(self) -> Iterator[Record | RecordError]:
         from ctxeval.io.readers import read_records
@@ -427,17 +449,25 @@ class RetrievalEvaluator:
 
     def run(
         self,
-        k: int | Sequence[int] | None = None,
+        k: int | str | Sequence[int | str] | None = None,
         *,
         output: str | os.PathLike[str] | None = None,
+        budget_policy: BudgetPolicy | None = None,
     ) -> EvaluationResult:
-        """Score every record at each cut-off in ``k`` (one int, a list, or None: all).
+        """Score every record at each cut-off in ``k``: a number of chunks, a budget
+        (``"300w"``, ``"2000c"``, ``"512t"``), a list of them, or None (all retrieved).
+        ``budget_policy`` overrides the evaluator's for this run.
 
         ``output`` (a ``.jsonl`` path) streams per-query rows to disk during the run and writes
         the complete result file atomically at the end; with ``keep_per_query=False`` the rows
         are then not kept in memory either, so memory stays flat for any dataset size.
         """
         ks = _normalise_ks(k)
+        self._policy = (
+            self.budget_policy
+            if budget_policy is None
+            else check_budget_policy("RetrievalEvaluator.run(budget_policy=...)", budget_policy)
+        )
         if self.scheduler is not None:
             if output is not None and "://" not in os.fspath(output):
                 inputs = self._input_files()
@@ -454,9 +484,7 @@ class RetrievalEvaluator:
         _warn_tokenless(result)
         return result
 
-    def _run(
-        self, ks: tuple[int | None, ...], writer: JsonlResultWriter | None
-    ) -> EvaluationResult:
+    def _run(self, ks: tuple[Cutoff, ...], writer: JsonlResultWriter | None) -> EvaluationResult:
         records = self._records()
         first = next(records, None)
         if first is None:
@@ -536,7 +564,7 @@ class RetrievalEvaluator:
         )
 
     def _run_distributed(
-        self, ks: tuple[int | None, ...], output: str | os.PathLike[str] | None
+        self, ks: tuple[Cutoff, ...], output: str | os.PathLike[str] | None
     ) -> EvaluationResult:
         from ctxeval.distributed import evaluate_distributed
 
@@ -643,11 +671,27 @@ def _implementation(choice: str | None) -> Implementation:
     return implementation(choice)
 
 
+def _checked_counter(counter: object) -> str | TokenCounter:
+    """A token counter as given, when it is a tokenizer name or a callable."""
+    if isinstance(counter, str):
+        try:
+            get_tokenizer(counter)
+        except ValueError as exc:
+            raise InvalidArgumentError(f"RetrievalEvaluator(token_counter=...): {exc}") from None
+        return counter
+    if callable(counter):
+        return counter
+    raise InvalidArgumentTypeError(
+        f"RetrievalEvaluator(token_counter={counter!r}): give 'rouge', 'unicode' or a callable "
+        "str -> int, e.g. lambda s: len(enc.encode(s))"
+    )
+
+
 def evaluate(
     dataset: Any,
     metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
     *,
-    k: int | Sequence[int] | None = None,
+    k: int | str | Sequence[int | str] | None = None,
     **options: Any,
 ) -> EvaluationResult:
     """Shortcut for ``RetrievalEvaluator(dataset, metrics, **options).run(k)``."""

@@ -441,6 +441,8 @@ def html_report(
         ("baseline", report.baseline),
     ]
     notes = "".join(f"<li>{_esc(note)}</li>" for note in report.notes())
+    used = "".join(f"<li>{_esc(line)}</li>" for line in report.context_lines())
+    context = f"<section><b>Context used (mean per query)</b><ul>{used}</ul></section>"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -454,6 +456,7 @@ seed {report.seed}, {report.n_resamples} resamples &middot; ctxeval {__version__
     }</div>{f"<ul class=note>{notes}</ul>" if notes else ""}</section>
 {"".join(f"<h2>{_esc(name)}</h2><section>{body}</section>" for name, body in sections)}
 <h2>Comparison</h2><section>{means}</section>
+{context if used else ""}
 <section>{pairs}</section>
 <h2>Plots</h2><section><div class="figs">{"".join(figures)}</div></section>
 <h2>Worst queries by {_esc(metric)}</h2>

@@ -24,8 +24,11 @@ from typing import Any
 import numpy as np
 
 from ctxeval.arrays import BoolMatrix
+from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy
+from ctxeval.cut_views import BatchView, Cuts, RecordView, context_used
+from ctxeval.cutoffs import Budget, Cutoff, sort_cutoffs
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
-from ctxeval.matching.base import as_matches
+from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.matching.locate import Locator
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.core import BatchJudgments, judge_batch, set_counts, stack_judgments
@@ -44,12 +47,12 @@ from ctxeval.validation import GradedText
 
 __all__ = ["Evaluated", "RowResult", "ScoringPlan", "column_name", "score_batch"]
 
-Ks = tuple[int | None, ...]
+Ks = tuple[Cutoff, ...]
 
 
 @functools.lru_cache(maxsize=4096)
-def column_name(key: str, k: int | None) -> str:
-    """``"ndcg@5"``, or plain ``"ndcg"`` for the whole retrieved list.
+def column_name(key: str, k: Cutoff) -> str:
+    """``"ndcg@5"``, ``"ndcg@300w"``, or plain ``"ndcg"`` for the whole retrieved list.
 
     Cached, so that a million per-query rows share one string per column instead of a copy each
     (interned: equal names from a worker process and this one are one object after unpickling).
@@ -57,16 +60,16 @@ def column_name(key: str, k: int | None) -> str:
     return sys.intern(key if k is None else f"{key}@{k}")
 
 
-def sort_ks(ks: Sequence[int | None]) -> Ks:
-    """Distinct cut-offs, smallest first, ``None`` (the whole list) last."""
-    return tuple(sorted(set(ks), key=lambda k: (k is None, k or 0)))
+def sort_ks(ks: Sequence[Cutoff]) -> Ks:
+    """Distinct cut-offs: counts smallest first, then budgets, ``None`` (the whole list) last."""
+    return sort_cutoffs(ks)
 
 
 @dataclass(frozen=True)
 class Evaluated:
     """One column of a metric: the measure at its cut-off."""
 
-    k: int | None
+    k: Cutoff
     measure: Measure
     column: str
 
@@ -76,13 +79,17 @@ class ScoringPlan:
     """Which metrics, at which cut-offs. ``ks`` holds ``None`` for "the whole list".
 
     A metric's own ``k`` combines with the run's cut-offs (both are evaluated); a measure given
-    with its own cut-off (``"ndcg@10"``) is evaluated there only.
+    with its own cut-off (``"ndcg@10"``) is evaluated there only. A cut-off may be a budget
+    (``Budget("w", 300)``), filled under ``budget_policy`` and counting tokens with
+    ``token_counter`` (see :mod:`ctxeval.budgets`).
     """
 
     metrics: tuple[MetricBase, ...]
     ks: Ks
     implementation: Implementation = "core"
     locator: Locator | None = None  # the corpus that span metrics locate texts in
+    budget_policy: BudgetPolicy = "whole"
+    token_counter: str | TokenCounter = "rouge"
 
     def __post_init__(self) -> None:
         if not self.metrics:
@@ -90,6 +97,7 @@ class ScoringPlan:
         # A metric given twice (equal options) is evaluated once: its columns appear once.
         object.__setattr__(self, "metrics", tuple(dict.fromkeys(self.metrics)))
         object.__setattr__(self, "implementation", implementation(self.implementation))
+        check_budget_policy("RetrievalEvaluator(budget_policy=...)", self.budget_policy)
         object.__setattr__(self, "_evaluated", {})
         seen: dict[str, MetricBase] = {}
         for metric in self.metrics:
@@ -104,6 +112,15 @@ class ScoringPlan:
                 for k in self.set_ks(metric)
                 for key in ("context_precision", "context_recall", "context_f1")
             ] + [f"micro_{entry.column}" for entry in self.span_entries(metric)]
+            if (
+                isinstance(metric, SpanMetric)
+                and self.budget_policy == "truncate"
+                and any(isinstance(k, Budget) for k in self.metric_ks(metric))
+            ):
+                raise InvalidArgumentError(
+                    f"{metric!r}: span measures at a budget take whole chunks only; use "
+                    "budget_policy='whole' (the default), or evaluate them in a run of their own"
+                )
             if isinstance(metric, SpanMetric) and metric.unit != "chars" and not self.locator:
                 raise InvalidArgumentError(
                     f"{metric!r}: span unit {metric.unit!r} counts the tokens of the documents; "
@@ -118,6 +135,13 @@ class ScoringPlan:
                         "runs)"
                     )
                 seen[column] = metric
+            budgets = [k for k in self.metric_ks(metric) if isinstance(k, Budget)]
+            if budgets and metric.mode != "text":
+                raise InvalidArgumentError(
+                    f"RetrievalEvaluator: the budget {budgets[0]} needs the chunks' texts, but "
+                    f"{metric!r} scores chunk ids; give budgets for text data, or a number of "
+                    "chunks"
+                )
 
     def run_ks(self, metric: MetricBase) -> Ks:
         """The cut-offs of the measures that have none of their own."""
@@ -176,6 +200,13 @@ class ScoringPlan:
     def columns(self) -> list[str]:
         return [entry.column for metric in self.metrics for entry in self.evaluated(metric)]
 
+    def all_ks(self) -> Ks:
+        """Every cut-off of every metric (the cut-offs whose context used is reported)."""
+        return sort_ks([k for metric in self.metrics for k in self.metric_ks(metric)])
+
+    def budgets(self) -> tuple[Budget, ...]:
+        return tuple(k for k in self.all_ks() if isinstance(k, Budget))
+
 
 @dataclass(frozen=True, slots=True)
 class RowResult:
@@ -186,16 +217,19 @@ class RowResult:
     metadata: dict[str, Any]
     values: dict[str, float | None]
     # (metric position, k) -> counts behind the set metrics, for micro averages
-    counts: dict[tuple[int, int | None], SetCounts]
+    counts: dict[tuple[int, Cutoff], SetCounts]
     num_relevant: int
     num_retrieved: int
     empty_ground_truth: bool
     tokenless: int = 0
     skipped_values: bool = field(default=False)
     # (metric position, k) -> the lengths behind the span measures, for micro averages
-    span_counts: dict[tuple[int, int | None], SpanCounts] = field(default_factory=dict)
+    span_counts: dict[tuple[int, Cutoff], SpanCounts] = field(default_factory=dict)
     located: tuple[int, ...] = ()  # texts whose span was given / located each way (LOCATED_KEYS)
     unlocated: tuple[tuple[str, str], ...] = ()  # (field[i], text) of the first few not located
+    # cut-off label ("5", "300w", "all") -> context fed: chunks, words, characters (words and
+    # characters None in ID mode, which has no texts)
+    context: dict[str, tuple[int, int | None, int | None]] = field(default_factory=dict)
 
 
 def _num_relevant(record: Record) -> int:
@@ -269,12 +303,13 @@ def _locate(plan: ScoringPlan, record: Record) -> LocatedRecord | None:
 def score_record(plan: ScoringPlan, record: Record) -> RowResult:
     """One record through the reference formulas."""
     values: dict[str, float | None] = {}
-    counts: dict[tuple[int, int | None], SetCounts] = {}
-    lengths: dict[tuple[int, int | None], SpanCounts] = {}
+    counts: dict[tuple[int, Cutoff], SetCounts] = {}
+    lengths: dict[tuple[int, Cutoff], SpanCounts] = {}
     cache: dict[Hashable, tuple[Any, int]] = {}
     tokenless = 0
     relevant = None
     located = _locate(plan, record)
+    cuts = _cuts(plan, [record])
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
         if key not in cache:
@@ -288,16 +323,17 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
                 raise metric.empty_ground_truth_error(record.location)
             values.update(dict.fromkeys((e.column for e in plan.evaluated(metric)), None))
             continue
+        view = RecordView(_strategy(metric), metric.credit_rule(), judgments, cuts)
         for entry in plan.evaluated(metric):
-            values[entry.column] = entry.measure(judgments)
+            values[entry.column] = entry.measure(*view.at(entry.k))
         for k in plan.set_ks(metric):
-            counts[(position, k)] = reference_set_counts(judgments, k)
+            counts[(position, k)] = reference_set_counts(*view.at(k))
         for k in plan.span_ks(metric):
             assert isinstance(judgments, RecordSpans)
             assert isinstance(metric, SpanMetric)
             lengths[(position, k)] = span_counts(
                 judgments,
-                judgments.cut(k),
+                judgments.cut(view.at(k)[1]),
                 0,
                 metric.convention,  # type: ignore[arg-type]
             )
@@ -314,7 +350,16 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
         skipped_values=any(v is None for v in values.values()),
         span_counts=lengths,
         **_located_fields(located),
+        context=context_used(cuts, plan.all_ks())[0],
     )
+
+
+def _cuts(plan: ScoringPlan, records: Sequence[Record]) -> Cuts:
+    return Cuts(records, plan.budgets(), plan.budget_policy, plan.token_counter)
+
+
+def _strategy(metric: MetricBase) -> MatchingStrategy | None:
+    return metric.matching_strategy if isinstance(metric, TextMetric) else None
 
 
 def score_batch(
@@ -510,10 +555,12 @@ def _rows(
     table = np.empty((count, len(columns)), dtype=np.float64)
     skipped = np.zeros((count, len(columns)), dtype=bool)
     errors: dict[int, RecordError] = {}
-    counts: list[dict[tuple[int, int | None], SetCounts]] = [{} for _ in range(count)]
+    counts: list[dict[tuple[int, Cutoff], SetCounts]] = [{} for _ in range(count)]
     relevant = [0] * count  # relevant ground-truth units, as the first metric judged them
-    lengths: list[dict[tuple[int, int | None], SpanCounts]] = [{} for _ in range(count)]
+    lengths: list[dict[tuple[int, Cutoff], SpanCounts]] = [{} for _ in range(count)]
     batches: dict[Hashable, list[tuple[list[int], Any]]] = {}
+    cuts = _cuts(plan, records)
+    views: dict[tuple[Hashable, int], BatchView] = {}
     column = 0
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
@@ -521,20 +568,32 @@ def _rows(
             batches[key] = _batch_judgments(plan, metric, key, judged)
         entries = plan.evaluated(metric)
         width = len(entries)
-        for rows, batch in batches[key]:
+        for group, (rows, batch) in enumerate(batches[key]):
             index = np.asarray(rows, dtype=np.int64)
+            if (key, group) not in views:
+                views[key, group] = BatchView(
+                    _strategy(metric),
+                    metric.credit_rule(),
+                    batch,
+                    rows,
+                    cuts,
+                    judged.judgments.get(key),
+                    judged.matrices.get(key),
+                )
+            view = views[key, group]
             m = batch.m.tolist()
             if position == 0:
                 for row, value in zip(rows, m, strict=True):
                     relevant[row] = value
             for offset, entry in enumerate(entries):
-                table[index, column + offset] = entry.measure.values(batch)
+                table[index, column + offset] = entry.measure.values(*view.at(entry.k))
             for k in plan.set_ks(metric):
-                for row, c in zip(rows, set_counts(batch, k).tolist(), strict=True):
+                for row, c in zip(rows, set_counts(*view.at(k)).tolist(), strict=True):
                     counts[row][(position, k)] = SetCounts(*c)
             for k in plan.span_ks(metric):
                 convention = metric.convention  # type: ignore[attr-defined]
-                for row, c in zip(rows, span_counts_at(batch, k, convention).tolist(), strict=True):
+                kept = span_counts_at(batch, view.at(k)[1], convention)
+                for row, c in zip(rows, kept.tolist(), strict=True):
                     lengths[row][(position, k)] = SpanCounts(*c)
             if metric.empty_ground_truth != "zero":
                 for row, relevant_units in zip(rows, m, strict=True):
@@ -553,6 +612,7 @@ def _rows(
                         lengths[row].pop((position, k), None)
         column += width
     values = table.tolist()
+    context = context_used(cuts, plan.all_ks())
     out: list[RowResult | RecordError] = []
     for row, record in enumerate(records):
         if row in errors:
@@ -578,6 +638,7 @@ def _rows(
                 skipped_values=bool(missing.any()),
                 span_counts=lengths[row],
                 **_located_fields(judged.located.get(ids[row])),
+                context=context[row],
             )
         )
     return out

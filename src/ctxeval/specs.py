@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxeval.cutoffs import Budget, budget_problem, parse_budget
 from ctxeval.errors import SpecError
 
 __all__ = ["ParsedSpec", "check_options", "parse_spec", "unknown_name"]
@@ -31,7 +32,7 @@ class ParsedSpec:
     name: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    k: int | None
+    k: int | Budget | None
 
 
 _USAGE = "name, name(option=value, ...) or name@k, e.g. 'rouge-chunk(threshold=0.7)' or 'ndcg@10'"
@@ -66,21 +67,29 @@ def parse_spec(spec: str, *, what: str, usage: str = _USAGE) -> ParsedSpec:
                 raise SpecError(f"{spec!r}: option {keyword.arg!r} is given twice")
             kwargs[keyword.arg] = _literal(spec, keyword.value)
         args = tuple(_literal(spec, a) for a in call.args)
-    k: int | None = None
-    if found["k"] is not None:
-        try:
-            k = int(found["k"])
-        except ValueError:
-            raise SpecError(
-                f"{spec!r}: the cut-off after '@' must be a positive whole number, "
-                f"got {found['k']!r}"
-            ) from None
-        if k < 1:
-            raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")
+    k = None if found["k"] is None else _cutoff(spec, found["k"])
     return ParsedSpec(name=found["name"], args=args, kwargs=kwargs, k=k)
 
 
 _LITERAL_TYPES = (str, int, float, bool, type(None))
+
+
+def _cutoff(spec: str, text: str) -> int | Budget:
+    """The cut-off after ``@``: a whole number of chunks, or a budget such as ``300w``."""
+    try:
+        k = int(text)
+    except ValueError:
+        problem = budget_problem(text)
+        if problem is not None:
+            raise SpecError(
+                f"{spec!r}: the cut-off after '@' must be a positive whole number or a budget "
+                f"of at least 1, such as 300w (words), 2000c (characters), 512t (tokens); got "
+                f"{text!r}"
+            ) from None
+        return parse_budget(text)
+    if k < 1:
+        raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")
+    return k
 
 
 def _literal(spec: str, node: ast.expr) -> Any:

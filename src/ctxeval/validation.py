@@ -13,6 +13,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxeval.cutoffs import Budget, Cutoff, budget_problem, parse_budget
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError, type_name
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "GradedText",
     "Span",
     "check_choice",
+    "check_count",
     "check_k",
     "check_policy",
     "document_text",
@@ -310,18 +312,37 @@ def check_relevance_level(owner: str, level: object) -> float:
     return float(level)  # type: ignore[arg-type]
 
 
-def check_k(owner: str, k: object) -> int | None:
-    """A cut-off: a whole number in [1, MAX_K], or None for the whole list."""
-    if k is None:
-        return None
+def check_k(owner: str, k: object) -> Cutoff:
+    """A cut-off: a whole number in [1, MAX_K], a budget (``"300w"``, ``"2000c"``, ``"512t"``
+    or a :class:`~ctxeval.cutoffs.Budget`), or None for the whole list."""
+    if k is None or isinstance(k, Budget):
+        return k
+    if isinstance(k, str):
+        problem = budget_problem(k)
+        if problem:
+            raise InvalidArgumentError(f"{owner}(k={k!r}): {problem}")
+        return parse_budget(k)
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise InvalidArgumentError(
-            f"{owner}(k={k!r}): k must be a whole number >= 1, or None for the whole list"
+            f"{owner}(k={k!r}): k must be a whole number >= 1, a budget such as '300w', "
+            "'2000c' or '512t', or None for the whole list"
         )
     problem = cutoff_problem(int(k))
     if problem:
         raise InvalidArgumentError(f"{owner}(k={k}): {problem}")
     return int(k)
+
+
+def check_count(owner: str, k: object) -> int | None:
+    """A cut-off that counts items: a whole number in [1, MAX_K], or None (ID mode, where
+    there are no texts to fill a budget with)."""
+    found = check_k(owner, k)
+    if isinstance(found, Budget):
+        raise InvalidArgumentError(
+            f"{owner}(k={k!r}): a budget needs the chunks' texts, and ID-mode metrics score "
+            "ids; give a number of chunks, or None for the whole list"
+        )
+    return found
 
 
 def cutoff_problem(k: int) -> str | None:

@@ -267,3 +267,17 @@ def test_span_measures_with_a_corpus_equal_the_local_evaluator(client: Any, tmp_
     assert remote.located == local.located
     assert local.located is not None
     assert local.located["exact"] > 0
+
+
+@pytest.mark.parametrize("policy", ["whole", "truncate"])
+def test_budgets_and_context_used_equal_the_local_evaluator(
+    client: Any, tmp_path: Path, policy: str
+) -> None:
+    pattern = _split_run(tmp_path)
+    ks: list[Any] = [3, "300w", "2000c", "512t"]
+    local = _local(pattern, METRICS, ks, budget_policy=policy)
+    remote = RetrievalEvaluator(
+        pattern, METRICS, scheduler=client, partition_bytes=50_000, budget_policy=policy
+    ).run(k=ks)
+    _assert_same(remote, local)
+    assert set(remote.summary["context_used"]) == {"3", "300w", "2000c", "512t"}

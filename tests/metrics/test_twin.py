@@ -17,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxeval.budgets import WHOLE_LIST
+from ctxeval.cutoffs import Budget
 from ctxeval.metrics.core import judge_batch, stack_judgments
 from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
 from ctxeval.metrics.measures import MEASURES, Measure, make_measure
@@ -66,6 +68,27 @@ def _assert_twins(judged: list[Judgments], batch: object) -> None:
             core = at.values(batch).tolist()  # type: ignore[arg-type]
             reference = [at(j) for j in judged]
             assert core == reference, str(at)  # exact: == on floats
+    _assert_budget_twins(judged, batch)
+
+
+BUDGET = Budget("w", 300)
+
+
+def _assert_budget_twins(judged: list[Judgments], batch: object) -> None:
+    """At a budget each record has its own cut-off: a count of chunks within its list (0
+    included: a budget smaller than the first chunk), or the whole list where every chunk fits;
+    the core takes them as a vector, the reference one by one."""
+    lengths = [j.n if j.chunk_ends is None else len(j.chunk_ends) for j in judged]
+    for shift in (0, 1, 2, 3):
+        chunks: list[int | None] = [
+            None if (i + shift) % 4 == 3 else min((i + shift) % 4, n) for i, n in enumerate(lengths)
+        ]
+        vector = np.array([WHOLE_LIST if c is None else c for c in chunks], dtype=np.int64)
+        for measure in VARIANTS:
+            at = measure.at(BUDGET)
+            core = at.values(batch, vector).tolist()  # type: ignore[arg-type]
+            reference = [at(j, c) for j, c in zip(judged, chunks, strict=True)]
+            assert core == reference, (str(at), chunks)
 
 
 matrices = st.integers(0, 7).flatmap(

@@ -48,6 +48,11 @@ def test_report_has_every_section(evaluated: tuple[dict, dict], tmp_path: Path) 
     assert "Ground truth" in page
     assert f"{report.row('ndcg@10').means['fixed-100']:.4f}" in page
     assert "<script" not in page  # self-contained, static
+    # how much text each run fed, a line per run
+    assert "Context used (mean per query)" in page
+    used = results["fixed-100"].summary["context_used"]["10"]
+    assert "fixed-100: 1: " in page
+    assert f"10: {used['chunks']:.1f} chunks" in page
 
 
 def test_text_from_the_data_is_escaped(tmp_path: Path) -> None:

@@ -225,7 +225,15 @@ def _cut_offs(k: int | Sequence[int]) -> tuple[int, ...]:
         raise InvalidArgumentError(
             f"compare_chunkers(k={k!r}): give one or more whole-number cut-offs, e.g. [5, 10]"
         )
-    return tuple(sorted({int(check_k("compare_chunkers", value) or 0) for value in values}))
+    checked = [check_k("compare_chunkers", value) for value in values]
+    budgets = [str(c) for c in checked if not isinstance(c, int)]
+    if budgets:
+        raise InvalidArgumentError(
+            f"compare_chunkers(k={k!r}): size budgets ({', '.join(budgets)}) are not in the "
+            "harness yet; give numbers of chunks here, and evaluate the run files it writes "
+            "at budgets with RetrievalEvaluator(...).run(k=[...]) or ctxeval evaluate -k 300w"
+        )
+    return tuple(sorted({c for c in checked if isinstance(c, int)}))
 
 
 def _chunk_strategy(matching: object) -> MatchingStrategy:

@@ -87,6 +87,46 @@ def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) 
 FUZZY_THRESHOLD = 90.0
 
 
+class CutoffType(click.ParamType[Any]):
+    """``-k``: a number of chunks (``5``) or a context budget (``300w``, ``2000c``, ``512t``)."""
+
+    name = "K"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ctxeval.cutoffs import Budget, budget_problem, parse_budget
+
+        if isinstance(value, Budget) or (isinstance(value, int) and value >= 1):
+            return value
+        text = str(value).strip()
+        if text.lstrip("+-").isdigit():
+            if int(text) < 1:
+                self.fail(f"{text} is not a cut-off; give a number >= 1 or a budget", param, ctx)
+            return int(text)
+        problem = budget_problem(text)
+        if problem is not None:
+            self.fail(problem, param, ctx)
+        return parse_budget(text)
+
+
+def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--budget-policy`` and ``--token-counter``: how ``-k 300w`` budgets are filled."""
+    function = click.option(
+        "--token-counter",
+        type=click.Choice(["rouge", "rouge-stem", "unicode"]),
+        default="rouge",
+        show_default=True,
+        help="Tokenizer that counts the tokens of -k ...t budgets (e.g. -k 512t).",
+    )(function)
+    return click.option(
+        "--budget-policy",
+        type=click.Choice(["whole", "truncate"]),
+        default="whole",
+        show_default=True,
+        help="At a budget (-k 300w), the chunk that crosses it: left out (whole), or cut to "
+        "fit and judged as cut (truncate).",
+    )(function)
+
+
 def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
@@ -134,9 +174,10 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "-k",
             "--k",
             "ks",
-            type=click.IntRange(min=1),
+            type=CutoffType(),
             multiple=True,
-            help="Cut-off; repeat for several (default: the whole list).",
+            help="Cut-off: a number of chunks (5) or a context budget: 300w (words), 2000c "
+            "(characters), 512t (tokens); repeat for several (default: the whole list).",
         ),
         click.option(
             "--on-error",
@@ -180,7 +221,7 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         function = option(function)
-    return function
+    return budget_options(function)
 
 
 def field_options(options: dict[str, Any]) -> dict[str, str]:
@@ -264,7 +305,7 @@ class PreparedRun:
     """A dataset's evaluation, built and checked but not yet run: the evaluator, the cut-offs
     and the result columns it will produce (known before any record is scored)."""
 
-    def __init__(self, evaluator: Any, mode: str, ks: tuple[int, ...]) -> None:
+    def __init__(self, evaluator: Any, mode: str, ks: tuple[Any, ...]) -> None:
         self.evaluator = evaluator
         self.mode = mode
         self.ks = ks
@@ -283,7 +324,7 @@ class PreparedRun:
 
 
 def expected_columns(
-    metrics: Sequence[MetricBase], ks: Sequence[int], locator: Any = None
+    metrics: Sequence[MetricBase], ks: Sequence[Any], locator: Any = None
 ) -> list[str]:
     """The aggregate columns a run of ``metrics`` at ``ks`` produces (as the aggregator names
     them): every measure at every cut-off, then ``micro_context_*`` where there are set
@@ -338,6 +379,8 @@ def prepare_dataset(
         scheduler=options.get("scheduler"),
         corpus=corpus(options.get("corpus")),
         fuzzy_threshold=options.get("fuzzy_threshold", FUZZY_THRESHOLD),
+        budget_policy=options.get("budget_policy", "whole"),
+        token_counter=options.get("token_counter", "rouge"),
     )
     if source is not None:
         evaluator.source = source
@@ -494,8 +537,13 @@ def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any]
             writer.writerow([key, "" if value is None else repr(value)])
         return buffer.getvalue().rstrip("\n")
     rows = [(key, "n/a" if v is None else f"{v:.4f}") for key, v in aggregate.items()]
+    used = context_rows(summary)
     if fmt == "markdown":
         lines = ["| metric | value |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows]
+        if used:
+            lines += ["", "| context used (mean per query) | " + " | ".join(used[0][1:]) + " |"]
+            lines += ["|---|" + "---:|" * (len(used[0]) - 1)]
+            lines += ["| " + " | ".join(row) + " |" for row in used[1:]]
         return "\n".join(lines)
     width = max((len(k) for k, _ in rows), default=6)
     header = (
@@ -503,4 +551,22 @@ def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any]
         f" ({summary.get('skipped_records', 0)} skipped,"
         f" {summary.get('empty_ground_truth', 0)} with empty ground truth)"
     )
-    return "\n".join([header, *(f"  {k:<{width}}  {v:>8}" for k, v in rows)])
+    lines = [header, *(f"  {k:<{width}}  {v:>8}" for k, v in rows)]
+    if used:
+        lines.append("context used (mean per query):")
+        lines += [
+            f"  {row[0]:<{width}}" + "".join(f"  {cell:>10}" for cell in row[1:]) for row in used
+        ]
+    return "\n".join(lines)
+
+
+def context_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The context used at each cut-off, as table rows under a header row (``cut-off``,
+    ``chunks``, ``words``, ``characters``); no rows for a result without it."""
+    used: dict[str, dict[str, float]] = summary.get("context_used") or {}
+    if not used:
+        return []
+    names = list(next(iter(used.values())))
+    rows = [["cut-off", *names]]
+    rows += [[label, *(f"{means[name]:.1f}" for name in names)] for label, means in used.items()]
+    return rows

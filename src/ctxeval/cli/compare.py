@@ -43,14 +43,16 @@ def _is_saved_result(path: str) -> bool:
 
 def _deepest_columns(results: dict[str, Any]) -> list[str]:
     """Each metric once, at the deepest cut-off: a sweep of k would otherwise multiply the
-    comparisons that Holm's correction must pay for."""
+    comparisons that Holm's correction must pay for. With budgets, the largest budget: runs
+    are then compared at equal context, which fixed counts of chunks of different sizes are
+    not."""
     first = next(iter(results.values()))
-    deepest: dict[str, tuple[int, str]] = {}
+    deepest: dict[str, tuple[tuple[int, str, int], str]] = {}
     for column in first.aggregate:
         if column.startswith("micro_"):
             continue
         name, _, k = column.partition("@")
-        depth = int(k) if k.isdigit() else 10**9
+        depth = (0, "", int(k)) if k.isdigit() else (1, "", 0) if not k else (2, k[-1], int(k[:-1]))
         if name not in deepest or depth > deepest[name][0]:
             deepest[name] = (depth, column)
     return [column for _, column in deepest.values()]
@@ -106,7 +108,7 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     "metric_columns",
     multiple=True,
     help="Measure to compare (repeatable), e.g. context_recall@5, ndcg@10, map@5; default: "
-    "every metric at the deepest cut-off.",
+    "every metric at the deepest cut-off (the largest budget, when -k gives budgets).",
 )
 @click.option(
     "--test",

@@ -41,7 +41,15 @@ class CommandSettings(BaseModel):
     fuzzy_threshold: float | None = Field(
         None, gt=0, le=100, description="least partial_ratio to locate a text fuzzily"
     )
-    k: list[int] | None = Field(None, description="cut-offs, e.g. [1, 5, 10]")
+    k: list[int | str] | None = Field(
+        None, description="cut-offs: chunks or budgets, e.g. [1, 5, '300w', '2000c', '512t']"
+    )
+    budget_policy: Literal["whole", "truncate"] | None = Field(
+        None, description="at a budget, the chunk that crosses it: left out or cut to fit"
+    )
+    token_counter: Literal["rouge", "rouge-stem", "unicode"] | None = Field(
+        None, description="what counts the tokens of budgets such as '512t'"
+    )
     on_error: Literal["raise", "skip"] | None = None
     workers: int | None = Field(None, ge=1)
     scheduler: str | None = None

@@ -174,6 +174,8 @@ _DATASET_ONLY = {
     "scheduler": ("--scheduler", None),
     "corpus": ("--corpus", None),
     "fuzzy_threshold": ("--fuzzy-threshold", 90.0),
+    "budget_policy": ("--budget-policy", "whole"),
+    "token_counter": ("--token-counter", "rouge"),
 }
 
 

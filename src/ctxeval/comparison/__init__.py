@@ -208,4 +208,9 @@ def compare(
         correction=correction,
         query_ids=query_ids,
         values=values,
+        context_used={
+            name: used
+            for name, result in named
+            if (used := (getattr(result, "summary", None) or {}).get("context_used"))
+        },
     )

@@ -126,7 +126,10 @@ class ComparisonReport:
       metric in the order of ``metrics``, runs in the order of ``runs``;
     - ``alignment``: the queries compared and what each run was missing;
     - ``query_ids`` and ``values[metric][run]``: the aligned per-query values (``None`` where a
-      run has none), for per-query plots.
+      run has none), for per-query plots;
+    - ``context_used[run]``: the mean context each run fed per query at each cut-off
+      (``{"300w": {"chunks": ..., "words": ..., "characters": ...}}``, over the run's scored
+      queries), so that runs are compared knowing how much text each used.
 
     Render with ``str(report)``, :meth:`to_markdown`, :meth:`to_latex`, :meth:`to_dict` or
     :meth:`to_pandas`.
@@ -145,6 +148,7 @@ class ComparisonReport:
     correction: str
     query_ids: list[str] = field(default_factory=list, repr=False)
     values: dict[str, dict[str, list[float | None]]] = field(default_factory=dict, repr=False)
+    context_used: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     # -- lookups ---------------------------------------------------------------------------------
     @property
@@ -189,6 +193,20 @@ class ComparisonReport:
             f"* differs from {self.baseline} with {self.correction_name()} < {self.alpha:g} "
             f"({self.test_name()}, {self.n_resamples} resamples, seed {self.seed})"
         )
+
+    def context_lines(self) -> list[str]:
+        """One line per run: the mean context it fed per query at each cut-off."""
+        lines = []
+        for run in self.runs:
+            used = self.context_used.get(run)
+            if not used:
+                continue
+            parts = [
+                f"{label}: " + ", ".join(f"{means[name]:.1f} {name}" for name in means)
+                for label, means in used.items()
+            ]
+            lines.append(f"{run}: " + "; ".join(parts))
+        return lines
 
     def notes(self) -> list[str]:
         """What a reader must know to read the numbers: queries not in every run, queries left

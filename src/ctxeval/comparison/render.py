@@ -31,6 +31,9 @@ def render_text(report: ComparisonReport, digits: int = 4) -> str:
     ]
     lines += _text_table(header, body, left={0, len(header) - 1})
     lines += ["", report.legend()]
+    context = report.context_lines()
+    if context:
+        lines += ["", "context used (mean per query):", *(f"  {line}" for line in context)]
     for run in report.runs:
         if run == report.baseline:
             continue
@@ -61,6 +64,9 @@ def render_markdown(report: ComparisonReport, digits: int = 4) -> str:
         "",
         _md(report.legend()),
     ]
+    context = report.context_lines()
+    if context:
+        parts += ["", "Context used (mean per query):", "", *(f"- {_md(line)}" for line in context)]
     for run in report.runs:
         if run == report.baseline:
             continue
@@ -151,6 +157,7 @@ def report_dict(report: ComparisonReport, *, per_query: bool = False) -> dict[st
         "alignment": _plain(asdict(report.alignment)),
         "rows": [_plain(asdict(row)) for row in report.rows],
         "comparisons": [_plain(asdict(item)) for item in report.comparisons],
+        "context_used": report.context_used,
     }
     if per_query:
         out["query_ids"] = list(report.query_ids)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ctxeval.budgets import WHOLE_LIST
+from ctxeval.cutoffs import Budget, Cutoff
 from ctxeval.errors import InvalidRecordError
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
 from ctxeval.metrics.judgments import Credit, Judgments
@@ -29,15 +31,16 @@ class MetricBase:
     mode: ClassVar[str]  # "text" or "id": the records it scores
 
     def __init__(
-        self, *, k: int | None = None, empty_ground_truth: EmptyGroundTruthPolicy = "zero"
+        self, *, k: Cutoff = None, empty_ground_truth: EmptyGroundTruthPolicy = "zero"
     ) -> None:
         owner = type(self).__name__
         self.k = check_k(owner, k)
         self.empty_ground_truth = check_policy(owner, empty_ground_truth)
 
     def _judge_k(self) -> int | None:
-        """How many retrieved items to judge (all of them when a metric needs the whole list)."""
-        return self.k
+        """How many retrieved items to judge (all of them when a metric needs the whole list,
+        or its cut-off is a budget)."""
+        return self.k if isinstance(self.k, int) else None
 
     def credit_rule(self) -> Credit:
         """How hits are credited (only rank metrics have a choice)."""
@@ -47,12 +50,13 @@ class MetricBase:
         """True when a value at any cut-off depends on the whole retrieved list."""
         return False
 
-    def judge_depth(self, ks: tuple[int | None, ...]) -> int | None:
+    def judge_depth(self, ks: tuple[Cutoff, ...]) -> int | None:
         """How many retrieved items to judge so that every cut-off in ``ks`` is a prefix
-        (None: all of them)."""
-        if None in ks or self.needs_whole_list():
+        (None: all of them; a budget may take all of them)."""
+        counts = [k for k in ks if isinstance(k, int)]
+        if len(counts) < len(ks) or self.needs_whole_list():
             return None
-        return max(k for k in ks if k is not None)
+        return max(counts)
 
     def measures(self) -> tuple[Measure, ...]:
         """The measures this metric computes, in the order of ``keys``, without a cut-off."""
@@ -75,13 +79,13 @@ class MetricBase:
         ``relevance_level``, as trec_eval does), every value None ("skip": aggregates leave it
         out and count it), or an error.
         """
-        k = self.k if k is None else k
+        cutoff: Cutoff = self.k if k is None else None if k == WHOLE_LIST else k
         if judgments.num_relevant == 0:
             if self.empty_ground_truth == "error":
                 raise self.empty_ground_truth_error(location)
             if self.empty_ground_truth == "skip":
                 return dict.fromkeys(self.keys, None)
-        return self._scores(judgments, k)
+        return self._scores(judgments, cutoff)
 
     def empty_ground_truth_error(self, location: str | None) -> InvalidRecordError:
         """The error of ``empty_ground_truth="error"`` for a record with no relevant item."""
@@ -92,7 +96,7 @@ class MetricBase:
             location=location,
         )
 
-    def _scores(self, judgments: Judgments, k: int | None) -> Scores:
+    def _scores(self, judgments: Judgments, k: Cutoff) -> Scores:
         return {
             key: (measure if measure.k is not None else measure.at(k))(judgments)
             for key, measure in zip(self.keys, self.measures(), strict=True)
@@ -106,7 +110,7 @@ class MetricBase:
     def _options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {}
         if self.k is not None:
-            opts["k"] = self.k
+            opts["k"] = str(self.k) if isinstance(self.k, Budget) else self.k
         if self.empty_ground_truth != "zero":
             opts["empty_ground_truth"] = self.empty_ground_truth
         return opts
@@ -159,7 +163,7 @@ class RankMetricsMixin(MetricBase):
         return self.rank_options.ideal == "retrieved"
 
     def _judge_k(self) -> int | None:
-        return None if self.needs_whole_list() else self.k
+        return None if self.needs_whole_list() else super()._judge_k()
 
     def _measures(self) -> tuple[Measure, ...]:
         o = self.rank_options

@@ -36,6 +36,8 @@ from ctxeval.metrics.reference import power_by_squaring
 __all__ = [
     "CORE",
     "BatchJudgments",
+    "Cut",
+    "IntArray",
     "judge_batch",
     "measure_values",
     "set_counts",
@@ -45,6 +47,10 @@ __all__ = [
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+Cut = int | IntArray | None
+"""A cut-off as the core takes it: a number of chunks, ``None`` for the whole list, or one number
+per record: a budget's :meth:`~ctxeval.budgets.BudgetCut.equivalent_k`, never beyond the record's
+list except for the whole list, given as a count no list reaches."""
 
 NEVER = np.iinfo(np.int64).max
 """``first_match`` of a padding column, or of a ground-truth unit never matched."""
@@ -112,8 +118,9 @@ class BatchJudgments:
         """Linear-gain DCG of the ideal ranking at every rank."""
         return _dcg_so_far(self.ideal)
 
-    def cut(self, k: int | None) -> IntArray:
-        """Units kept by the cut-off ``k`` per record (``k`` counts chunks)."""
+    def cut(self, k: Cut) -> IntArray:
+        """Units kept by the cut-off ``k`` per record (``k`` counts chunks: one number for
+        every record, or one per record)."""
         if k is None:
             return self.n
         if self.chunk_ends is None or self.chunks is None:
@@ -245,11 +252,11 @@ def _divide(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> Float
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
 
-def _hits(j: BatchJudgments, k: int | None) -> IntArray:
+def _hits(j: BatchJudgments, k: Cut) -> IntArray:
     return _at(j.hits_so_far, j.cut(k))
 
 
-def set_counts(j: BatchJudgments, k: int | None) -> IntArray:
+def set_counts(j: BatchJudgments, k: Cut) -> IntArray:
     """The counts behind the set measures, one row per record: relevant retrieved units,
     retrieved units, matched ground-truth units, ground-truth units (for micro averages)."""
     cut = j.cut(k)
@@ -272,37 +279,39 @@ def _dcg_so_far(gains: FloatArray) -> FloatArray:
 # -- the measures ----------------------------------------------------------------------------
 
 
-def context_precision(j: BatchJudgments, k: int | None) -> FloatArray:
+def context_precision(j: BatchJudgments, k: Cut) -> FloatArray:
     counts = set_counts(j, k)
     return _divide(counts[:, 0], counts[:, 1])
 
 
-def context_recall(j: BatchJudgments, k: int | None) -> FloatArray:
+def context_recall(j: BatchJudgments, k: Cut) -> FloatArray:
     counts = set_counts(j, k)
     return _divide(counts[:, 2], counts[:, 3])
 
 
-def context_f1(j: BatchJudgments, k: int | None) -> FloatArray:
+def context_f1(j: BatchJudgments, k: Cut) -> FloatArray:
     p, r = context_precision(j, k), context_recall(j, k)
     total = p + r
     return np.divide(2 * p * r, total, out=np.zeros_like(p), where=total > 0)
 
 
-def precision(j: BatchJudgments, k: int | None, *, precision_denominator: str = "k") -> FloatArray:
+def precision(j: BatchJudgments, k: Cut, *, precision_denominator: str = "k") -> FloatArray:
     if precision_denominator == "k" and k is not None and j.chunk_ends is None:
+        if isinstance(k, np.ndarray):  # a budget's cut-offs (never beyond a record's list)
+            return _divide(_hits(j, k), j.cut(k))  # a budget that takes no chunk: 0.0
         return _hits(j, k) / float(k)
     return _divide(_hits(j, k), j.cut(k))
 
 
-def recall(j: BatchJudgments, k: int | None) -> FloatArray:
+def recall(j: BatchJudgments, k: Cut) -> FloatArray:
     return _divide(_hits(j, k), j.m)
 
 
-def hits(j: BatchJudgments, k: int | None) -> FloatArray:
+def hits(j: BatchJudgments, k: Cut) -> FloatArray:
     return _hits(j, k).astype(np.float64)
 
 
-def f1(j: BatchJudgments, k: int | None) -> FloatArray:
+def f1(j: BatchJudgments, k: Cut) -> FloatArray:
     p, r = precision(j, k), recall(j, k)
     total = p + r
     return np.where(
@@ -310,11 +319,11 @@ def f1(j: BatchJudgments, k: int | None) -> FloatArray:
     )
 
 
-def hit_rate(j: BatchJudgments, k: int | None) -> FloatArray:
+def hit_rate(j: BatchJudgments, k: Cut) -> FloatArray:
     return np.where(_hits(j, k) > 0, 1.0, 0.0)
 
 
-def reciprocal_rank(j: BatchJudgments, k: int | None, *, granular: bool = False) -> FloatArray:
+def reciprocal_rank(j: BatchJudgments, k: Cut, *, granular: bool = False) -> FloatArray:
     if granular:
         return granular_reciprocal_rank(j, k)
     within = j.hits & (np.arange(j.hits.shape[1]) < j.cut(k)[:, None])
@@ -323,7 +332,7 @@ def reciprocal_rank(j: BatchJudgments, k: int | None, *, granular: bool = False)
 
 def average_precision(
     j: BatchJudgments,
-    k: int | None,
+    k: Cut,
     *,
     ap_denominator: str = "relevant",
     ap_credit: str = "one_to_one",
@@ -341,7 +350,7 @@ def average_precision(
 
 def ndcg(
     j: BatchJudgments,
-    k: int | None,
+    k: Cut,
     *,
     gain: str = "linear",
     ideal: str = "ground_truth",
@@ -389,7 +398,7 @@ def tie_averaged(j: BatchJudgments, gains: FloatArray) -> FloatArray:
     return np.asarray(total / (end - start), dtype=np.float64)
 
 
-def granular_reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
+def granular_reciprocal_rank(j: BatchJudgments, k: Cut) -> FloatArray:
     """The mean of 1 / rank over the units in the top ``k`` that match some ground truth
     (llama-index's granular MRR)."""
     cut = j.cut(k)
@@ -398,12 +407,12 @@ def granular_reciprocal_rank(j: BatchJudgments, k: int | None) -> FloatArray:
     return _divide(_at(np.cumsum(inverse, axis=1), cut), within.sum(axis=1))
 
 
-def dcg(j: BatchJudgments, k: int | None, *, gain: str = "linear") -> FloatArray:
+def dcg(j: BatchJudgments, k: Cut, *, gain: str = "linear") -> FloatArray:
     gains = _exponential(j.gains) if gain == "exponential" else j.gains
     return _at(_dcg_so_far(gains), j.cut(k))
 
 
-def r_precision(j: BatchJudgments, k: int | None) -> FloatArray:
+def r_precision(j: BatchJudgments, k: Cut) -> FloatArray:
     return _divide(_at(j.hits_so_far, np.minimum(j.cut(k), j.m)), j.m)
 
 
@@ -415,7 +424,7 @@ def _judged_nonrelevant(j: BatchJudgments) -> tuple[BoolArray, IntArray]:
     return ~j.relevant & judged, j.m
 
 
-def bpref(j: BatchJudgments, k: int | None) -> FloatArray:
+def bpref(j: BatchJudgments, k: Cut) -> FloatArray:
     """Per hit: 1 - min(non-relevant above, R) / min(judged non-relevant, R); summed, over R."""
     nonrelevant, bound = _judged_nonrelevant(j)
     above = np.cumsum(nonrelevant, axis=1)  # at a hit, the non-relevant ranks above it
@@ -435,7 +444,7 @@ def _recall_cutoff(recall: float, relevant: IntArray, rounding: str) -> IntArray
 
 
 def iprec_at_recall(
-    j: BatchJudgments, k: int | None, *, recall: float = 0.0, recall_rounding: str = "trec_eval9"
+    j: BatchJudgments, k: Cut, *, recall: float = 0.0, recall_rounding: str = "trec_eval9"
 ) -> FloatArray:
     """The best precision at or below the rank where ``recall`` is reached."""
     cut = j.cut(k)
@@ -457,28 +466,28 @@ def _powers(base: float, size: int) -> FloatArray:
     return np.array([power_by_squaring(base, i) for i in range(size)], dtype=np.float64)
 
 
-def rbp(j: BatchJudgments, k: int | None, *, persistence: float = 0.8) -> FloatArray:
+def rbp(j: BatchJudgments, k: Cut, *, persistence: float = 0.8) -> FloatArray:
     weighted = np.where(j.hits, j.gains * _powers(persistence, j.hits.shape[1]), 0.0)
     return (1 - persistence) * _at(np.cumsum(weighted, axis=1), j.cut(k))
 
 
-def gm_map(j: BatchJudgments, k: int | None) -> FloatArray:
+def gm_map(j: BatchJudgments, k: Cut) -> FloatArray:
     return average_precision(j, k)
 
 
-def num_q(j: BatchJudgments, k: int | None) -> FloatArray:
+def num_q(j: BatchJudgments, k: Cut) -> FloatArray:
     return np.ones(len(j), dtype=np.float64)
 
 
-def num_ret(j: BatchJudgments, k: int | None) -> FloatArray:
+def num_ret(j: BatchJudgments, k: Cut) -> FloatArray:
     return j.cut(k).astype(np.float64)
 
 
-def num_rel(j: BatchJudgments, k: int | None) -> FloatArray:
+def num_rel(j: BatchJudgments, k: Cut) -> FloatArray:
     return j.m.astype(np.float64)
 
 
-def num_rel_ret(j: BatchJudgments, k: int | None) -> FloatArray:
+def num_rel_ret(j: BatchJudgments, k: Cut) -> FloatArray:
     return _hits(j, k).astype(np.float64)
 
 
@@ -512,7 +521,7 @@ CORE: dict[str, CoreFn] = {
 
 
 def measure_values(
-    j: BatchJudgments, name: str, k: int | None, options: Iterable[tuple[str, Any]] = ()
+    j: BatchJudgments, name: str, k: Cut, options: Iterable[tuple[str, Any]] = ()
 ) -> FloatArray:
     """One measure at one cut-off for every record of the batch."""
     return CORE[name](j, k, **dict(options))

@@ -16,7 +16,7 @@ from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetric
 from ctxeval.metrics.judgments import Judgments, judge_ids
 from ctxeval.validation import (
     EmptyGroundTruthPolicy,
-    check_k,
+    check_count,
     check_relevance_level,
     validate_ids,
     validate_qrels,
@@ -65,7 +65,9 @@ class IdMetric(MetricBase):
         relevance_level: float = 1,
         empty_ground_truth: EmptyGroundTruthPolicy = "zero",
     ) -> None:
-        super().__init__(k=k, empty_ground_truth=empty_ground_truth)
+        super().__init__(
+            k=check_count(type(self).__name__, k), empty_ground_truth=empty_ground_truth
+        )
         self.relevance_level = check_relevance_level(type(self).__name__, relevance_level)
 
     def judge(
@@ -122,7 +124,7 @@ class IDRankedRetrievalMetrics(RankMetricsMixin, IdMetric):
         empty_ground_truth: EmptyGroundTruthPolicy = "zero",
     ) -> None:
         super().__init__(
-            k=check_k("IDRankedRetrievalMetrics", k),
+            k=check_count("IDRankedRetrievalMetrics", k),
             relevance_level=relevance_level,
             empty_ground_truth=empty_ground_truth,
         )

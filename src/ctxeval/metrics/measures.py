@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ctxeval.errors import SpecError
+from ctxeval.cutoffs import Budget, Cutoff
+from ctxeval.errors import InvalidArgumentError, SpecError
 from ctxeval.metrics import core, span_core, span_reference
 from ctxeval.metrics import reference as ref
 from ctxeval.metrics.judgments import Judgments
@@ -47,6 +48,8 @@ __all__ = [
 ]
 
 Implementation = Literal["core", "reference"]
+NOT_GIVEN: Any = object()
+"""The cut-off of a measure at a budget when none is given (an error: a budget is per record)."""
 IMPLEMENTATIONS: tuple[Implementation, ...] = ("core", "reference")
 
 
@@ -268,7 +271,7 @@ class Measure:
     """
 
     name: str
-    k: int | None = None
+    k: Cutoff = None
     options: tuple[tuple[str, Any], ...] = ()
 
     def __str__(self) -> str:
@@ -286,7 +289,7 @@ class Measure:
     def definition(self) -> MeasureDefinition:
         return MEASURES[self.name]
 
-    def at(self, k: int | None) -> Measure:
+    def at(self, k: Cutoff) -> Measure:
         """The same measure at another cut-off."""
         return Measure(self.name, k, self.options)
 
@@ -299,17 +302,33 @@ class Measure:
         hits are decided and spans measured, not how they are counted)."""
         return {key: value for key, value in self.options if key not in JUDGING_OPTIONS}
 
-    def __call__(self, judgments: Judgments | RecordSpans) -> float:
+    def __call__(self, judgments: Judgments | RecordSpans, chunks: Any = NOT_GIVEN) -> float:
         """The reference value of this measure for one judged record (its spans, for a span
-        measure)."""
-        return self.definition.reference(judgments, self.k, **self.formula_options())
+        measure); at a budget, ``chunks``
+        is the cut-off the budget stands for in this record (a count, or None for the whole
+        list: :meth:`~ctxeval.budgets.BudgetCut.equivalent_k`)."""
+        return self.definition.reference(
+            judgments, self._count(self.k, chunks), **self.formula_options()
+        )
 
-    def values(self, batch: core.BatchJudgments | SpanBatch) -> Any:
-        """The core's values of this measure for every record of a batch."""
-        return self.definition.core(batch, self.k, **self.formula_options())
+    def values(self, batch: core.BatchJudgments | SpanBatch, chunks: Any = NOT_GIVEN) -> Any:
+        """The core's values of this measure for every record of a batch; at a budget,
+        ``chunks`` holds the cut-off it stands for in each record (an array)."""
+        return self.definition.core(batch, self._count(self.k, chunks), **self.formula_options())
+
+    @staticmethod
+    def _count(k: Cutoff, chunks: Any) -> Any:
+        if not isinstance(k, Budget):
+            return k
+        if chunks is NOT_GIVEN:
+            raise InvalidArgumentError(
+                f"a measure at the budget {k} needs the chunks the budget takes for each "
+                "record; evaluate it with RetrievalEvaluator or score_batch"
+            )
+        return chunks
 
 
-def make_measure(name: str, k: int | None = None, **options: Any) -> Measure:
+def make_measure(name: str, k: Cutoff = None, **options: Any) -> Measure:
     """A measure from its canonical name and options (validated; defaults dropped)."""
     return parse_measure(str(Measure(name, k, tuple(sorted(options.items())))))
 
@@ -331,7 +350,7 @@ def parse_measure(spec: str | Measure) -> Measure:
         name, k = trec["name"].lower(), int(trec["k"])
         if k < 1:
             raise SpecError(f"{spec!r}: the cut-off must be at least 1")
-    if k is not None and cutoff_problem(k):
+    if isinstance(k, int) and cutoff_problem(k):
         raise SpecError(f"{spec!r}: the cut-off is {k}; {cutoff_problem(k)}")
     if name in _PRESET_OPTIONS:
         name, preset = _PRESET_OPTIONS[name]

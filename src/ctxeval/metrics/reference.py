@@ -111,7 +111,7 @@ def precision(
     n = j.cutoff(k)
     found = sum(j.hits[:n])
     if precision_denominator == "k" and k is not None and j.chunk_ends is None:
-        return found / k
+        return found / k if k else 0.0  # k == 0: a budget that takes no chunk
     return found / n if n else 0.0
 
 

@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
+from ctxeval.cutoffs import Budget
 from ctxeval.errors import ConventionWarning, InvalidArgumentError, InvalidRecordError, type_name
 from ctxeval.metrics.core import stack_judgments
 from ctxeval.metrics.judgments import Judgments, judge_ids
@@ -162,6 +163,12 @@ def evaluate_run(
     parsed: list[tuple[str, Measure]] = [(str(m), m) for m in canonical]
     if not parsed:
         raise InvalidArgumentError("evaluate_run(measures=...): give at least one measure")
+    budgets = [spec for spec, m in parsed if isinstance(m.k, Budget)]
+    if budgets:
+        raise InvalidArgumentError(
+            f"evaluate_run(measures=...): {budgets[0]!r} has a budget, which needs the chunks' "
+            "texts; evaluate_run scores ids: give a number of documents (e.g. 'ndcg@10')"
+        )
     for mapping, name in ((run, "run"), (qrels, "qrels")):
         if not isinstance(mapping, Mapping):
             raise InvalidArgumentError(
@@ -322,9 +329,10 @@ def _depth(measures: list[Measure]) -> int | None:
     whole = any(
         "ideal" in m.definition.options and m.option("ideal") == "retrieved" for m in measures
     )
-    if whole or None in ks:
+    counts = [k for k in ks if isinstance(k, int)]
+    if whole or len(counts) < len(ks):
         return None
-    return max(k for k in ks if k is not None)
+    return max(counts)
 
 
 def _values(

@@ -311,10 +311,12 @@ def span_totals(
 
 
 def span_counts_at(
-    batch: SpanBatch, k: int | None, convention: SpanConvention = "union"
+    batch: SpanBatch, k: int | IntArray | None, convention: SpanConvention = "union"
 ) -> IntArray:
-    """:func:`span_totals` at the cut-off ``k`` (``min(k, n)`` items; None: all), computed
-    once per batch, cut-off and convention."""
+    """:func:`span_totals` at the cut-off ``k`` (``min(k, n)`` items; None: all; one count per
+    record at a budget), computed once per batch, cut-off and convention."""
+    if isinstance(k, np.ndarray):  # a budget's chunks, record by record
+        return span_totals(batch, np.minimum(batch.n, k), None, convention)
     key = (k, convention)
     found = batch.cache.get(key)
     if found is None:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ctxeval.budgets import budget_cut
+from ctxeval.cutoffs import Budget
 from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.matching.builtin import BuiltinStrategy
@@ -166,7 +168,17 @@ class TextMetric(MetricBase):
     ) -> Scores:
         record = self.judge(retrieved_context, ground_truth_context)
         warn_tokenless(record.tokenless, self.matching_strategy, stacklevel=2)
-        return self.scores(record.judgments)
+        return self.scores(record.judgments, self._budget_chunks(retrieved_context))
+
+    def _budget_chunks(self, retrieved_context: object) -> int | None:
+        """At a budget, the number of whole chunks it takes from this record (counting tokens
+        with the ROUGE tokenizer; an evaluation offers other counters and policies)."""
+        if not isinstance(self.k, Budget):
+            return None
+        texts = [
+            t for t in validate_texts(retrieved_context, "retrieved_context") if isinstance(t, str)
+        ]
+        return int(budget_cut([texts], self.k).equivalent_k()[0])
 
     def _identity(self) -> tuple[Any, ...]:
         return (self.matching_strategy,)
