@@ -11,8 +11,8 @@ definitions.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,7 @@ __all__ = [
     "FloatArray",
     "best_runs",
     "holm",
+    "leader",
     "paired_statistics",
     "random_stream",
 ]
@@ -197,3 +198,36 @@ def best_runs(means: Mapping[str, float | None]) -> tuple[str, ...]:
         return ()
     top = max(known.values())
     return tuple(name for name, mean in known.items() if top - mean <= TIE_TOLERANCE)
+
+
+class Signed(Protocol):
+    """What :func:`leader` reads of a comparison with the baseline."""
+
+    run: str
+    diff: float | None
+    significant: bool
+    wins: int
+    losses: int
+
+
+def leader(best: Sequence[str], baseline: str, comparisons: Iterable[Signed]) -> str | None:
+    """The run with the highest mean, when the tests order it above every other run; else None.
+
+    Only comparisons with the baseline are tested, so the order goes through the baseline: the
+    baseline leads when every other run is significantly below it; another run leads when it is
+    significantly above the baseline and every remaining run is significantly below the baseline
+    or level with it on every query.
+    """
+    if len(best) != 1:
+        return None
+    top = best[0]
+    for item in comparisons:
+        above = item.significant and item.diff is not None and item.diff > 0
+        below = item.significant and item.diff is not None and item.diff < 0
+        level = top != baseline and item.wins == item.losses == 0
+        if item.run == top:
+            if not above:
+                return None
+        elif not (below or level):
+            return None
+    return top
