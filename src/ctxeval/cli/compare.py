@@ -257,7 +257,7 @@ def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
         )
     named = [m for m in options["metric_columns"] if m != "all"]
     gates = list(options["gates"])
-    measures = list(dict.fromkeys([*named, *gates])) if named else list(TREC_MEASURES)
+    measures: Any = list(dict.fromkeys([*named, *gates])) if named else list(TREC_MEASURES)
     measures += [gate for gate in gates if gate not in measures]
     evaluator = RetrievalEvaluator.from_trec(
         path,

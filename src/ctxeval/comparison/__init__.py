@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ctxeval.comparison.collapse import identical_groups
 from ctxeval.comparison.inputs import (
     RunInput,
     align_runs,
@@ -36,7 +37,6 @@ from ctxeval.comparison.inputs import (
     named_runs,
     value_of,
 )
-from ctxeval.comparison.collapse import identical_groups
 from ctxeval.comparison.model import (
     Alignment,
     ComparisonReport,
@@ -44,6 +44,7 @@ from ctxeval.comparison.model import (
     PairedComparison,
     RunAlignment,
 )
+from ctxeval.comparison.settings import RunSettings, run_settings
 from ctxeval.comparison.stats import (
     TIE_TOLERANCE,
     best_runs,
@@ -52,7 +53,6 @@ from ctxeval.comparison.stats import (
     paired_statistics,
     random_stream,
 )
-from ctxeval.comparison.settings import RunSettings, run_settings
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.exact import exact_mean
 from ctxeval.validation import check_choice
@@ -160,7 +160,9 @@ def compare(
     rows: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     for metric in shown:
-        row, stats = _paired(values[metric], names, baseline, metric, test, n_resamples, seed, alpha)
+        row, stats = _paired(
+            values[metric], names, baseline, metric, test, n_resamples, seed, alpha
+        )
         rows.append({"metric": metric, **row})
         for j, other in enumerate(others):
             pending.append(

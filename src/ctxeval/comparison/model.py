@@ -240,9 +240,7 @@ class ComparisonReport:
         """The metrics shown once because they equal another on these queries, in one line."""
         if not self.identical:
             return None
-        groups = "; ".join(
-            " = ".join([kept, *equal]) for kept, equal in self.identical.items()
-        )
+        groups = "; ".join(" = ".join([kept, *equal]) for kept, equal in self.identical.items())
         return f"identical per query in every run, shown and tested once (first name): {groups}"
 
     def setting(self, name: str) -> str:

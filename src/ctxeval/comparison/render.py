@@ -81,8 +81,7 @@ def render_markdown(report: ComparisonReport, digits: int = 4) -> str:
 
 def _title(report: ComparisonReport) -> str:
     return (
-        f"{len(report.runs)} runs on {report.alignment.queries} queries, "
-        f"baseline {report.baseline}"
+        f"{len(report.runs)} runs on {report.alignment.queries} queries, baseline {report.baseline}"
     )
 
 

@@ -203,11 +203,16 @@ def best_runs(means: Mapping[str, float | None]) -> tuple[str, ...]:
 class Signed(Protocol):
     """What :func:`leader` reads of a comparison with the baseline."""
 
-    run: str
-    diff: float | None
-    significant: bool
-    wins: int
-    losses: int
+    @property
+    def run(self) -> str: ...
+    @property
+    def diff(self) -> float | None: ...
+    @property
+    def significant(self) -> bool: ...
+    @property
+    def wins(self) -> int: ...
+    @property
+    def losses(self) -> int: ...
 
 
 def leader(best: Sequence[str], baseline: str, comparisons: Iterable[Signed]) -> str | None:
