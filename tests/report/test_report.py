@@ -44,10 +44,13 @@ def test_report_has_every_section(evaluated: tuple[dict, dict], tmp_path: Path) 
     for name in NAMES:
         assert name in page
     assert page.count('<img src="data:image/png;base64,') == 3  # curves, first rank, scatter
-    assert "Worst queries by context_recall@10" in page
+    assert "Queries where the runs disagree most" in page
     assert "Ground truth" in page
     assert f"{report.row('ndcg@10').means['fixed-100']:.4f}" in page
-    assert "<script" not in page  # self-contained, static
+    # Self-contained: one inline script, nothing fetched.
+    assert page.count("<script") == 1
+    assert "<script>" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
 
 
 def test_text_from_the_data_is_escaped(tmp_path: Path) -> None:
@@ -115,7 +118,7 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
     assert len(images) == 3
     assert all(complete and width > 100 and height > 100 for complete, width, height in images)
     assert title == "ctxeval: retrieval comparison"
-    assert headings[:2] == ["Comparison", "Plots"]
+    assert headings[:3] == ["What was compared", "Comparison", "Metrics at every cut-off"]
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
@@ -127,10 +130,10 @@ def _write(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def _columns(page: str) -> dict[tuple[str, str], tuple[str, list[bool]]]:
     """{(query id, run): (the note above the chunks, whether each shown chunk is marked)}."""
-    worst = page[page.index("<h2>Worst queries") :]
+    worst = page[page.index("<h2>Queries where the runs disagree most") :]
     found = {}
-    for block in worst.split('<div class="query">')[1:]:
-        qid = re.match(r"<h3>([^ <]+)", block).group(1)  # type: ignore[union-attr]
+    for block in re.split(r'<details class="query"(?: open)?>', worst)[1:]:
+        qid = re.match(r"<summary>([^ <]+)", block).group(1)  # type: ignore[union-attr]
         for column in block.split('<div class="col">')[1:]:
             run = re.match(r"<h4>([^ <]+)", column).group(1)  # type: ignore[union-attr]
             note = re.search(r'<p class="note">(.*?)</p>', column)

@@ -25,6 +25,7 @@ __all__ = [
     "best_runs",
     "holm",
     "leader",
+    "mean_interval",
     "paired_statistics",
     "random_stream",
 ]
@@ -121,6 +122,17 @@ def paired_statistics(
             }
         )
     return out
+
+
+def mean_interval(
+    values: FloatArray, rng: np.random.Generator, n_resamples: int, alpha: float
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of one run's mean at level 1 - ``alpha``: the paired
+    bootstrap of :func:`paired_statistics` applied to the values themselves."""
+    column = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, 1)
+    means = _bootstrap_means(column, rng, n_resamples)[:, 0]
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
 
 
 def _tolerance(column: FloatArray) -> float:
