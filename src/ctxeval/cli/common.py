@@ -420,3 +420,19 @@ def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any]
         f" {summary.get('empty_ground_truth', 0)} with empty ground truth)"
     )
     return "\n".join([header, *(f"  {k:<{width}}  {v:>8}" for k, v in rows)])
+
+
+def check_report_path(path: str, inputs: Sequence[str | None]) -> None:
+    """``--report``: an .html file that is none of the inputs, checked before any scoring."""
+    from ctxeval.io.paths import check_output
+
+    check_output(path, flag="--report", inputs=inputs, suffixes=(".html", ".htm"))
+
+
+def write_run_report(path: str, result: Any, dataset: Any) -> None:
+    """``evaluate --report``: the single-run HTML report (``dataset``: the run's records, to show
+    the texts or ids of the lowest queries; None when they cannot be read again)."""
+    from ctxeval.report import write_result_report
+
+    written = save_or_fail(lambda: write_result_report(path, result, dataset=dataset), path)
+    click.echo(f"ctxeval: wrote {written}", err=True)

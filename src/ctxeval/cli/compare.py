@@ -387,7 +387,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
 
 def _evaluate_runs(
     named: list[tuple[str, str]], options: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every run's result, by name, and the datasets by name (for the report's texts).
 
     Everything is read and checked before the first run is scored: saved results are loaded,
@@ -408,13 +408,13 @@ def _evaluate_runs(
     options["chosen"], options["gated"] = chosen_metrics(
         options["metric_columns"], options["gates"], columns
     )
-    datasets: dict[str, str] = {}
+    datasets: dict[str, Any] = {}
     for name, (path, run) in prepared.items():
         click.echo(f"ctxeval: evaluating {path}", err=True)
         results[name] = run.run()
         report_skipped(results[name])
-        if not options["qrels"]:
-            datasets[name] = path
+        # A TREC run's records (ids and qrels) are built in memory by the evaluator.
+        datasets[name] = run.evaluator.dataset if options["qrels"] else path
     return {name: results[name] for name, _ in named}, datasets
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.comparison import ComparisonReport
-from ctxeval.comparison.curves import metric_curves
+from ctxeval.comparison.curves import metric_curves, split_column
 from ctxeval.comparison.queries import QueryRow, context_used, disagreement
 from ctxeval.comparison.settings import run_settings
 from ctxeval.exact import exact_mean
@@ -138,7 +138,7 @@ def _comparison_queries(
     return (
         f'<p class="note">{escape(metric)} per query; spread: highest minus lowest run. Sorted by '
         "spread (the runs' widest disagreement first), then by the mean across runs. Click a "
-        "header to sort.</p>" + query_table(header, rows)
+        "header to sort.</p>" + query_table(header, rows, runs=len(report.runs))
     )
 
 
@@ -229,18 +229,25 @@ def write_html_report(
 
 # -- a single run ---------------------------------------------------------------------------------
 def _aggregate_table(result: EvaluationResult, curves: Mapping[str, Any]) -> str:
+    """The aggregate as measures x cut-offs, each mean with its bootstrap interval below it."""
     bands = {
         f"{measure}@{point.k}": point
         for measure, by_run in curves.items()
         for points in by_run.values()
         for point in points
     }
-    rows = []
+    grid: dict[str, dict[str, str]] = {}
     for column, value in result.aggregate.items():
+        measure, k = split_column(column)
         band = bands.get(column)
-        interval = "" if band is None else f"[{fmt(band.low)}, {fmt(band.high)}]"
-        rows.append([escape(column), fmt(value), interval])
-    return table(["metric", "mean", "95% bootstrap interval"], rows)
+        interval = "" if band is None else f"<br><small>[{fmt(band.low)}, {fmt(band.high)}]</small>"
+        grid.setdefault(measure, {})["all" if k is None else str(k)] = fmt(value) + interval
+    ks = list(dict.fromkeys(k for cells in grid.values() for k in cells))
+    rows = [[escape(m), *(cells.get(k, "") for k in ks)] for m, cells in grid.items()]
+    header = ["metric", *(f"@{k}" for k in ks)]
+    note = '<p class="note">Macro means (micro_: pooled over queries); below each, the 95% '
+    note += "percentile bootstrap interval of the mean.</p>"
+    return table(header, rows) + note
 
 
 def result_html(
@@ -256,7 +263,8 @@ def result_html(
     bootstrap intervals, every metric at every cut-off, the context used, the per-query table
     (lowest first) and the lowest-scoring queries with their retrieved items (``dataset``: the
     run's records, a path or the records themselves)."""
-    name = run_settings(result.summary).source or "run"
+    source = run_settings(result.summary).source
+    name = Path(source).stem if source else "run"
     results = {name: result}
     columns = [c for c in result.aggregate if not c.startswith("micro_")]
     metric = focus or focus_metric(columns)

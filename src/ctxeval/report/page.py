@@ -51,7 +51,8 @@ th, td { padding: 6px 10px; border-bottom: 1px solid #e6e8ee; text-align: right;
 th:first-child, td:first-child, td.text, th.text { text-align: left; }
 thead th { background: #f0f2f6; font-weight: 600; }
 table.runs th, table.runs td { text-align: left; }
-th.sort { cursor: pointer; user-select: none; white-space: nowrap; } th.sort::after { content: " \\2195"; color: #999; }
+th.sort { cursor: pointer; user-select: none; white-space: nowrap; }
+th.sort::after { content: " \\2195"; color: #999; }
 td.best { font-weight: 700; } .sig { color: #c0392b; font-weight: 700; }
 .up { color: #1e8449; } .down { color: #c0392b; }
 .figs { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 16px; }
@@ -328,9 +329,13 @@ def scatter_plot(report: ComparisonReport, metric: str) -> str:
 
 # -- per query ------------------------------------------------------------------------------------
 def query_table(
-    header: Sequence[str], rows: Sequence[tuple[str, str, Sequence[float | None], bool]]
+    header: Sequence[str],
+    rows: Sequence[tuple[str, str, Sequence[float | None], bool]],
+    *,
+    runs: int = 1,
 ) -> str:
-    """The sortable, filterable per-query table: ``(id, question, numbers, differ)`` rows."""
+    """The sortable, filterable per-query table: ``(id, question, numbers, differ)`` rows;
+    with several ``runs``, a box to keep only the queries where they differ."""
     heads = "".join(
         f'<th class="sort{" text" if i < 2 else ""}">{escape(h)}</th>' for i, h in enumerate(header)
     )
@@ -346,7 +351,7 @@ def query_table(
     more = len(rows) - _TABLE_ROWS
     tools = (
         '<div class="tools"><input type="search" placeholder="filter by id or question">'
-        + ('<label><input type="checkbox"> only where the runs differ</label>' if rows else "")
+        + ('<label><input type="checkbox"> only where the runs differ</label>' if runs > 1 else "")
         + '<span class="count note"></span></div>'
     )
     tail = f'<p class="note">{more} more queries not shown.</p>' if more > 0 else ""
