@@ -13,8 +13,8 @@ import click
 
 from ctxeval.cli.common import (
     check_gate_names,
-    check_report_path,
     check_gates,
+    check_report_path,
     dataset_options,
     expected_columns,
     fail,
