@@ -111,10 +111,32 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
             headings = page.evaluate(
                 "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
             )
+            # The per-query table's script: filter by text, keep the differing queries, sort.
+            count = page.locator("details:has(table.queries) .count")
+            shown_at_first = count.text_content()
+            page.fill("details:has(table.queries) input[type=search]", "q00")
+            filtered = count.text_content()
+            page.fill("details:has(table.queries) input[type=search]", "")
+            page.check("details:has(table.queries) input[type=checkbox]")
+            differing = count.text_content()
+            page.click("table.queries th >> text=query")
+            first_ids = page.evaluate(
+                "Array.from(document.querySelectorAll('table.queries tbody tr'))"
+                ".slice(0, 3).map(r => r.cells[0].textContent)"
+            )
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
     assert errors == []
+    queries = report.alignment.queries
+    assert shown_at_first == f"{queries} of {queries} queries shown"
+    assert filtered == f"9 of {queries} queries shown"  # q001 ... q009
+    differ = sum(
+        len({v for v in (report.values["context_recall@10"][run][i] for run in report.runs)}) > 1
+        for i in range(queries)
+    )
+    assert differing == f"{differ} of {queries} queries shown"
+    assert first_ids == ["q001", "q002", "q003"]
     assert len(images) == 3
     assert all(complete and width > 100 and height > 100 for complete, width, height in images)
     assert title == "ctxeval: retrieval comparison"
