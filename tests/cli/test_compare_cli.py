@@ -198,3 +198,13 @@ def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:
     assert mixed.returncode == 2
     assert "--match apply to datasets, not to TREC runs" in mixed.stderr
     assert "Traceback" not in done.stderr + mixed.stderr
+
+
+def test_the_gate_from_a_config_file(saved: dict[str, Path], tmp_path: Path) -> None:
+    config = tmp_path / "ci.toml"
+    config.write_text('[compare]\nfail-if-worse = ["context_recall@10"]\n', encoding="utf-8")
+    done = ctxeval(
+        "compare", f"base={saved['fixed-100']}", f"p={saved['paragraph']}", "--config", config
+    )
+    assert done.returncode == 1, done.stderr
+    assert "gate failed: p is worse than base on context_recall@10" in done.stderr

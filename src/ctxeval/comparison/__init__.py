@@ -9,9 +9,14 @@ the same attributes.
 One job per module:
 
 - :mod:`~ctxeval.comparison.inputs`: loading, naming and aligning the runs;
-- :mod:`~ctxeval.comparison.stats`: random streams, the randomization test, the bootstrap, Holm;
+- :mod:`~ctxeval.comparison.collapse`: metrics whose per-query values are identical;
+- :mod:`~ctxeval.comparison.stats`: random streams, the randomization test, the bootstrap, Holm,
+  the leader;
+- :mod:`~ctxeval.comparison.settings`: what each run was evaluated with;
 - :mod:`~ctxeval.comparison.model`: the report's data;
-- :mod:`~ctxeval.comparison.render`: its renderings.
+- :mod:`~ctxeval.comparison.render`: its renderings;
+- :mod:`~ctxeval.comparison.curves` and :mod:`~ctxeval.comparison.queries`: the data of the HTML
+  report's per-k curves and per-query views.
 
 Reproducibility: every random draw comes from a PCG64 stream derived from ``seed``, the metric
 name and the test (:func:`random_stream`), so the same seed gives the same report to the last
