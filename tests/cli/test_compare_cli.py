@@ -187,6 +187,9 @@ def test_trec_runs_compare_with_the_numbers_of_evaluate(tmp_path: Path) -> None:
         for row in report["rows"]:
             assert row["means"][name] == aggregate[row["metric"]]  # bit for bit
     assert {row["metric"] for row in report["rows"]} <= set(aggregate)
+    text = ctxeval("compare", a, b, "--qrels", qrels, "--n-resamples", "100")
+    assert text.returncode == 0, text.stderr
+    assert "matching by id; cut-offs 5, 10, 100, all" in text.stdout  # TREC's default measures
 
 
 def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:

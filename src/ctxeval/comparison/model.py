@@ -252,10 +252,13 @@ class ComparisonReport:
         """What the runs were evaluated with: matching, convention and cut-offs."""
         if not self.settings:
             return ""
-        return (
-            f"matching {self.setting('strategy')}; convention {self.setting('convention')}; "
-            f"cut-offs {self.setting('ks')}"
-        )
+        items = self.settings.values()
+        by_id = all(item.strategy is None for item in items)
+        parts = ["matching by id" if by_id else f"matching {self.setting('strategy')}"]
+        if any(item.convention is not None for item in items):
+            parts.append(f"convention {self.setting('convention')}")
+        parts.append(f"cut-offs {self.setting('ks')}")
+        return "; ".join(parts)
 
     def notes(self) -> list[str]:
         """What a reader must know to read the numbers: queries not in every run, queries left
