@@ -477,10 +477,14 @@ def test_means_equal_the_aggregates_bit_for_bit(strategy: str) -> None:
     }
     report = compare(results, n_resamples=10)
     columns = [c for c in results["fixed-100"].aggregate if not c.startswith("micro_")]
-    assert list(report.metrics) == columns
-    for row in report.rows:
+    # Every column is compared, or listed as identical to one that is, in the columns' order.
+    listed = [m for kept in report.metrics for m in (kept, *report.identical.get(kept, ()))]
+    assert sorted(listed) == sorted(columns)
+    assert list(report.metrics) == [c for c in columns if c in report.metrics]
+    for column in columns:
+        row = report.row(column)
         for name, result in results.items():
-            assert row.means[name] == result.aggregate[row.metric], (row.metric, name)
+            assert row.means[name] == result.aggregate[column], (column, name)
     for item in report.comparisons:
         assert item.baseline_mean == results[item.baseline].aggregate[item.metric]
         assert item.run_mean == results[item.run].aggregate[item.metric]
@@ -559,7 +563,11 @@ def test_terminal_table(report: ComparisonReport) -> None:
         f"{means['semantic']:.4f}",
         "sentence|groups",
     ]
-    assert "* differs from fixed_512 with Holm-adjusted p < 0.05" in text
+    assert "*: differs from fixed_512 with Holm-adjusted p < 0.05 over 4 comparisons" in text
+    # One legend line says what every column of the comparison tables means.
+    legend = next(line for line in lines if line.startswith("diff: "))
+    for column in ("W/T/L: ", "n: queries compared", "p (Holm): p adjusted by Holm over 4"):
+        assert column in legend
     assert "sentence|groups vs fixed_512" in text
     assert "semantic vs fixed_512" in text
     item = report.comparison("sentence|groups", "context_recall@5")

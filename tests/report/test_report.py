@@ -44,15 +44,13 @@ def test_report_has_every_section(evaluated: tuple[dict, dict], tmp_path: Path) 
     for name in NAMES:
         assert name in page
     assert page.count('<img src="data:image/png;base64,') == 3  # curves, first rank, scatter
-    assert "Worst queries by context_recall@10" in page
+    assert "Queries where the runs disagree most" in page
     assert "Ground truth" in page
     assert f"{report.row('ndcg@10').means['fixed-100']:.4f}" in page
-    assert "<script" not in page  # self-contained, static
-    # how much text each run fed, a line per run
-    assert "Context used (mean per query)" in page
-    used = results["fixed-100"].summary["context_used"]["10"]
-    assert "fixed-100: 1: " in page
-    assert f"10: {used['chunks']:.1f} chunks" in page
+    # Self-contained: one inline script, nothing fetched.
+    assert page.count("<script") == 1
+    assert "<script>" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
 
 
 def test_text_from_the_data_is_escaped(tmp_path: Path) -> None:
@@ -113,14 +111,36 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
             headings = page.evaluate(
                 "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
             )
+            # The per-query table's script: filter by text, keep the differing queries, sort.
+            count = page.locator("details:has(table.queries) .count")
+            shown_at_first = count.text_content()
+            page.fill("details:has(table.queries) input[type=search]", "q00")
+            filtered = count.text_content()
+            page.fill("details:has(table.queries) input[type=search]", "")
+            page.check("details:has(table.queries) input[type=checkbox]")
+            differing = count.text_content()
+            page.click("table.queries th >> text=query")
+            first_ids = page.evaluate(
+                "Array.from(document.querySelectorAll('table.queries tbody tr'))"
+                ".slice(0, 3).map(r => r.cells[0].textContent)"
+            )
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
     assert errors == []
+    queries = report.alignment.queries
+    assert shown_at_first == f"{queries} of {queries} queries shown"
+    assert filtered == f"9 of {queries} queries shown"  # q001 ... q009
+    differ = sum(
+        len({v for v in (report.values["context_recall@10"][run][i] for run in report.runs)}) > 1
+        for i in range(queries)
+    )
+    assert differing == f"{differ} of {queries} queries shown"
+    assert first_ids == ["q001", "q002", "q003"]
     assert len(images) == 3
     assert all(complete and width > 100 and height > 100 for complete, width, height in images)
     assert title == "ctxeval: retrieval comparison"
-    assert headings[:2] == ["Comparison", "Plots"]
+    assert headings[:3] == ["What was compared", "Comparison", "Metrics at every cut-off"]
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
@@ -132,10 +152,10 @@ def _write(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def _columns(page: str) -> dict[tuple[str, str], tuple[str, list[bool]]]:
     """{(query id, run): (the note above the chunks, whether each shown chunk is marked)}."""
-    worst = page[page.index("<h2>Worst queries") :]
+    worst = page[page.index("<h2>Queries where the runs disagree most") :]
     found = {}
-    for block in worst.split('<div class="query">')[1:]:
-        qid = re.match(r"<h3>([^ <]+)", block).group(1)  # type: ignore[union-attr]
+    for block in re.split(r'<details class="query"(?: open)?>', worst)[1:]:
+        qid = re.match(r"<summary>([^ <]+)", block).group(1)  # type: ignore[union-attr]
         for column in block.split('<div class="col">')[1:]:
             run = re.match(r"<h4>([^ <]+)", column).group(1)  # type: ignore[union-attr]
             note = re.search(r'<p class="note">(.*?)</p>', column)

@@ -570,3 +570,19 @@ def context_rows(summary: dict[str, Any]) -> list[list[str]]:
     rows = [["cut-off", *names]]
     rows += [[label, *(f"{means[name]:.1f}" for name in names)] for label, means in used.items()]
     return rows
+
+
+def check_report_path(path: str, inputs: Sequence[str | None]) -> None:
+    """``--report``: an .html file that is none of the inputs, checked before any scoring."""
+    from ctxeval.io.paths import check_output
+
+    check_output(path, flag="--report", inputs=inputs, suffixes=(".html", ".htm"))
+
+
+def write_run_report(path: str, result: Any, dataset: Any) -> None:
+    """``evaluate --report``: the single-run HTML report (``dataset``: the run's records, to show
+    the texts or ids of the lowest queries; None when they cannot be read again)."""
+    from ctxeval.report import write_result_report
+
+    written = save_or_fail(lambda: write_result_report(path, result, dataset=dataset), path)
+    click.echo(f"ctxeval: wrote {written}", err=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import glob
 import json
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +14,7 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import (
+    EXIT_GATE,
     PreparedRun,
     dataset_options,
     fail,
@@ -25,74 +29,264 @@ from ctxeval.cli.dialect import cli_syntax
 _EPILOG_COMPARE = """\b
 Examples:
   ctxeval compare runs/fixed-512.jsonl runs/sentence.jsonl runs/semantic.jsonl --report report.html
-  ctxeval compare a.jsonl b.jsonl -k 5 -k 10 --baseline a --format markdown
-  ctxeval compare results-a.jsonl results-b.jsonl   # results saved with 'evaluate -o'
+  ctxeval compare base=runs/a/results.jsonl new=runs/b/results.jsonl --baseline base
+  ctxeval compare base=bm25.trec new=dense.trec --qrels qrels.txt --fail-if-worse ndcg@10
+  ctxeval compare 'runs/*.trec' --qrels qrels.txt --metric all --format markdown
 """
+
+#: The measures a TREC run is evaluated with when no --metric names them (as 'evaluate').
+TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
+#: The metrics compared by default, each at its deepest cut-off: whether the relevant context
+#: was retrieved at all, and how high. The first name a run has of each group is used.
+DEFAULT_METRICS = (("context_recall", "recall"), ("ndcg",))
+
+
+def _first_line(path: str) -> bytes:
+    with open(path, "rb") as handle:  # bytes: a non-UTF-8 dataset is the reader's to report
+        return handle.readline()
 
 
 def _is_saved_result(path: str) -> bool:
     if not path.lower().endswith(".jsonl"):
         return False
-    with open(path, "rb") as handle:  # bytes: a non-UTF-8 dataset is the reader's to report
-        first = handle.readline()
     try:
-        return isinstance(json.loads(first), dict) and "ctxeval_result" in json.loads(first)
+        first = json.loads(_first_line(path))
     except ValueError:
         return False
+    return isinstance(first, dict) and "ctxeval_result" in first
 
 
-def _deepest_columns(results: dict[str, Any]) -> list[str]:
-    """Each metric once, at the deepest cut-off: a sweep of k would otherwise multiply the
-    comparisons that Holm's correction must pay for. With budgets, the largest budget: runs
-    are then compared at equal context, which fixed counts of chunks of different sizes are
-    not."""
-    first = next(iter(results.values()))
-    deepest: dict[str, tuple[tuple[int, str, int], str]] = {}
-    for column in first.aggregate:
-        if column.startswith("micro_"):
-            continue
-        name, _, k = column.partition("@")
-        depth = (0, "", int(k)) if k.isdigit() else (1, "", 0) if not k else (2, k[-1], int(k[:-1]))
-        if name not in deepest or depth > deepest[name][0]:
-            deepest[name] = (depth, column)
-    return [column for _, column in deepest.values()]
+def _looks_like_trec_run(path: str) -> bool:
+    parts = _first_line(path).split()
+    return len(parts) >= 6 and parts[1] == b"Q0"
 
 
-def _check_metric_names(
-    given: Sequence[str], wanted: Sequence[str], columns: dict[str, list[str]]
-) -> None:
-    """Stop, before scoring, at a --metric that some run will not have."""
+# -- runs named on the command line -------------------------------------------------------------
+def _split_name(arg: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` or a plain path (an existing file whose name holds '=' stays a path)."""
+    if os.path.exists(arg) or "=" not in arg:
+        return None, arg
+    name, _, path = arg.partition("=")
+    if not name:
+        fail(f"{arg!r}: the run name before '=' is empty; write NAME=PATH, e.g. base=run.jsonl")
+    if not path:
+        fail(f"{arg!r}: the path after '=' is empty; write NAME=PATH, e.g. {name}=run.jsonl")
+    return name, path
+
+
+def _expand(arg: str, name: str | None, path: str) -> list[str]:
+    """The files of one argument: the path, or the files a glob pattern matches (sorted)."""
+    if os.path.exists(path) or not glob.has_magic(path):
+        if not os.path.isfile(path):
+            what = "is a directory" if os.path.isdir(path) else "does not exist"
+            fail(f"{path}: {what}; give a dataset, a saved result or a TREC run file")
+        return [path]
+    matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
+    if not matches:
+        fail(f"{path}: no file matches the pattern")
+    if name is not None and len(matches) > 1:
+        fail(
+            f"{arg!r}: the pattern matches {len(matches)} files and NAME=PATH names one run; "
+            "name each file, or drop the name to name the runs after their files"
+        )
+    return matches
+
+
+def named_run_paths(args: Sequence[str]) -> list[tuple[str, str]]:
+    """``[(run name, path)]``: NAME=PATH names a run; other runs are named after their file
+    stems, made unique with -2, -3, ...; globs are expanded."""
+    given: list[tuple[str | None, str]] = []
+    for arg in args:
+        name, path = _split_name(arg)
+        given += [(name, match) for match in _expand(arg, name, path)]
+    explicit = [name for name, _ in given if name is not None]
+    twice = sorted({name for name in explicit if explicit.count(name) > 1})
+    if twice:
+        fail(f"run name {twice[0]!r} is given twice; give each run its own NAME=PATH")
+    taken = set(explicit)
+    named: list[tuple[str, str]] = []
+    for name, path in given:
+        if name is None:
+            stem = Path(path).stem or "run"
+            name, n = stem, 2
+            while name in taken:
+                name, n = f"{stem}-{n}", n + 1
+        taken.add(name)
+        named.append((name, path))
+    return named
+
+
+def _baseline(given: str | None, named: list[tuple[str, str]]) -> str | None:
+    """--baseline names a run, or repeats its path."""
+    if given is None:
+        return None
+    names = [name for name, _ in named]
+    if given in names:
+        return given
+    for name, path in named:
+        if os.path.exists(given) and os.path.samefile(given, path):
+            return name
     from ctxeval.specs import unknown_name
 
-    for name, column in zip(given, wanted, strict=True):
-        for run, available in columns.items():
+    fail(str(unknown_name(None, "run", given, names, where="--baseline")))
+
+
+# -- metric columns -----------------------------------------------------------------------------
+def _split(column: str) -> tuple[str, tuple[int, str, int]]:
+    """A column's measure and how deep its cut-off reaches: counts by size, then the whole list,
+    then budgets (by unit, then size). With budgets the deepest is the largest budget, so runs
+    are compared at equal context, which counts of chunks of different sizes are not."""
+    name, _, k = column.partition("@")
+    if k.isdigit():
+        return name, (0, "", int(k))
+    if not k:
+        return name, (1, "", 0)
+    return name, (2, k[-1], int(k[:-1]) if k[:-1].isdigit() else 0)
+
+
+def _deepest(columns: Sequence[str]) -> dict[str, str]:
+    """``{measure: its column at the deepest cut-off}``, micro averages left out."""
+    deepest: dict[str, tuple[tuple[int, str, int], str]] = {}
+    for column in columns:
+        if column.startswith("micro_"):
+            continue
+        name, depth = _split(column)
+        if name not in deepest or depth > deepest[name][0]:
+            deepest[name] = (depth, column)
+    return {name: column for name, (_, column) in deepest.items()}
+
+
+def default_metrics(columns: Sequence[str]) -> list[str]:
+    """:data:`DEFAULT_METRICS` at the deepest cut-off; every metric there when a run has
+    neither."""
+    deepest = _deepest(columns)
+    chosen = []
+    for group in DEFAULT_METRICS:
+        found = next((deepest[name] for name in group if name in deepest), None)
+        if found is not None:
+            chosen.append(found)
+    return chosen or list(deepest.values())
+
+
+def _column(given: str, columns: Sequence[str], flag: str) -> str:
+    """A metric named on the command line as a result column; a name without '@k' is the
+    measure at its deepest cut-off."""
+    from ctxeval.specs import unknown_name
+
+    column = result_column(given)
+    if column in columns:
+        return column
+    if "@" not in given and column in _deepest(columns):
+        return _deepest(columns)[column]
+    available = [c for c in columns if not c.startswith("micro_")]
+    fail(str(unknown_name(None, "measure", given, available, where=f"{flag} {given}")))
+
+
+def chosen_metrics(
+    metrics: Sequence[str], gates: Sequence[str], columns: dict[str, list[str]]
+) -> tuple[list[str], list[str]]:
+    """The columns to compare (``--metric``; default :func:`default_metrics`; ``all``: every
+    metric at the deepest cut-off), then each gate's column, added when not compared. Checked
+    against every run's columns before anything is scored."""
+    first = next(iter(columns.values()))
+    if list(metrics) == ["all"]:
+        wanted = list(_deepest(first).values())
+    elif metrics:
+        wanted = [_column(given, first, "--metric") for given in metrics]
+    else:
+        wanted = default_metrics(first)
+    gated = [_column(given, first, "--fail-if-worse") for given in gates]
+    wanted += [column for column in dict.fromkeys(gated) if column not in wanted]
+    for run, available in columns.items():
+        for column in wanted:
             if column not in available:
                 fail(
-                    str(
-                        unknown_name(
-                            None,
-                            "measure",
-                            name,
-                            available,
-                            where=f"--metric {name} (run {run!r})",
-                        )
-                    )
+                    f"run {run!r} has no {column!r} to compare (its columns: "
+                    f"{', '.join(c for c in available if not c.startswith('micro_'))}); "
+                    "evaluate the runs with the same metrics and cut-offs"
                 )
+    return list(dict.fromkeys(wanted)), gated
 
 
-def _run_names(paths: Sequence[str]) -> list[str]:
-    names: list[str] = []
-    for path in paths:
-        stem = Path(path).stem or "run"
-        name, n = stem, 2
-        while name in names:
-            name, n = f"{stem}-{n}", n + 1
-        names.append(name)
-    return names
+def check_regressions(report: Any, gated: Sequence[str]) -> int:
+    """``--fail-if-worse``: exit 1 when a run is significantly below the baseline on a gated
+    metric after the correction; says, for every run and gated metric, which way it went."""
+    failed = 0
+    p_name = "Holm-adjusted p" if report.correction == "holm" else "p"
+    for column in gated:
+        for run in report.runs:
+            if run == report.baseline:
+                continue
+            item = report.comparison(run, column)
+            diff = "n/a" if item.diff is None else f"{item.diff:+.4f}"
+            p = "n/a" if item.p_adjusted is None else f"{item.p_adjusted:.4f}"
+            what = f"{run} vs {report.baseline} on {column}: diff {diff}, {p_name} {p}"
+            if item.significant and item.diff is not None and item.diff < 0:
+                click.echo(
+                    f"ctxeval: gate failed: {run} is worse than {report.baseline} on {column} "
+                    f"(diff {diff}, {p_name} {p} < {report.alpha:g})",
+                    err=True,
+                )
+                failed += 1
+            else:
+                click.echo(f"ctxeval: gate passed: {what} (not significantly worse)", err=True)
+    return EXIT_GATE if failed else 0
+
+
+# -- evaluating the runs ------------------------------------------------------------------------
+_DATASET_ONLY = {
+    "match": "--match",
+    "threshold": "--threshold",
+    "tokenizer": "--tokenizer",
+    "metric_set": "--metrics",
+    "convention": "--convention",
+    "retrieved_field": "--retrieved-field",
+    "ground_truth_field": "--ground-truth-field",
+    "id_field": "--id-field",
+    "mode": "--mode",
+    "scheduler": "--scheduler",
+}
+
+
+def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
+    """A TREC run against --qrels, through the evaluator 'evaluate --run/--qrels' uses."""
+    from ctxeval.evaluator import RetrievalEvaluator
+
+    ctx = click.get_current_context()
+    given = [
+        flag
+        for name, flag in _DATASET_ONLY.items()
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    ]
+    if given:
+        fail(
+            f"{', '.join(given)} apply to datasets, not to TREC runs (judged by id against "
+            "--qrels); name the measures with --metric, e.g. --metric ndcg@10"
+        )
+    named = [m for m in options["metric_columns"] if m != "all"]
+    gates = list(options["gates"])
+    measures: Any = list(dict.fromkeys([*named, *gates])) if named else list(TREC_MEASURES)
+    measures += [gate for gate in gates if gate not in measures]
+    evaluator = RetrievalEvaluator.from_trec(
+        path,
+        options["qrels"],
+        measures,
+        workers=options["workers"],
+        progress=options["progress"],
+    )
+    return PreparedRun(evaluator, "id", tuple(options["ks"]))
+
+
+def _prepare(path: str, options: dict[str, Any]) -> PreparedRun:
+    if options["qrels"]:
+        return _prepare_trec(path, options)
+    if _looks_like_trec_run(path):
+        fail(f"{path} looks like a TREC run file; give its judgments with --qrels QRELS")
+    return prepare_dataset(path, options)
 
 
 @click.command("compare", epilog=_EPILOG_COMPARE)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, metavar="[NAME=]PATH...")
 @dataset_options
 @click.option(
     "-m",
@@ -102,13 +296,30 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     help="Measure spec to compute for dataset runs (repeatable), e.g. span_iou@5 (with "
     "--corpus), ndcg@10; replaces --metrics.",
 )
-@click.option("--baseline", help="Run name (file stem) to compare the others with; default first.")
+@click.option(
+    "--qrels",
+    type=click.Path(dir_okay=False),
+    help="TREC qrels: every PATH that is not a saved result is a TREC run judged against it "
+    "(as 'evaluate --run PATH --qrels QRELS').",
+)
+@click.option(
+    "--baseline", help="Run to compare the others with (its NAME, or its PATH); default first."
+)
 @click.option(
     "--metric",
     "metric_columns",
     multiple=True,
-    help="Measure to compare (repeatable), e.g. context_recall@5, ndcg@10, map@5; default: "
-    "every metric at the deepest cut-off (the largest budget, when -k gives budgets).",
+    help="Measure to compare (repeatable), e.g. context_recall@5, ndcg@10, map@5; a name "
+    "without @K is its deepest cut-off; 'all': every metric at the deepest cut-off. Default: "
+    "recall and ndcg at the deepest cut-off (the largest budget, when -k gives budgets).",
+)
+@click.option(
+    "--fail-if-worse",
+    "gates",
+    multiple=True,
+    metavar="METRIC",
+    help="Exit with code 1 when a run is significantly worse than the baseline on METRIC "
+    "after the correction (repeatable; compared even if --metric leaves it out): a CI gate.",
 )
 @click.option(
     "--test",
@@ -121,7 +332,11 @@ def _run_names(paths: Sequence[str]) -> list[str]:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
 @click.option(
-    "--correction", type=click.Choice(["holm", "none"]), default="holm", show_default=True
+    "--correction",
+    type=click.Choice(["holm", "none"]),
+    default="holm",
+    show_default=True,
+    help="Over every comparison shown: each distinct metric x each run but the baseline.",
 )
 @click.option(
     "--format",
@@ -134,60 +349,38 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     "--report",
     "report_path",
     type=click.Path(dir_okay=False),
-    help="Write a self-contained HTML report (tables, plots, worst queries) here.",
+    help="Write a self-contained HTML report (tables, plots, per-query table) here.",
 )
 @guard
-def compare_command(paths: tuple[str, ...], **options: Any) -> None:
+def compare_command(runs: tuple[str, ...], **options: Any) -> None:
     """Compare runs (chunking strategies, retrievers) on the same queries, with significance.
 
-    Each PATH is a dataset evaluated with the options below, or a result saved with
-    'ctxeval evaluate -o results.jsonl'. Runs are named after their file stems.
+    Each PATH is a dataset evaluated with the options below, a result saved with
+    'ctxeval evaluate -o results.jsonl', or, with --qrels, a TREC run; a glob pattern gives
+    every file it matches. NAME=PATH names a run; other runs are named after their file stems.
+    Metrics whose per-query values are identical in every run are compared once.
     """
     from ctxeval.comparison import compare as compare_runs
-    from ctxeval.results import EvaluationResult
 
-    if len(paths) < 2:
+    named = named_run_paths(runs)
+    if len(named) < 2:
         fail("give at least two runs to compare")
+    paths = [path for _, path in named]
     if options["report_path"]:
         from ctxeval.io.paths import check_output
 
+        inputs = [*paths, options["qrels"]]
         check_output(
-            options["report_path"], flag="--report", inputs=paths, suffixes=(".html", ".htm")
+            options["report_path"], flag="--report", inputs=inputs, suffixes=(".html", ".htm")
         )
-    names = _run_names(paths)
-    if options["baseline"] is not None and options["baseline"] not in names:
-        from ctxeval.specs import unknown_name
-
-        fail(str(unknown_name(None, "run", options["baseline"], names, where="--baseline")))
-    # Everything is read and checked before the first dataset is scored: saved results are
-    # loaded, datasets prepared (their columns are known from the metrics).
-    results: dict[str, EvaluationResult] = {}
-    prepared: dict[str, tuple[str, PreparedRun]] = {}
-    columns: dict[str, list[str]] = {}
-    for name, path in zip(names, paths, strict=True):
-        if _is_saved_result(path):
-            results[name] = EvaluationResult.load(path)
-            columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
-        else:
-            prepared[name] = (path, prepare_dataset(path, options))
-            columns[name] = prepared[name][1].per_query_columns()
-    wanted = [result_column(m) for m in options["metric_columns"]]
-    _check_metric_names(options["metric_columns"], wanted, columns)
-    datasets: dict[str, str] = {}
-    for name in names:
-        if name in prepared:
-            path, run = prepared[name]
-            click.echo(f"ctxeval: evaluating {path}", err=True)
-            results[name] = run.run()
-            report_skipped(results[name])
-            datasets[name] = path
-    results = {name: results[name] for name in names}
+    baseline = _baseline(options["baseline"], named)
+    results, datasets = _evaluate_runs(named, options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = compare_runs(
             results,
-            metrics=wanted or _deepest_columns(results),
-            baseline=options["baseline"],
+            metrics=options["chosen"],
+            baseline=baseline,
             test=options["test"],
             n_resamples=options["n_resamples"],
             seed=options["seed"],
@@ -196,15 +389,7 @@ def compare_command(paths: tuple[str, ...], **options: Any) -> None:
         )
     for warning in caught:
         click.echo(f"ctxeval: warning: {cli_syntax(str(warning.message))}", err=True)
-    fmt = options["fmt"]
-    if fmt == "json":
-        click.echo(json.dumps(report.to_dict(), indent=2))
-    elif fmt == "markdown":
-        click.echo(report.to_markdown())
-    elif fmt == "latex":
-        click.echo(report.to_latex())
-    else:
-        click.echo(report.to_text())
+    click.echo(_rendered(report, options["fmt"]))
     if options["report_path"]:
         from ctxeval.report import write_html_report
 
@@ -213,3 +398,47 @@ def compare_command(paths: tuple[str, ...], **options: Any) -> None:
             lambda: write_html_report(path, report, results, datasets=datasets), path
         )
         click.echo(f"ctxeval: wrote {written}", err=True)
+    sys.exit(check_regressions(report, options["gated"]))
+
+
+def _evaluate_runs(
+    named: list[tuple[str, str]], options: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every run's result, by name, and the datasets by name (for the report's texts).
+
+    Everything is read and checked before the first run is scored: saved results are loaded,
+    datasets and TREC runs prepared (their columns are known from the metrics), the metrics
+    chosen (``options["chosen"]``, ``options["gated"]``)."""
+    from ctxeval.results import EvaluationResult
+
+    results: dict[str, EvaluationResult] = {}
+    prepared: dict[str, tuple[str, PreparedRun]] = {}
+    columns: dict[str, list[str]] = {}
+    for name, path in named:
+        if _is_saved_result(path):
+            results[name] = EvaluationResult.load(path)
+            columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
+        else:
+            prepared[name] = (path, _prepare(path, options))
+            columns[name] = prepared[name][1].per_query_columns()
+    options["chosen"], options["gated"] = chosen_metrics(
+        options["metric_columns"], options["gates"], columns
+    )
+    datasets: dict[str, Any] = {}
+    for name, (path, run) in prepared.items():
+        click.echo(f"ctxeval: evaluating {path}", err=True)
+        results[name] = run.run()
+        report_skipped(results[name])
+        # A TREC run's records (ids and qrels) are built in memory by the evaluator.
+        datasets[name] = run.evaluator.dataset if options["qrels"] else path
+    return {name: results[name] for name, _ in named}, datasets
+
+
+def _rendered(report: Any, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report.to_dict(), indent=2)
+    if fmt == "markdown":
+        return str(report.to_markdown())
+    if fmt == "latex":
+        return str(report.to_latex())
+    return str(report.to_text())

@@ -69,6 +69,10 @@ class CommandSettings(BaseModel):
     seed: int | None = Field(None, ge=0)
     alpha: float | None = Field(None, gt=0, lt=1)
     correction: Literal["holm", "none"] | None = None
+    fail_if_worse: list[str] | None = Field(
+        None, description="compare's regression gates, e.g. ['ndcg@10']"
+    )
+    qrels: str | None = Field(None, description="TREC qrels of compare's TREC runs")
     report: str | None = None
     csv_safe: bool | None = Field(
         None, description="neutralise spreadsheet formulas in CSV outputs (--csv-safe)"

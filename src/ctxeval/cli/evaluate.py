@@ -14,6 +14,7 @@ import click
 from ctxeval.cli.common import (
     check_gate_names,
     check_gates,
+    check_report_path,
     dataset_options,
     expected_columns,
     fail,
@@ -24,6 +25,7 @@ from ctxeval.cli.common import (
     render_aggregate,
     report_skipped,
     save_or_fail,
+    write_run_report,
 )
 from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.trec_eval import DEFAULT_MEASURES, render_trec_eval
@@ -33,6 +35,7 @@ Examples:
   ctxeval evaluate runs/fixed-512.jsonl -k 1 -k 3 -k 5 -k 10
   ctxeval evaluate runs/fixed-512.jsonl --match 'rouge-chunk(threshold=0.8)' --format json
   ctxeval evaluate runs/fixed-512.jsonl --fail-under context_recall@5=0.8
+  ctxeval evaluate runs/fixed-512.jsonl -k 1 -k 5 -k 10 --report run.html
   ctxeval evaluate runs/ragas.jsonl --retrieved-field retrieved_contexts \\
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
@@ -104,6 +107,13 @@ Examples:
     "spreadsheet shows them as text instead of running them as formulas.",
 )
 @click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="Also write a self-contained HTML report of the run (aggregate, per-k curves, "
+    "per-query table, lowest queries) here.",
+)
+@click.option(
     "--allow-empty",
     is_flag=True,
     help="Exit 0 even when no query was scored (an empty dataset, or every record skipped).",
@@ -149,6 +159,9 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         click.echo(render_trec_eval(result.aggregate, rows))
     else:
         click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
+    if options["report_path"]:
+        dataset = path if path not in (None, "-") else None
+        write_run_report(options["report_path"], result, dataset)
     if options["output"]:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)
@@ -196,10 +209,12 @@ def _refuse_dataset_options(options: dict[str, Any]) -> None:
 
 
 def _check_output(options: dict[str, Any], inputs: list[str]) -> None:
-    """-o is checked before anything is read or scored."""
+    """-o and --report are checked before anything is read or scored."""
     from ctxeval.io.paths import check_output
     from ctxeval.results.files import check_result_path
 
+    if options["report_path"]:
+        check_report_path(options["report_path"], inputs)
     output = options["output"]
     if output is None:
         return

@@ -9,9 +9,14 @@ the same attributes.
 One job per module:
 
 - :mod:`~ctxeval.comparison.inputs`: loading, naming and aligning the runs;
-- :mod:`~ctxeval.comparison.stats`: random streams, the randomization test, the bootstrap, Holm;
+- :mod:`~ctxeval.comparison.collapse`: metrics whose per-query values are identical;
+- :mod:`~ctxeval.comparison.stats`: random streams, the randomization test, the bootstrap, Holm,
+  the leader;
+- :mod:`~ctxeval.comparison.settings`: what each run was evaluated with;
 - :mod:`~ctxeval.comparison.model`: the report's data;
-- :mod:`~ctxeval.comparison.render`: its renderings.
+- :mod:`~ctxeval.comparison.render`: its renderings;
+- :mod:`~ctxeval.comparison.curves` and :mod:`~ctxeval.comparison.queries`: the data of the HTML
+  report's per-k curves and per-query views.
 
 Reproducibility: every random draw comes from a PCG64 stream derived from ``seed``, the metric
 name and the test (:func:`random_stream`), so the same seed gives the same report to the last
@@ -28,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ctxeval.comparison.collapse import identical_groups
 from ctxeval.comparison.inputs import (
     RunInput,
     align_runs,
@@ -43,10 +49,12 @@ from ctxeval.comparison.model import (
     PairedComparison,
     RunAlignment,
 )
+from ctxeval.comparison.settings import RunSettings, run_settings
 from ctxeval.comparison.stats import (
     TIE_TOLERANCE,
     best_runs,
     holm,
+    leader,
     paired_statistics,
     random_stream,
 )
@@ -61,6 +69,7 @@ __all__ = [
     "MetricRow",
     "PairedComparison",
     "RunAlignment",
+    "RunSettings",
     "compare",
     "holm",
     "random_stream",
@@ -82,6 +91,7 @@ def compare(
     alpha: float = 0.05,
     correction: Correction = "holm",
     align: Align = "intersection",
+    collapse: bool = True,
 ) -> ComparisonReport:
     """Compare two or more runs on the same queries, each against ``baseline``.
 
@@ -96,6 +106,12 @@ def compare(
     randomization test, or the bootstrap), a paired percentile bootstrap interval at level
     1 − ``alpha``, wins/ties/losses, and the p-value corrected across every comparison in the
     report (``correction="holm"``). ``seed`` fixes every random draw (:func:`random_stream`).
+
+    ``collapse=True``: metrics whose per-query values are identical in every run (average
+    precision and reciprocal rank when each query has one relevant item) are compared once,
+    under the first one's name; ``report.identical`` lists the others. The correction's family
+    is the comparisons the report shows: each distinct metric × each non-baseline run.
+    ``row.leader`` names the best run only when its lead is significant.
 
     Queries are aligned by ``id``. ``align="intersection"`` compares the queries every run has
     and warns (:class:`~ctxeval.errors.ConventionWarning`) when some are missing;
@@ -136,68 +152,47 @@ def compare(
     indexed = [(name, index_rows(name, result)) for name, result in named]
     alignment, query_ids = align_runs(indexed, align)
     chosen = choose_metrics(named, metrics)
-
-    values: dict[str, dict[str, list[float | None]]] = {}
-    rows: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    for metric in chosen:
-        by_run = {
+    values = {
+        metric: {
             name: [value_of(name, metric, qid, table[qid]) for qid in query_ids]
             for name, table in indexed
         }
-        values[metric] = by_run
-        keep = [
-            i for i in range(len(query_ids)) if all(by_run[name][i] is not None for name in names)
-        ]
-        excluded = len(query_ids) - len(keep)
-        matrix = np.array(
-            [[by_run[name][i] for name in names] for i in keep], dtype=np.float64
-        ).reshape(len(keep), len(names))
-        means = {name: exact_mean(matrix[:, j]) for j, name in enumerate(names)}
-        rows.append({"metric": metric, "means": means, "queries": len(keep), "excluded": excluded})
-        base = matrix[:, names.index(baseline)]
-        diffs = np.stack([matrix[:, names.index(o)] - base for o in others], axis=1)
-        diffs = diffs.reshape(len(keep), len(others))
-        diffs[np.abs(diffs) <= TIE_TOLERANCE] = 0.0
-        stats = paired_statistics(diffs, metric, test, n_resamples, seed, alpha)
+        for metric in chosen
+    }
+    identical = identical_groups(values) if collapse else {m: () for m in chosen}
+    shown = list(identical)
+
+    rows: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for metric in shown:
+        row, stats = _paired(
+            values[metric], names, baseline, metric, test, n_resamples, seed, alpha
+        )
+        rows.append({"metric": metric, **row})
         for j, other in enumerate(others):
             pending.append(
                 {
                     "metric": metric,
                     "run": other,
                     "baseline": baseline,
-                    "queries": len(keep),
-                    "excluded": excluded,
-                    "baseline_mean": means[baseline],
-                    "run_mean": means[other],
+                    "queries": row["queries"],
+                    "excluded": row["excluded"],
+                    "baseline_mean": row["means"][baseline],
+                    "run_mean": row["means"][other],
                     **stats[j],
                 }
             )
 
-    raw = [item["p_value"] for item in pending]
-    tested = [i for i, p in enumerate(raw) if p is not None]
-    if correction == "holm":
-        adjusted_tested = holm([raw[i] for i in tested])
-    else:
-        adjusted_tested = [raw[i] for i in tested]
-    adjusted: list[float | None] = [None] * len(raw)
-    for i, p in zip(tested, adjusted_tested, strict=True):
-        adjusted[i] = p
+    adjusted = _corrected([item["p_value"] for item in pending], correction)
     comparisons = [
         PairedComparison(**item, p_adjusted=p, significant=p is not None and p < alpha)
         for item, p in zip(pending, adjusted, strict=True)
     ]
-    metric_rows = []
-    for row in rows:
-        marks = {name: False for name in names}
-        for item in comparisons:
-            if item.metric == row["metric"]:
-                marks[item.run] = item.significant
-        metric_rows.append(MetricRow(**row, best=best_runs(row["means"]), significant=marks))
+    metric_rows = [_metric_row(row, names, baseline, comparisons) for row in rows]
     return ComparisonReport(
         runs=tuple(names),
         baseline=baseline,
-        metrics=tuple(chosen),
+        metrics=tuple(shown),
         rows=metric_rows,
         comparisons=comparisons,
         alignment=alignment,
@@ -207,10 +202,62 @@ def compare(
         alpha=alpha,
         correction=correction,
         query_ids=query_ids,
-        values=values,
+        values={metric: values[metric] for metric in shown},
+        identical={metric: equal for metric, equal in identical.items() if equal},
+        settings={name: run_settings(result.summary) for name, result in named},
         context_used={
             name: used
             for name, result in named
             if (used := (getattr(result, "summary", None) or {}).get("context_used"))
         },
+    )
+
+
+def _paired(
+    by_run: dict[str, list[float | None]],
+    names: list[str],
+    baseline: str,
+    metric: str,
+    test: str,
+    n_resamples: int,
+    seed: int,
+    alpha: float,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One metric: each run's mean over the queries every run has a value for, and each other
+    run's paired statistics against the baseline."""
+    count = len(by_run[names[0]])
+    keep = [i for i in range(count) if all(by_run[name][i] is not None for name in names)]
+    matrix = np.array(
+        [[by_run[name][i] for name in names] for i in keep], dtype=np.float64
+    ).reshape(len(keep), len(names))
+    means = {name: exact_mean(matrix[:, j]) for j, name in enumerate(names)}
+    others = [name for name in names if name != baseline]
+    base = matrix[:, names.index(baseline)]
+    diffs = np.stack([matrix[:, names.index(o)] - base for o in others], axis=1)
+    diffs = diffs.reshape(len(keep), len(others))
+    diffs[np.abs(diffs) <= TIE_TOLERANCE] = 0.0
+    stats = paired_statistics(diffs, metric, test, n_resamples, seed, alpha)
+    row = {"means": means, "queries": len(keep), "excluded": count - len(keep)}
+    return row, stats
+
+
+def _corrected(raw: list[float | None], correction: str) -> list[float | None]:
+    """The p-values after the correction, over every comparison that has a test."""
+    tested = [i for i, p in enumerate(raw) if p is not None]
+    given = [raw[i] for i in tested]
+    fixed = holm(given) if correction == "holm" else given  # type: ignore[arg-type]
+    adjusted: list[float | None] = [None] * len(raw)
+    for i, p in zip(tested, fixed, strict=True):
+        adjusted[i] = p
+    return adjusted
+
+
+def _metric_row(
+    row: dict[str, Any], names: list[str], baseline: str, comparisons: list[PairedComparison]
+) -> MetricRow:
+    own = {item.run: item for item in comparisons if item.metric == row["metric"]}
+    marks = {name: name in own and own[name].significant for name in names}
+    best = best_runs(row["means"])
+    return MetricRow(
+        **row, best=best, significant=marks, leader=leader(best, baseline, own.values())
     )

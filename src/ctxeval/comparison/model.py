@@ -18,6 +18,7 @@ from ctxeval.comparison.render import (
     report_dict,
     report_frame,
 )
+from ctxeval.comparison.settings import RunSettings, shared_setting
 from ctxeval.errors import InvalidArgumentError
 
 __all__ = [
@@ -76,7 +77,9 @@ class MetricRow:
     ``queries`` is the number of queries averaged (those in every run whose value is not
     ``None`` in any run); ``excluded`` the aligned queries left out because some run has
     ``None`` (a query skipped by policy). ``best`` names the run(s) with the highest mean;
-    ``significant[run]`` is True when that run differs from the baseline after correction.
+    ``significant[run]`` is True when that run differs from the baseline after correction;
+    ``leader`` is the best run when the tests order it above every other run (through the
+    baseline, :func:`~ctxeval.comparison.stats.leader`), else ``None``.
     """
 
     metric: str
@@ -85,6 +88,7 @@ class MetricRow:
     excluded: int
     best: tuple[str, ...]
     significant: dict[str, bool]
+    leader: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,9 @@ class ComparisonReport:
     - ``context_used[run]``: the mean context each run fed per query at each cut-off
       (``{"300w": {"chunks": ..., "words": ..., "characters": ...}}``, over the run's scored
       queries), so that runs are compared knowing how much text each used.
+    - ``identical``: ``{metric: metrics with the same per-query values}``, compared once under
+      the first name (:meth:`row` and :meth:`comparison` accept either name);
+    - ``settings``: each run's file, strategy, threshold, convention and cut-offs.
 
     Render with ``str(report)``, :meth:`to_markdown`, :meth:`to_latex`, :meth:`to_dict` or
     :meth:`to_pandas`.
@@ -149,6 +156,8 @@ class ComparisonReport:
     query_ids: list[str] = field(default_factory=list, repr=False)
     values: dict[str, dict[str, list[float | None]]] = field(default_factory=dict, repr=False)
     context_used: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    identical: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    settings: dict[str, RunSettings] = field(default_factory=dict, repr=False)
 
     # -- lookups ---------------------------------------------------------------------------------
     @property
@@ -156,8 +165,16 @@ class ComparisonReport:
         """``{metric: run names with the highest mean}`` (several when tied)."""
         return {row.metric: row.best for row in self.rows}
 
+    def shown_as(self, metric: str) -> str:
+        """The metric a comparison shows for ``metric``: itself, or the one it equals."""
+        for kept, equal in self.identical.items():
+            if metric in equal:
+                return kept
+        return metric
+
     def comparison(self, run: str, metric: str) -> PairedComparison:
         """The comparison of ``run`` with the baseline on ``metric``."""
+        metric = self.shown_as(metric)
         for item in self.comparisons:
             if item.run == run and item.metric == metric:
                 return item
@@ -169,6 +186,7 @@ class ComparisonReport:
 
     def row(self, metric: str) -> MetricRow:
         """The side-by-side row of ``metric``."""
+        metric = self.shown_as(metric)
         for row in self.rows:
             if row.metric == metric:
                 return row
@@ -187,11 +205,24 @@ class ComparisonReport:
         """What the adjusted p-value is, in words."""
         return "Holm-adjusted p" if self.correction == "holm" else "p (uncorrected)"
 
+    def tested(self) -> int:
+        """How many comparisons have a test: the correction's family."""
+        return sum(item.p_value is not None for item in self.comparisons)
+
+    def family(self) -> str:
+        """The correction's family, in words."""
+        runs = len(self.runs) - 1
+        metrics = len(self.metrics)
+        size = f"{self.tested()} comparisons ({metrics} metric{'s' * (metrics != 1)} x {runs} run"
+        return size + ("s)" if runs != 1 else ")")
+
     def legend(self) -> str:
-        """What the significance mark means, in words."""
+        """What the marks of the side-by-side table mean, in one line."""
+        adjusted = "Holm-adjusted p" if self.correction == "holm" else "p (uncorrected)"
         return (
-            f"* differs from {self.baseline} with {self.correction_name()} < {self.alpha:g} "
-            f"({self.test_name()}, {self.n_resamples} resamples, seed {self.seed})"
+            f"*: differs from {self.baseline} with {adjusted} < {self.alpha:g} over "
+            f"{self.family()}; best: the highest mean, named only when the tests put it above "
+            "every other run"
         )
 
     def context_lines(self) -> list[str]:
@@ -207,6 +238,45 @@ class ComparisonReport:
             ]
             lines.append(f"{run}: " + "; ".join(parts))
         return lines
+
+    def comparison_legend(self) -> str:
+        """What each column of a comparison table means, in one line."""
+        level = f"{100 * (1 - self.alpha):g}%"
+        adjusted = (
+            f"p (Holm): p adjusted by Holm over {self.family()}"
+            if self.correction == "holm"
+            else "p (adj.): p, uncorrected"
+        )
+        return (
+            f"diff: mean of run - {self.baseline} per query, with its {level} bootstrap CI; "
+            f"p: {self.test_name()}, {self.n_resamples} resamples, seed {self.seed}; {adjusted}; "
+            f"W/T/L: queries where the run is above / level with / below {self.baseline}; "
+            "n: queries compared"
+        )
+
+    def identical_note(self) -> str | None:
+        """The metrics shown once because they equal another on these queries, in one line."""
+        if not self.identical:
+            return None
+        groups = "; ".join(" = ".join([kept, *equal]) for kept, equal in self.identical.items())
+        return f"identical per query in every run, shown and tested once (first name): {groups}"
+
+    def setting(self, name: str) -> str:
+        """One setting (``strategy``, ``threshold``, ``convention``, ``ks``, ``source``) of
+        every run: one value when they agree, else each run's."""
+        return shared_setting({run: getattr(s, name) for run, s in self.settings.items()})
+
+    def settings_line(self) -> str:
+        """What the runs were evaluated with: matching, convention and cut-offs."""
+        if not self.settings:
+            return ""
+        items = self.settings.values()
+        by_id = all(item.strategy is None for item in items)
+        parts = ["matching by id" if by_id else f"matching {self.setting('strategy')}"]
+        if any(item.convention is not None for item in items):
+            parts.append(f"convention {self.setting('convention')}")
+        parts.append(f"cut-offs {self.setting('ks')}")
+        return "; ".join(parts)
 
     def notes(self) -> list[str]:
         """What a reader must know to read the numbers: queries not in every run, queries left

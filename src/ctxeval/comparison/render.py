@@ -18,19 +18,19 @@ __all__ = ["render_latex", "render_markdown", "render_text", "report_dict", "rep
 
 
 def render_text(report: ComparisonReport, digits: int = 4) -> str:
-    """A plain-text report for the terminal: the side-by-side table, then each comparison."""
-    lines = [
-        f"{len(report.runs)} runs on {report.alignment.queries} queries, "
-        f"baseline {report.baseline}",
-        "",
-    ]
+    """A plain-text report for the terminal: what was compared, the side-by-side table with its
+    legend, then each run's comparison with the baseline and the columns' legend."""
+    lines = [_title(report)]
+    if report.settings_line():
+        lines.append(report.settings_line())
     header = ["metric", *report.runs, "best"]
     body = [
         [row.metric, *(_mean_cell(row, run, digits) for run in report.runs), _best(row)]
         for row in report.rows
     ]
-    lines += _text_table(header, body, left={0, len(header) - 1})
-    lines += ["", report.legend()]
+    lines += ["", *_text_table(header, body, left={0, len(header) - 1}), "", report.legend()]
+    if report.identical_note():
+        lines.append(str(report.identical_note()))
     context = report.context_lines()
     if context:
         lines += ["", "context used (mean per query):", *(f"  {line}" for line in context)]
@@ -43,6 +43,8 @@ def render_text(report: ComparisonReport, digits: int = 4) -> str:
             [_comparison_cells(c, digits) for c in _of(report, run)],
             left={0},
         )
+    if len(report.runs) > 1:
+        lines += ["", report.comparison_legend()]
     notes = report.notes()
     if notes:
         lines += ["", *(f"note: {note}" for note in notes)]
@@ -50,20 +52,19 @@ def render_text(report: ComparisonReport, digits: int = 4) -> str:
 
 
 def render_markdown(report: ComparisonReport, digits: int = 4) -> str:
-    """Markdown: the side-by-side table, a legend, then a table per comparison."""
+    """Markdown: what was compared, the side-by-side table and its legend, then a table per
+    comparison and the columns' legend."""
     header = ["metric", *report.runs, "best"]
     body = [
         [row.metric, *(_mean_cell(row, run, digits) for run in report.runs), _best(row)]
         for row in report.rows
     ]
-    parts = [
-        f"**{len(report.runs)} runs on {report.alignment.queries} queries, baseline "
-        f"{_md(report.baseline)}**",
-        "",
-        *_md_table(header, body, left={0, len(header) - 1}),
-        "",
-        _md(report.legend()),
-    ]
+    parts = [f"**{_md(_title(report))}**", ""]
+    if report.settings_line():
+        parts += [_md(report.settings_line()), ""]
+    parts += [*_md_table(header, body, left={0, len(header) - 1}), "", _md(report.legend())]
+    if report.identical_note():
+        parts += ["", _md(str(report.identical_note()))]
     context = report.context_lines()
     if context:
         parts += ["", "Context used (mean per query):", "", *(f"- {_md(line)}" for line in context)]
@@ -76,10 +77,18 @@ def render_markdown(report: ComparisonReport, digits: int = 4) -> str:
             [_comparison_cells(c, digits) for c in _of(report, run)],
             left={0},
         )
+    if len(report.runs) > 1:
+        parts += ["", _md(report.comparison_legend())]
     notes = report.notes()
     if notes:
         parts += ["", *(f"- {_md(note)}" for note in notes)]
     return "\n".join(parts) + "\n"
+
+
+def _title(report: ComparisonReport) -> str:
+    return (
+        f"{len(report.runs)} runs on {report.alignment.queries} queries, baseline {report.baseline}"
+    )
 
 
 def render_latex(report: ComparisonReport, digits: int = 4) -> str:
@@ -154,6 +163,8 @@ def report_dict(report: ComparisonReport, *, per_query: bool = False) -> dict[st
         "seed": report.seed,
         "alpha": report.alpha,
         "correction": report.correction,
+        "identical": {metric: list(equal) for metric, equal in report.identical.items()},
+        "settings": {run: _plain(asdict(item)) for run, item in report.settings.items()},
         "alignment": _plain(asdict(report.alignment)),
         "rows": [_plain(asdict(row)) for row in report.rows],
         "comparisons": [_plain(asdict(item)) for item in report.comparisons],
@@ -251,7 +262,7 @@ def _pvalue(value: float | None, digits: int) -> str:
 
 
 def _best(row: MetricRow) -> str:
-    return ", ".join(row.best) if row.best else "n/a"
+    return row.leader or "-"
 
 
 def _text_table(header: list[str], body: list[list[str]], left: set[int]) -> list[str]:

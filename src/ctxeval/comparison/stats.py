@@ -11,8 +11,8 @@ definitions.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,8 @@ __all__ = [
     "FloatArray",
     "best_runs",
     "holm",
+    "leader",
+    "mean_interval",
     "paired_statistics",
     "random_stream",
 ]
@@ -122,6 +124,17 @@ def paired_statistics(
     return out
 
 
+def mean_interval(
+    values: FloatArray, rng: np.random.Generator, n_resamples: int, alpha: float
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of one run's mean at level 1 - ``alpha``: the paired
+    bootstrap of :func:`paired_statistics` applied to the values themselves."""
+    column = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, 1)
+    means = _bootstrap_means(column, rng, n_resamples)[:, 0]
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
 def _tolerance(column: FloatArray) -> float:
     # Sums of the same numbers in another order differ by rounding only: far below this.
     return TIE_TOLERANCE * float(np.abs(column).sum())
@@ -197,3 +210,41 @@ def best_runs(means: Mapping[str, float | None]) -> tuple[str, ...]:
         return ()
     top = max(known.values())
     return tuple(name for name, mean in known.items() if top - mean <= TIE_TOLERANCE)
+
+
+class Signed(Protocol):
+    """What :func:`leader` reads of a comparison with the baseline."""
+
+    @property
+    def run(self) -> str: ...
+    @property
+    def diff(self) -> float | None: ...
+    @property
+    def significant(self) -> bool: ...
+    @property
+    def wins(self) -> int: ...
+    @property
+    def losses(self) -> int: ...
+
+
+def leader(best: Sequence[str], baseline: str, comparisons: Iterable[Signed]) -> str | None:
+    """The run with the highest mean, when the tests order it above every other run; else None.
+
+    Only comparisons with the baseline are tested, so the order goes through the baseline: the
+    baseline leads when every other run is significantly below it; another run leads when it is
+    significantly above the baseline and every remaining run is significantly below the baseline
+    or level with it on every query.
+    """
+    if len(best) != 1:
+        return None
+    top = best[0]
+    for item in comparisons:
+        above = item.significant and item.diff is not None and item.diff > 0
+        below = item.significant and item.diff is not None and item.diff < 0
+        level = top != baseline and item.wins == item.losses == 0
+        if item.run == top:
+            if not above:
+                return None
+        elif not (below or level):
+            return None
+    return top

@@ -65,6 +65,36 @@ class EvaluationResult:
         found: dict[str, Any] | None = self.summary.get("located")
         return found
 
+    def to_markdown(self, digits: int = 4) -> str:
+        """A compact Markdown table of the aggregate, for a pull-request comment: one row per
+        measure, one column per cut-off, under a line saying what was evaluated."""
+        s = self.summary
+        lead = (
+            f"**{s.get('queries', 0)} queries** from `{s.get('source', '?')}` "
+            f"({s.get('skipped_records', 0)} skipped, "
+            f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
+        )
+        if s.get("strategy"):
+            lead += f", matching `{s['strategy']}`"
+        grid: dict[str, dict[str, str]] = {}
+        for column, value in self.aggregate.items():
+            measure, at, k = column.rpartition("@")
+            label = k if at else ""
+            shown = "n/a" if value is None else f"{value:.{digits}f}"
+            grid.setdefault(measure if at else column, {})[label] = shown
+        labels = list(dict.fromkeys(label for cells in grid.values() for label in cells))
+        header = ["metric", *(f"@{label}" if label else "value" for label in labels)]
+        lines = [
+            lead,
+            "",
+            "| " + " | ".join(header) + " |",
+            "| --- |" + " ---: |" * len(labels),
+        ]
+        for measure, cells in grid.items():
+            row = [measure.replace("|", "\\|"), *(cells.get(label, "") for label in labels)]
+            lines.append("| " + " | ".join(row) + " |")
+        return "\n".join(lines) + "\n"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "aggregate": self.aggregate,

@@ -1,0 +1,84 @@
+"""Each metric at every cut-off, per run, with a bootstrap band: the data of the report's per-k
+curves. The centre of each point is the run's aggregate (the one exact mean); the band is the
+percentile bootstrap interval of that mean (:func:`~ctxeval.comparison.stats.mean_interval`),
+drawn from a stream keyed by the seed, the column and the run, so it does not move when runs or
+metrics are added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctxeval.comparison.stats import mean_interval, random_stream
+from ctxeval.results import EvaluationResult
+
+__all__ = ["BAND_RESAMPLES", "CurvePoint", "metric_curves", "split_column"]
+
+#: Resamples of each band: a drawn band needs far fewer than a p-value, and a report draws one
+#: per run, metric and cut-off.
+BAND_RESAMPLES = 1000
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One run's ``measure`` at cut-off ``k``: its mean over ``queries`` and the band."""
+
+    k: int
+    mean: float
+    low: float
+    high: float
+    queries: int
+
+
+def split_column(column: str) -> tuple[str, int | None]:
+    """``"ndcg@10"`` -> ``("ndcg", 10)``; a column without a numeric cut-off gives ``None``."""
+    name, _, k = column.partition("@")
+    return name, int(k) if k.isdigit() else None
+
+
+def metric_curves(
+    results: Mapping[str, EvaluationResult],
+    *,
+    seed: int = 0,
+    alpha: float = 0.05,
+    n_resamples: int = BAND_RESAMPLES,
+) -> dict[str, dict[str, list[CurvePoint]]]:
+    """``{measure: {run: points in order of k}}`` for every macro column with a numeric cut-off,
+    measures in the order of the first run's columns."""
+    curves: dict[str, dict[str, list[CurvePoint]]] = {}
+    for run, result in results.items():
+        for column, mean in result.aggregate.items():
+            measure, k = split_column(column)
+            if column.startswith("micro_") or k is None or mean is None:
+                continue
+            point = _point(run, column, k, mean, result, seed, alpha, n_resamples)
+            if point is not None:
+                curves.setdefault(measure, {}).setdefault(run, []).append(point)
+    for by_run in curves.values():
+        for points in by_run.values():
+            points.sort(key=lambda point: point.k)
+    return curves
+
+
+def _point(
+    run: str,
+    column: str,
+    k: int,
+    mean: float,
+    result: EvaluationResult,
+    seed: int,
+    alpha: float,
+    n_resamples: int,
+) -> CurvePoint | None:
+    values = np.array(
+        [row[column] for row in result.per_query if row.get(column) is not None],
+        dtype=np.float64,
+    )
+    if not len(values):
+        return None
+    rng = random_stream(seed, f"{column}\n{run}", "bootstrap")
+    low, high = mean_interval(values, rng, n_resamples, alpha)
+    return CurvePoint(k=k, mean=mean, low=low, high=high, queries=len(values))

@@ -1,0 +1,138 @@
+"""What each compared run was evaluated with, read from its result's summary: the file, the
+matching strategy and its threshold, the rank-metric convention, the cut-offs and the context it
+used. A comparison states these so that a reader knows what the numbers mean, and notices when
+the runs were not evaluated alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ctxeval.errors import CtxevalError
+from ctxeval.matching import parse_strategy
+from ctxeval.metrics.conventions import CONVENTIONS, RankOptions
+
+__all__ = ["RunSettings", "run_settings", "shared_setting"]
+
+_RANK_OPTIONS = {item.name for item in fields(RankOptions)}
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """One run's evaluation settings (``None`` where its summary does not say).
+
+    ``strategy``: the matching strategy's spec (``None`` in ID mode); ``threshold``: its
+    threshold; ``convention``: the named rank-metric convention its options reproduce
+    (``"custom"`` when none does; ``None`` without rank metrics); ``ks``: the cut-offs;
+    ``mean_retrieved``: retrieved items per query before any cut-off.
+    """
+
+    source: str | None
+    strategy: str | None
+    threshold: float | None
+    convention: str | None
+    ks: tuple[str, ...]
+    mean_retrieved: float | None
+
+
+def run_settings(summary: Mapping[str, Any]) -> RunSettings:
+    """The settings recorded in a result's ``summary``."""
+    source = summary.get("source")
+    strategy = summary.get("strategy")
+    ks = summary.get("ks") or ()
+    retrieved = summary.get("mean_retrieved_per_query")
+    return RunSettings(
+        source=None if source is None else str(source),
+        strategy=strategy if isinstance(strategy, str) else None,
+        threshold=_threshold(strategy),
+        convention=_convention(summary.get("metrics")),
+        ks=tuple("all" if k is None else str(k) for k in ks),
+        mean_retrieved=float(retrieved) if isinstance(retrieved, numbers.Real) else None,
+    )
+
+
+def shared_setting(values: Mapping[str, object]) -> str:
+    """One value when every run has it, else ``run: value`` for each run."""
+    shown = {run: _shown(value) for run, value in values.items()}
+    distinct = set(shown.values())
+    if len(distinct) == 1:
+        return distinct.pop()
+    return "; ".join(f"{run}: {value}" for run, value in shown.items())
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, tuple):
+        return ", ".join(map(str, value)) or "n/a"
+    return str(value)
+
+
+def _call(spec: object) -> ast.Call | None:
+    if not isinstance(spec, str):
+        return None
+    try:
+        node = ast.parse(spec, mode="eval").body
+    except SyntaxError:
+        return None
+    return node if isinstance(node, ast.Call) else None
+
+
+def _keywords(call: ast.Call) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            continue
+        try:
+            found[keyword.arg] = ast.literal_eval(keyword.value)
+        except ValueError:
+            continue
+    return found
+
+
+def _threshold(strategy: object) -> float | None:
+    if not isinstance(strategy, str):
+        return None
+    try:
+        value = parse_strategy(strategy).options().get("threshold")
+    except CtxevalError:
+        return None  # a custom strategy's spec: no threshold ctxeval can read
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def _convention(metrics: object) -> str | None:
+    """The convention of the run's rank metrics: their options (written in their repr when they
+    differ from the defaults) matched against :data:`CONVENTIONS`."""
+    if not isinstance(metrics, Sequence) or isinstance(metrics, str):
+        return None
+    found: list[str] = []
+    for spec in metrics:
+        call = _call(spec)
+        if call is None or "Ranked" not in ast.unparse(call.func):
+            continue
+        options = {k: v for k, v in _keywords(call).items() if k in _RANK_OPTIONS}
+        found.append(_convention_of(options))
+    return None if not found else ", ".join(dict.fromkeys(found))
+
+
+def _convention_of(options: Mapping[str, Any]) -> str:
+    """The convention that agrees with every option given and leaves the fewest of its own
+    options unsaid (an ID-mode metric has no ``credit`` option, so its repr never says it)."""
+    defaults = RankOptions()
+    candidates = []
+    for name, convention in CONVENTIONS.items():
+        if all(getattr(convention, key) == value for key, value in options.items()):
+            unsaid = sum(
+                getattr(convention, key) != getattr(defaults, key)
+                for key in _RANK_OPTIONS - set(options)
+            )
+            candidates.append((unsaid, name))
+    if candidates:
+        return min(candidates, key=lambda item: item[0])[1]
+    return "custom (" + ", ".join(f"{k}={v!r}" for k, v in sorted(options.items())) + ")"

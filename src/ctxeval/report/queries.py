@@ -1,0 +1,157 @@
+"""The records behind a query in a report: each run's retrieved texts, marked as the run's own
+matching strategy judged them, or its retrieved ids with their relevance, and the ground truth."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxeval.comparison.curves import split_column
+from ctxeval.errors import CtxevalError
+from ctxeval.io.readers import read_records
+from ctxeval.matching import MatchingStrategy, parse_strategy
+from ctxeval.metrics import judge_texts
+from ctxeval.records import Record
+from ctxeval.report.page import clip, escape, fmt
+from ctxeval.results import EvaluationResult
+
+__all__ = ["focus_metric", "query_panel", "records_by_run", "run_strategy"]
+
+# -- the texts and ids behind a query -------------------------------------------------------------
+_SHOWN_CHUNKS = 3
+_SHOWN_IDS = 10
+_NOT_JUDGED = (
+    "not judged again: the run does not record a matching strategy that ctxeval can rebuild (a "
+    "custom strategy, several strategies, or a result saved by an older ctxeval), so no chunk "
+    "is marked"
+)
+
+
+def _load_records(
+    source: str | os.PathLike[str] | Any, ids: set[str] | None, fields: Mapping[str, str] | None
+) -> dict[str, Record]:
+    """The records of ``ids`` (every record when None) in a run's dataset (a path or the records
+    themselves), read with the run's field names."""
+    found: dict[str, Record] = {}
+    for item in read_records(source, fields=dict(fields) if fields else None):
+        if isinstance(item, Record) and (ids is None or item.id in ids):
+            found[item.id] = item
+    return found
+
+
+def _run_fields(result: EvaluationResult | None) -> Mapping[str, str] | None:
+    fields = None if result is None else result.summary.get("fields")
+    return fields if isinstance(fields, Mapping) else None
+
+
+def run_strategy(result: EvaluationResult | None) -> MatchingStrategy | None:
+    """The matching strategy the run judged its records with, rebuilt from the spec its summary
+    records; None when there is none to rebuild (ID mode, a custom strategy, an older file)."""
+    spec = None if result is None else result.summary.get("strategy")
+    if not isinstance(spec, str):
+        return None
+    try:
+        return parse_strategy(spec)
+    except CtxevalError:
+        return None
+
+
+def _matched(strategy: MatchingStrategy, record: Record) -> list[bool]:
+    """For each of the first retrieved chunks: whether the run's strategy judges it (or one of
+    its sentences) relevant to some ground-truth item, as the metrics did."""
+    judged = judge_texts(
+        strategy, record.retrieved, record.ground_truth, k=_SHOWN_CHUNKS, validated=True
+    ).judgments
+    ends = judged.chunk_ends or tuple(range(1, judged.n + 1))
+    starts = (0, *ends[:-1])
+    return [any(judged.relevant[a:b]) for a, b in zip(starts, ends, strict=True)]
+
+
+def _retrieved_html(record: Record | None, strategy: MatchingStrategy | None) -> str:
+    """A run's retrieved items for one query: texts marked as judged, or ids with their grade."""
+    if record is None:
+        return '<span class="note">retrieved items not available (no dataset given)</span>'
+    if record.mode == "id":
+        grades = record.ground_truth if isinstance(record.ground_truth, Mapping) else {}
+        items = []
+        for i, item in enumerate(record.retrieved[:_SHOWN_IDS]):
+            grade = grades.get(item, grades.get(str(item), 0))
+            label = f"relevant (grade {grade:g})" if grade > 0 else "not relevant"
+            hit = " hit" if grade > 0 else ""
+            items.append(f'<div class="chunk{hit}">{i + 1}. {escape(item)}: {label}</div>')
+        shown = min(len(record.retrieved), _SHOWN_IDS)
+        note = f"top {shown} of {len(record.retrieved)} retrieved ids, judged by the qrels"
+        return f'<p class="note">{note}</p>' + "".join(items)
+    top = record.retrieved[:_SHOWN_CHUNKS]
+    marks = [False] * len(top) if strategy is None else _matched(strategy, record)
+    chunks = "".join(
+        f'<div class="chunk{" hit" if hit else ""}">{i + 1}. {escape(clip(text))}</div>'
+        for i, (text, hit) in enumerate(zip(top, marks, strict=True))
+    )
+    judged = f"matched with {escape(strategy.spec)}" if strategy is not None else _NOT_JUDGED
+    return f'<p class="note">{judged}</p>{chunks}'
+
+
+def _truth_html(records: Mapping[str, Mapping[str, Record]], qid: str) -> tuple[str, str]:
+    """The question and the ground truth of a query, from the first run that has its record."""
+    for run_records in records.values():
+        record = run_records.get(qid)
+        if record is None:
+            continue
+        question = str(record.metadata.get("question", ""))
+        if record.mode == "id":
+            grades = record.ground_truth if isinstance(record.ground_truth, Mapping) else {}
+            truth = [f"{doc} (grade {grade:g})" for doc, grade in grades.items() if grade > 0]
+        else:
+            truth = [str(getattr(t, "text", t)) for t in record.ground_truth]
+        return question, "".join(f'<div class="gt">{escape(clip(t))}</div>' for t in truth)
+    return "", ""
+
+
+def query_panel(
+    qid: str,
+    caption: str,
+    columns: Sequence[tuple[str, float | None]],
+    records: Mapping[str, Mapping[str, Record]],
+    strategies: Mapping[str, MatchingStrategy | None],
+    metric: str,
+    opened: bool,
+) -> str:
+    question, truth = _truth_html(records, qid)
+    cols = "".join(
+        f'<div class="col"><h4>{escape(run)} &middot; {escape(metric)} = {fmt(value, 3)}</h4>'
+        f"{_retrieved_html(records.get(run, {}).get(qid), strategies.get(run))}</div>"
+        for run, value in columns
+    )
+    title = escape(qid) + (" &middot; " + escape(question) if question else "")
+    state = " open" if opened else ""
+    return (
+        f'<details class="query"{state}><summary>{title} '
+        f'<span class="note">({escape(caption)})</span></summary>'
+        f"{('<b>Ground truth</b>' + truth) if truth else ''}"
+        f'<div class="cols">{cols}</div></details>'
+    )
+
+
+def records_by_run(
+    results: Mapping[str, EvaluationResult],
+    datasets: Mapping[str, str | os.PathLike[str] | Any] | None,
+    ids: set[str] | None,
+) -> dict[str, dict[str, Record]]:
+    return {
+        run: _load_records(source, ids, _run_fields(results.get(run)))
+        for run, source in (datasets or {}).items()
+        if run in results
+    }
+
+
+def focus_metric(
+    metrics: Sequence[str],
+    order: tuple[str, ...] = ("context_recall", "recall", "ndcg", "context_f1"),
+) -> str:
+    for base in order:
+        columns = [m for m in metrics if split_column(m)[0] == base]
+        if columns:
+            return max(columns, key=lambda c: split_column(c)[1] or 0)
+    return metrics[0]

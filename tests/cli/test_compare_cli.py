@@ -1,0 +1,213 @@
+"""``ctxeval compare`` through its real entry point: named runs, globs, TREC runs with --qrels,
+the --fail-if-worse gate, the default metrics and the collapse of identical columns."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_helpers import ctxeval
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "fixtures" / "runs"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The three example runs evaluated at k = 10, each saved as results.jsonl in its folder."""
+    root = tmp_path_factory.mktemp("saved")
+    paths = {}
+    for name in ("fixed-100", "sentence-3", "paragraph"):
+        target = root / name / "results.jsonl"
+        target.parent.mkdir()
+        done = ctxeval("evaluate", RUNS / f"{name}.jsonl", "-k", "10", "-o", target)
+        assert done.returncode == 0, done.stderr
+        paths[name] = target
+    return paths
+
+
+def _json(*args: str | Path) -> dict:
+    done = ctxeval("compare", *args, "--format", "json", "--n-resamples", "2000")
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_named_runs_from_folders_and_baseline_by_name(saved: dict[str, Path]) -> None:
+    report = _json(f"new={saved['paragraph']}", f"base={saved['fixed-100']}", "--baseline", "base")
+    assert report["runs"] == ["new", "base"]
+    assert report["baseline"] == "base"
+    # Unnamed, the two files called results.jsonl are told apart by a suffix; --baseline can
+    # also repeat a path.
+    unnamed = _json(saved["paragraph"], saved["fixed-100"], "--baseline", saved["fixed-100"])
+    assert unnamed["runs"] == ["results", "results-2"]
+    assert unnamed["baseline"] == "results-2"
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("=x.jsonl", "'=x.jsonl': the run name before '=' is empty; write NAME=PATH"),
+        ("new=", "'new=': the path after '=' is empty; write NAME=PATH"),
+        ("new=missing.jsonl", "missing.jsonl: does not exist"),
+        ("new=nomatch*.jsonl", "nomatch*.jsonl: no file matches the pattern"),
+    ],
+)
+def test_name_path_mistakes(arg: str, message: str, saved: dict[str, Path]) -> None:
+    done = ctxeval("compare", f"base={saved['fixed-100']}", arg)
+    assert done.returncode == 2
+    assert f"ctxeval: error: {message}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_duplicate_names_and_unknown_baseline(saved: dict[str, Path]) -> None:
+    twice = ctxeval("compare", f"a={saved['fixed-100']}", f"a={saved['paragraph']}")
+    assert twice.returncode == 2
+    assert "run name 'a' is given twice" in twice.stderr
+    unknown = ctxeval(
+        "compare", f"a={saved['fixed-100']}", f"b={saved['paragraph']}", "--baseline", "c"
+    )
+    assert unknown.returncode == 2
+    assert "--baseline: unknown run 'c'" in unknown.stderr
+    assert "Traceback" not in twice.stderr + unknown.stderr
+
+
+def test_a_glob_gives_every_file_it_matches(saved: dict[str, Path], tmp_path: Path) -> None:
+    for name in ("fixed-100", "paragraph"):
+        shutil.copy(saved[name], tmp_path / f"{name}.jsonl")
+    report = _json(str(tmp_path / "*.jsonl"))
+    assert report["runs"] == ["fixed-100", "paragraph"]
+    named = ctxeval("compare", f"x={tmp_path / '*.jsonl'}", saved["sentence-3"])
+    assert named.returncode == 2
+    assert "matches 2 files and NAME=PATH names one run" in named.stderr
+
+
+def test_default_output_collapses_identical_columns_and_shows_the_signal(
+    saved: dict[str, Path],
+) -> None:
+    done = ctxeval(
+        "compare",
+        saved["fixed-100"],
+        f"sentence={saved['sentence-3']}",
+        f"paragraph={saved['paragraph']}",
+    )
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "matching rouge-chunk(threshold=0.7); convention trec_eval; cut-offs 10" in text
+    # The default family: recall and NDCG at the deepest cut-off, 2 metrics x 2 runs.
+    assert "Holm-adjusted p < 0.05 over 4 comparisons (2 metrics x 2 runs)" in text
+    paragraph = next(line for line in text.splitlines() if line.startswith("context_recall@10"))
+    assert paragraph.split()[-2].endswith("*")  # paragraph's recall: significant
+    assert paragraph.split()[-1] == "-"  # no run is significantly best of the three
+    every = ctxeval("compare", saved["fixed-100"], f"p={saved['paragraph']}", "--metric", "all")
+    assert every.returncode == 0, every.stderr
+    assert "average_precision@10 = reciprocal_rank@10" in every.stdout
+    assert "context_recall@10 = hit_rate@10 = recall@10" in every.stdout
+    assert not any(line.startswith("reciprocal_rank@10") for line in every.stdout.splitlines())
+    assert "over 6 comparisons (6 metrics x 1 run)" in every.stdout
+
+
+def test_fail_if_worse_gate_both_ways(saved: dict[str, Path]) -> None:
+    base, para = f"base={saved['fixed-100']}", f"para={saved['paragraph']}"
+    worse = ctxeval("compare", base, para, "--fail-if-worse", "context_recall@10")
+    assert worse.returncode == 1, worse.stderr
+    assert (
+        "ctxeval: gate failed: para is worse than base on context_recall@10 (diff -0.0909, "
+        "Holm-adjusted p 0.0" in worse.stderr
+    )
+    # The other way round the run is better, not worse: the gate passes.
+    better = ctxeval(
+        "compare", base, para, "--baseline", "para", "--fail-if-worse", "context_recall@10"
+    )
+    assert better.returncode == 0, better.stderr
+    assert "gate passed: base vs para on context_recall@10: diff +0.0909" in better.stderr
+    # Not significant after the correction: passes, and says so.
+    sentence = ctxeval(
+        "compare",
+        base,
+        f"s={saved['sentence-3']}",
+        "--fail-if-worse",
+        "ndcg@10",
+    )
+    assert sentence.returncode == 0, sentence.stderr
+    assert "(not significantly worse)" in sentence.stderr
+    unknown = ctxeval("compare", base, para, "--fail-if-worse", "nope@10")
+    assert unknown.returncode == 2
+    assert "--fail-if-worse nope@10: unknown measure 'nope@10'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+
+
+def _trec(tmp_path: Path) -> tuple[Path, Path, Path]:
+    qrels = {"q1": {"d2": 1, "d9": 2}, "q2": {"d3": 1, "d4": 2}, "q3": {"d1": 1}}
+    runs = {
+        "a": {"q1": {"d1": 2.5, "d2": 1.5, "d5": 0.5}, "q2": {"d3": 1.0, "d4": 0.5}},
+        "b": {"q1": {"d2": 2.5, "d9": 1.5}, "q2": {"d4": 1.0, "d3": 1.0}, "q3": {"d1": 3.0}},
+    }
+    (tmp_path / "trec").mkdir()
+    paths = []
+    for name, run in runs.items():
+        path = tmp_path / "trec" / f"{name}.trec"
+        path.write_text(
+            "".join(
+                f"{q} Q0 {d} {i + 1} {s} tag\n"
+                for q, docs in run.items()
+                for i, (d, s) in enumerate(docs.items())
+            ),
+            encoding="utf-8",
+        )
+        paths.append(path)
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()),
+        encoding="utf-8",
+    )
+    return paths[0], paths[1], qrels_path
+
+
+def test_trec_runs_compare_with_the_numbers_of_evaluate(tmp_path: Path) -> None:
+    a, b, qrels = _trec(tmp_path)
+    measures = ["map", "ndcg@10", "recall@100"]
+    flags = [flag for m in measures for flag in ("--metric", m)]
+    report = _json(str(tmp_path / "trec" / "*.trec"), "--qrels", qrels, *flags)
+    assert report["runs"] == ["a", "b"]
+    for name, path in (("a", a), ("b", b)):
+        done = ctxeval(
+            "evaluate",
+            "--run",
+            path,
+            "--qrels",
+            qrels,
+            *[f for m in measures for f in ("-m", m)],
+            "--format",
+            "json",
+        )
+        assert done.returncode == 0, done.stderr
+        aggregate = json.loads(done.stdout)["aggregate"]
+        for row in report["rows"]:
+            assert row["means"][name] == aggregate[row["metric"]]  # bit for bit
+    assert {row["metric"] for row in report["rows"]} <= set(aggregate)
+    text = ctxeval("compare", a, b, "--qrels", qrels, "--n-resamples", "100")
+    assert text.returncode == 0, text.stderr
+    assert "matching by id; cut-offs 5, 10, 100, all" in text.stdout  # TREC's default measures
+
+
+def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:
+    a, b, qrels = _trec(tmp_path)
+    done = ctxeval("compare", a, b)
+    assert done.returncode == 2
+    assert f"{a} looks like a TREC run file; give its judgments with --qrels QRELS" in done.stderr
+    mixed = ctxeval("compare", a, b, "--qrels", qrels, "--match", "exact-chunk")
+    assert mixed.returncode == 2
+    assert "--match apply to datasets, not to TREC runs" in mixed.stderr
+    assert "Traceback" not in done.stderr + mixed.stderr
+
+
+def test_the_gate_from_a_config_file(saved: dict[str, Path], tmp_path: Path) -> None:
+    config = tmp_path / "ci.toml"
+    config.write_text('[compare]\nfail-if-worse = ["context_recall@10"]\n', encoding="utf-8")
+    done = ctxeval(
+        "compare", f"base={saved['fixed-100']}", f"p={saved['paragraph']}", "--config", config
+    )
+    assert done.returncode == 1, done.stderr
+    assert "gate failed: p is worse than base on context_recall@10" in done.stderr

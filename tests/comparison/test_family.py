@@ -1,0 +1,137 @@
+"""What a comparison tests and states: identical columns compared once, the correction's
+family, the best run only when the tests order it, and each run's settings."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxeval import (
+    IDRankedRetrievalMetrics,
+    PrecisionRecallF1,
+    RankedRetrievalMetrics,
+    RetrievalEvaluator,
+    RougeChunkMatch,
+)
+from ctxeval.comparison import PairedComparison, compare
+from ctxeval.comparison.settings import run_settings
+from ctxeval.comparison.stats import leader
+from ctxeval.results import EvaluationResult
+
+RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
+
+
+def result(
+    columns: dict[str, list[float]], summary: dict[str, Any] | None = None
+) -> EvaluationResult:
+    n = len(next(iter(columns.values())))
+    rows = [{"id": f"q{i}", **{c: v[i] for c, v in columns.items()}} for i in range(n)]
+    aggregate: dict[str, float | None] = {c: math.fsum(v) / n for c, v in columns.items()}
+    return EvaluationResult(per_query=rows, aggregate=aggregate, summary=summary or {})
+
+
+@pytest.fixture(scope="module")
+def example() -> dict[str, EvaluationResult]:
+    metrics = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
+    return {
+        name: RetrievalEvaluator(RUNS / f"{name}.jsonl", metrics, workers=1).run(k=[10])
+        for name in ("fixed-100", "paragraph")
+    }
+
+
+def test_identical_columns_of_the_example_data_are_compared_once(
+    example: dict[str, EvaluationResult],
+) -> None:
+    report = compare(example, n_resamples=200)
+    # One relevant item per query: AP = RR, and hit rate = recall = context recall.
+    assert report.identical == {
+        "context_recall@10": ("hit_rate@10", "recall@10"),
+        "average_precision@10": ("reciprocal_rank@10",),
+    }
+    assert "reciprocal_rank@10" not in report.metrics
+    assert report.tested() == len(report.metrics) == 6
+    assert report.comparison("paragraph", "reciprocal_rank@10").metric == "average_precision@10"
+    assert report.row("hit_rate@10") is report.row("context_recall@10")
+    assert "average_precision@10 = reciprocal_rank@10" in str(report.identical_note())
+    # The family is smaller by the copies: Holm multiplies by 6, not 9.
+    full = compare(example, n_resamples=200, collapse=False)
+    assert full.identical == {}
+    assert full.tested() == 9
+    smallest = min(c.p_value for c in report.comparisons if c.p_value is not None)
+    assert min(c.p_adjusted for c in report.comparisons if c.p_adjusted) == 6 * smallest
+
+
+def test_values_that_differ_in_one_query_are_not_identical() -> None:
+    a = result({"x": [0.1, 0.5, 1.0], "y": [0.1, 0.5, 1.0], "z": [0.1, 0.5, 0.9]})
+    b = result({"x": [0.2, 0.5, 1.0], "y": [0.2, 0.5, 1.0], "z": [0.2, 0.5, 1.0]})
+    report = compare({"a": a, "b": b}, n_resamples=100)
+    assert report.identical == {"x": ("y",)}
+    assert report.metrics == ("x", "z")
+
+
+def _item(run: str, diff: float, significant: bool, wins: int = 5, losses: int = 5) -> Any:
+    return PairedComparison(
+        metric="m",
+        run=run,
+        baseline="base",
+        queries=10,
+        excluded=0,
+        baseline_mean=0.5,
+        run_mean=0.5 + diff,
+        diff=diff,
+        ci_low=None,
+        ci_high=None,
+        p_value=0.01,
+        p_adjusted=0.01,
+        significant=significant,
+        wins=wins,
+        ties=10 - wins - losses,
+        losses=losses,
+    )
+
+
+@pytest.mark.parametrize(
+    ("best", "items", "expected"),
+    [
+        (("a",), [_item("a", 0.2, True)], "a"),
+        (("a",), [_item("a", 0.2, False)], None),
+        (("base",), [_item("a", -0.2, True), _item("b", -0.1, True)], "base"),
+        (("base",), [_item("a", -0.2, True), _item("b", -0.1, False)], None),
+        # a above the baseline, b below it: a leads; b not significantly below: no leader.
+        (("a",), [_item("a", 0.2, True), _item("b", -0.1, True)], "a"),
+        (("a",), [_item("a", 0.2, True), _item("b", 0.1, False)], None),
+        # b equals the baseline on every query: a's lead over b is a's lead over the baseline.
+        (("a",), [_item("a", 0.2, True), _item("b", 0.0, False, wins=0, losses=0)], "a"),
+        (("a", "b"), [_item("a", 0.2, True), _item("b", 0.2, True)], None),
+    ],
+)
+def test_a_best_run_is_named_only_when_the_tests_order_it(
+    best: tuple[str, ...], items: list[Any], expected: str | None
+) -> None:
+    assert leader(best, "base", items) == expected
+
+
+def test_settings_come_from_the_summaries(example: dict[str, EvaluationResult]) -> None:
+    settings = run_settings(example["paragraph"].summary)
+    assert settings.strategy == "rouge-chunk(threshold=0.7)"
+    assert settings.threshold == 0.7
+    assert settings.convention == "trec_eval"
+    assert settings.ks == ("10",)
+    ce = run_settings({"metrics": [repr(IDRankedRetrievalMetrics(convention="continuous_eval"))]})
+    assert ce.convention == "continuous_eval"
+    assert ce.strategy is None
+    assert ce.threshold is None
+    custom = run_settings({"metrics": [repr(IDRankedRetrievalMetrics(gain="exponential"))]})
+    assert custom.convention == "custom (gain='exponential')"
+    report = compare(
+        {
+            "a": result({"x": [0.1, 0.2]}, {"strategy": "exact-chunk", "ks": [5]}),
+            "b": result({"x": [0.1, 0.3]}, {"strategy": "rouge-chunk(threshold=0.8)", "ks": [5]}),
+        },
+        n_resamples=10,
+    )
+    assert report.setting("ks") == "5"
+    assert report.setting("strategy") == "a: exact-chunk; b: rouge-chunk(threshold=0.8)"

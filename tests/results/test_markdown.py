@@ -1,0 +1,38 @@
+"""EvaluationResult.to_markdown(): the aggregate as a compact table for pull-request comments."""
+
+from __future__ import annotations
+
+from ctxeval.results import EvaluationResult
+
+
+def test_markdown_pivots_measures_by_cut_off() -> None:
+    result = EvaluationResult(
+        per_query=[],
+        aggregate={
+            "context_recall@1": 0.5,
+            "context_recall@10": 0.875,
+            "ndcg@10": 2 / 3,
+            "ndcg(gain='exponential')@10": None,
+            "map": 0.25,
+            "micro_context_recall@10": 0.8,
+        },
+        summary={
+            "queries": 8,
+            "source": "runs/a.jsonl",
+            "skipped_records": 1,
+            "empty_ground_truth": 0,
+            "strategy": "exact-chunk",
+        },
+    )
+    assert result.to_markdown(digits=3).splitlines() == [
+        "**8 queries** from `runs/a.jsonl` (1 skipped, 0 with empty ground truth), matching "
+        "`exact-chunk`",
+        "",
+        "| metric | @1 | @10 | value |",
+        "| --- | ---: | ---: | ---: |",
+        "| context_recall | 0.500 | 0.875 |  |",
+        "| ndcg |  | 0.667 |  |",
+        "| ndcg(gain='exponential') |  | n/a |  |",
+        "| map |  |  | 0.250 |",
+        "| micro_context_recall |  | 0.800 |  |",
+    ]
