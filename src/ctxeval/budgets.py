@@ -37,6 +37,7 @@ __all__ = [
     "TokenCounter",
     "budget_cut",
     "check_budget_policy",
+    "check_token_counter",
     "token_counter",
 ]
 
@@ -235,3 +236,19 @@ def _checked(count: TokenCounter) -> TokenCounter:
         return int(value)
 
     return checked
+
+
+def check_token_counter(counter: object) -> str | TokenCounter:
+    """A token counter as given, when it is a tokenizer name or a callable."""
+    if isinstance(counter, str):
+        try:
+            get_tokenizer(counter)
+        except ValueError as exc:
+            raise InvalidArgumentError(f"RetrievalEvaluator(token_counter=...): {exc}") from None
+        return counter
+    if callable(counter):
+        return counter
+    raise InvalidArgumentTypeError(
+        f"RetrievalEvaluator(token_counter={counter!r}): give 'rouge', 'unicode' or a callable "
+        "str -> int, e.g. lambda s: len(enc.encode(s))"
+    )

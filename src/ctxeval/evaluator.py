@@ -10,14 +10,13 @@ from __future__ import annotations
 import glob
 import os
 import sys
-import time
 import warnings
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, Literal
 
 from ctxeval.aggregation import Aggregator
-from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy
+from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy, check_token_counter
 from ctxeval.cutoffs import Cutoff
 from ctxeval.errors import (
     EmptyTokensWarning,
@@ -25,23 +24,33 @@ from ctxeval.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.io.live import LiveRecords
 from ctxeval.io.paths import check_output
 from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
-from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures, parse_measures
+from ctxeval.metrics.measure_sets import (
+    IDMeasures,
+    TextMeasures,
+    at_relevance_level,
+    parse_measures,
+)
 from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.span_metrics import SpanMeasures
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
 from ctxeval.progress import Progress
 from ctxeval.records import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
-from ctxeval.scoring import RowResult, ScoringPlan, score_batch, sort_ks
-from ctxeval.text import get_tokenizer
+from ctxeval.scoring import ScoringPlan, sort_ks
 from ctxeval.validation import check_choice, check_k, check_relevance_level
-from ctxeval.workers import score_in_workers, unsendable
+from ctxeval.workers import (
+    pays_to_start_workers,
+    prepend_batches,
+    score_in_order,
+    unsendable,
+)
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
 
@@ -54,30 +63,6 @@ def default_metrics(mode: Mode, matching: object = None) -> tuple[MetricBase, ..
         return (IDPrecisionRecallF1(), IDRankedRetrievalMetrics())
     strategy = RougeChunkMatch() if matching is None else matching
     return (PrecisionRecallF1(strategy), RankedRetrievalMetrics(strategy))
-
-
-def _at_relevance_level(
-    owner: str,
-    metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None,
-    level: float,
-) -> Any:
-    """The metrics of a TREC evaluation judged at relevance level ``level``: measure specs
-    become one :class:`IDMeasures` at that level; metric objects carry their own level."""
-    if level == 1:
-        return metrics
-    if metrics is None:
-        return [
-            IDPrecisionRecallF1(relevance_level=level),
-            IDRankedRetrievalMetrics(relevance_level=level),
-        ]
-    items = [metrics] if isinstance(metrics, MetricBase | str | Measure) else list(metrics)
-    objects = [m for m in items if isinstance(m, MetricBase)]
-    if objects:
-        raise InvalidArgumentError(
-            f"{owner}(relevance_level={level!r}): give measure specs ('map', 'P@5'), or give "
-            f"the level to the metric objects themselves ({objects[0]!r})"
-        )
-    return [IDMeasures(items, relevance_level=level)] if items else items
 
 
 def _normalise_ks(k: object) -> tuple[Cutoff, ...]:
@@ -96,73 +81,10 @@ def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch
         yield batch
 
 
-# With ``workers=None`` (every core), processes are started only when a record takes at least
-# this long to score in this process: below it, sending records to workers and results back
-# costs the parent about as much as scoring them (see docs/decisions.md).
-PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
 # Worker processes read files of at least this many bytes per worker themselves, in
 # partitions; smaller inputs are read here and sent in batches (finer-grained: a slow record,
 # or the first bad one, is met sooner). See docs/evaluator.md.
 PARTITION_MIN_BYTES = 1 << 20
-
-
-def _score_in_order(
-    plan: ScoringPlan, batches: Iterator[Batch], workers: int, *, auto: bool = False
-) -> Generator[list[RowResult | RecordError], None, None]:
-    """Score batches, in worker processes when it pays, yielding results in input order.
-
-    ``auto``: the number of workers was not chosen by the user; the first batch is scored here
-    and timed, and the run stays in this process when its records are cheap to score.
-    """
-    first = next(batches, None)
-    if first is None:
-        return
-    if auto and workers > 1:
-        started = time.perf_counter()
-        scored = score_batch(plan, first)
-        per_record = (time.perf_counter() - started) / max(len(first), 1)
-        yield scored
-        first = next(batches, None)
-        if first is None:
-            return
-        if per_record < PARALLEL_MIN_SECONDS_PER_RECORD:
-            workers = 1
-    second = next(batches, None)
-    if workers > 1 and second is not None:
-        reason = unsendable(plan)
-        if reason is not None and not auto:
-            raise InvalidArgumentError(
-                f"RetrievalEvaluator(workers={workers}): the metrics cannot be sent to worker "
-                f"processes, which this platform starts by pickling them ({reason}); define "
-                "custom strategies as functions or classes at the top level of an importable "
-                "module, or pass workers=1"
-            )
-        if reason is not None:
-            workers = 1  # the default: score here rather than fail
-    if workers <= 1 or second is None:
-        # One batch or one worker: starting processes would cost more than it saves.
-        yield score_batch(plan, first)
-        if second is not None:
-            yield score_batch(plan, second)
-            for batch in batches:
-                yield score_batch(plan, batch)
-        return
-    yield from score_in_workers(plan, _prepend_batches((first, second), batches), workers)
-
-
-def _pays_to_start_workers(plan: ScoringPlan, head: Batch) -> bool:
-    """Whether records like ``head`` (the first batch) are slow enough to score that worker
-    processes pay for themselves (see :data:`PARALLEL_MIN_SECONDS_PER_RECORD`)."""
-    if not head:
-        return False
-    started = time.perf_counter()
-    score_batch(plan, head)
-    return (time.perf_counter() - started) / len(head) >= PARALLEL_MIN_SECONDS_PER_RECORD
-
-
-def _prepend_batches(head: Iterable[Batch], rest: Iterator[Batch]) -> Iterator[Batch]:
-    yield from head
-    yield from rest
 
 
 def _cores() -> int:
@@ -246,7 +168,7 @@ class RetrievalEvaluator:
             "RetrievalEvaluator(budget_policy=...)", budget_policy
         )
         self._policy = self.budget_policy  # this run's (run(budget_policy=...) overrides)
-        self.token_counter = _checked_counter(token_counter)
+        self.token_counter = check_token_counter(token_counter)
         self.source: str | None = None
         self.extra_inputs: list[str] = []  # files read besides the dataset (a TREC run's qrels)
         self.matching = (
@@ -349,8 +271,7 @@ class RetrievalEvaluator:
         ``max_retrieved``: only each query's first ``max_retrieved`` documents count (trec_eval
         ``-M``), for every measure and cut-off.
         """
-        from ctxeval.io.trec import read_qrels, read_trec_run
-        from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
+        from ctxeval.io.trec import trec_records
 
         owner = "RetrievalEvaluator.from_trec"
         if max_retrieved is not None and (
@@ -362,19 +283,8 @@ class RetrievalEvaluator:
                 f"{owner}(max_retrieved={max_retrieved!r}): give a whole number >= 1 (trec_eval "
                 "-M: the documents counted per query), or None for all of them"
             )
-        metrics = _at_relevance_level(owner, metrics, check_relevance_level(owner, relevance_level))
-        ranked = read_trec_run(run)
-        judged = read_qrels(qrels)
-        records = []
-        tied = 0
-        for qid, grades in judged.items():
-            scored = ranked.get(qid, {})
-            order = rank_documents(scored, location=f"{run}: {qid}")
-            if len(set(scored.values())) < len(scored):
-                tied += ties_straddle_relevance(scored, order, grades)
-            records.append({"id": qid, "retrieved_ids": order[:max_retrieved], "qrels": grades})
-        missing = [qid for qid in judged if qid not in ranked]
-        warn_policies(ranked, judged, missing, "zero", tied, "trec_eval")
+        metrics = at_relevance_level(owner, metrics, check_relevance_level(owner, relevance_level))
+        records = trec_records(run, qrels, max_retrieved)
         evaluator = cls(records, metrics, **options)
         evaluator.source = os.fspath(run)
         evaluator.extra_inputs = [os.fspath(qrels)]
@@ -506,7 +416,7 @@ class RetrievalEvaluator:
         workers, head = self.workers, None
         if workers > 1 and self._readable_by_workers(plan):
             head = list(islice(stream, self.batch_size)) if self._auto_workers else None
-            if head is None or _pays_to_start_workers(plan, head):
+            if head is None or pays_to_start_workers(plan, head):
                 close = getattr(records, "close", None)
                 if close is not None:
                     close()  # the workers read the files themselves
@@ -515,10 +425,10 @@ class RetrievalEvaluator:
                 finally:
                     progress.close()
             workers = 1
-        batches = _batches(stream, self.batch_size)
+        batches: Iterator[Sequence[Record | RecordError]] = _batches(stream, self.batch_size)
         if head:
-            batches = _prepend_batches([head], batches)
-        scored = _score_in_order(plan, batches, workers, auto=self._auto_workers)
+            batches = prepend_batches([head], batches)
+        scored = score_in_order(plan, batches, workers, auto=self._auto_workers)
         try:
             for results in scored:
                 for item in results:
@@ -608,38 +518,6 @@ class RetrievalEvaluator:
         return type(self.dataset).__name__
 
 
-class LiveRecords:
-    """Records whose retrieved contexts come from a live retriever, one question at a time."""
-
-    def __init__(
-        self, questions: Iterable[Mapping[str, Any]], retrieve: Callable[[str], Sequence[str]]
-    ) -> None:
-        if not callable(retrieve):
-            raise InvalidArgumentTypeError(
-                "RetrievalEvaluator.from_retriever(retrieve=...): give a function question -> "
-                f"ranked texts, got {type(retrieve).__name__}"
-            )
-        self.questions = questions
-        self.retrieve = retrieve
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for number, question in enumerate(self.questions, 1):
-            text = question.get("question", question.get("query"))
-            if not isinstance(text, str):
-                raise InvalidArgumentError(
-                    f"RetrievalEvaluator.from_retriever: question {number} has no 'question' "
-                    "(or 'query') text to retrieve for; give each question its text"
-                )
-            retrieved = self.retrieve(text)
-            if isinstance(retrieved, str) or not isinstance(retrieved, Sequence):
-                raise InvalidArgumentTypeError(
-                    f"RetrievalEvaluator.from_retriever: the retriever returned "
-                    f"{type(retrieved).__name__} for question {number}; return a list of "
-                    "texts, best first"
-                )
-            yield {**question, "retrieved_context": list(retrieved)}
-
-
 def _warn_tokenless(result: EvaluationResult) -> None:
     if result.summary["tokenless_texts"]:
         warnings.warn(
@@ -669,22 +547,6 @@ def _load_corpus(corpus: Any) -> dict[str, str]:
 
 def _implementation(choice: str | None) -> Implementation:
     return implementation(choice)
-
-
-def _checked_counter(counter: object) -> str | TokenCounter:
-    """A token counter as given, when it is a tokenizer name or a callable."""
-    if isinstance(counter, str):
-        try:
-            get_tokenizer(counter)
-        except ValueError as exc:
-            raise InvalidArgumentError(f"RetrievalEvaluator(token_counter=...): {exc}") from None
-        return counter
-    if callable(counter):
-        return counter
-    raise InvalidArgumentTypeError(
-        f"RetrievalEvaluator(token_counter={counter!r}): give 'rouge', 'unicode' or a callable "
-        "str -> int, e.g. lambda s: len(enc.encode(s))"
-    )
 
 
 def evaluate(

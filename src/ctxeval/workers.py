@@ -24,20 +24,31 @@ import os
 import pickle
 import signal
 import sys
+import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
 from types import TracebackType
 from typing import Any
 
-from ctxeval.errors import WorkerProcessError
+from ctxeval.errors import InvalidArgumentError, WorkerProcessError
 from ctxeval.io.atomic import terminate_raises
 from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 
-__all__ = ["LocalFuture", "LocalPool", "pool_context", "score_in_workers", "unsendable"]
+__all__ = [
+    "PARALLEL_MIN_SECONDS_PER_RECORD",
+    "LocalFuture",
+    "LocalPool",
+    "pays_to_start_workers",
+    "pool_context",
+    "prepend_batches",
+    "score_in_order",
+    "score_in_workers",
+    "unsendable",
+]
 
 Batch = Sequence[Record | RecordError]
 Scored = list[RowResult | RecordError]
@@ -267,3 +278,70 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     for process in list(processes.values()):
         with suppress(OSError, ValueError):  # already gone, or closed
             process.kill()
+
+
+# --- choosing: in this process or in workers ------------------------------------------------
+
+# With ``workers=None`` (every core), processes are started only when a record takes at least
+# this long to score in this process: below it, sending records to workers and results back
+# costs the parent about as much as scoring them (see docs/decisions.md).
+PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
+
+
+def score_in_order(
+    plan: ScoringPlan, batches: Iterator[Batch], workers: int, *, auto: bool = False
+) -> Generator[list[RowResult | RecordError], None, None]:
+    """Score batches, in worker processes when it pays, yielding results in input order.
+
+    ``auto``: the number of workers was not chosen by the user; the first batch is scored here
+    and timed, and the run stays in this process when its records are cheap to score.
+    """
+    first = next(batches, None)
+    if first is None:
+        return
+    if auto and workers > 1:
+        started = time.perf_counter()
+        scored = score_batch(plan, first)
+        per_record = (time.perf_counter() - started) / max(len(first), 1)
+        yield scored
+        first = next(batches, None)
+        if first is None:
+            return
+        if per_record < PARALLEL_MIN_SECONDS_PER_RECORD:
+            workers = 1
+    second = next(batches, None)
+    if workers > 1 and second is not None:
+        reason = unsendable(plan)
+        if reason is not None and not auto:
+            raise InvalidArgumentError(
+                f"RetrievalEvaluator(workers={workers}): the metrics cannot be sent to worker "
+                f"processes, which this platform starts by pickling them ({reason}); define "
+                "custom strategies as functions or classes at the top level of an importable "
+                "module, or pass workers=1"
+            )
+        if reason is not None:
+            workers = 1  # the default: score here rather than fail
+    if workers <= 1 or second is None:
+        # One batch or one worker: starting processes would cost more than it saves.
+        yield score_batch(plan, first)
+        if second is not None:
+            yield score_batch(plan, second)
+            for batch in batches:
+                yield score_batch(plan, batch)
+        return
+    yield from score_in_workers(plan, prepend_batches((first, second), batches), workers)
+
+
+def pays_to_start_workers(plan: ScoringPlan, head: Batch) -> bool:
+    """Whether records like ``head`` (the first batch) are slow enough to score that worker
+    processes pay for themselves (see :data:`PARALLEL_MIN_SECONDS_PER_RECORD`)."""
+    if not head:
+        return False
+    started = time.perf_counter()
+    score_batch(plan, head)
+    return (time.perf_counter() - started) / len(head) >= PARALLEL_MIN_SECONDS_PER_RECORD
+
+
+def prepend_batches(head: Iterable[Batch], rest: Iterator[Batch]) -> Iterator[Batch]:
+    yield from head
+    yield from rest

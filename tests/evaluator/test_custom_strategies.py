@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ctxeval.evaluator as evaluator_module
+import ctxeval.workers as workers_module
 from ctxeval import InvalidArgumentError, Matches, RetrievalEvaluator
 from ctxeval.matching.base import as_matches
 
@@ -71,7 +71,7 @@ def test_default_workers_with_a_lambda_does_not_depend_on_timing(
 ) -> None:
     dataset = write_dataset(tmp_path / "d.jsonl")
     strategy = lambda r, g: np.array([[a == b for b in g] for a in r], dtype=bool)  # noqa: E731
-    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
+    monkeypatch.setattr(workers_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
     processes = run(dataset, strategy)
     assert processes.per_query == run(dataset, strategy, workers=1).per_query
 
@@ -105,7 +105,7 @@ def test_without_fork_the_default_workers_score_an_unpicklable_strategy_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dataset = write_dataset(tmp_path / "d.jsonl")
-    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
+    monkeypatch.setattr(workers_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
     strategy = lambda r, g: same_text(r, g)  # noqa: E731
     assert run(dataset, strategy).per_query == run(dataset, strategy, workers=1).per_query
 

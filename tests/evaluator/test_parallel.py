@@ -43,7 +43,7 @@ def test_default_workers_stay_in_process_when_records_are_cheap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pools = Pools(monkeypatch)
-    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", float("inf"))
+    monkeypatch.setattr(workers_module, "PARALLEL_MIN_SECONDS_PER_RECORD", float("inf"))
     auto = RetrievalEvaluator(records(60), METRICS, batch_size=10, progress=False).run()
     assert pools.started == []
     one = RetrievalEvaluator(records(60), METRICS, workers=1, batch_size=10).run()
@@ -55,7 +55,7 @@ def test_default_workers_start_processes_when_records_are_slow(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pools = Pools(monkeypatch)
-    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
+    monkeypatch.setattr(workers_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
     auto = RetrievalEvaluator(records(60), METRICS, batch_size=10, progress=False).run(k=[1, 2])
     assert pools.started == [2]
     one = RetrievalEvaluator(records(60), METRICS, workers=1, batch_size=10).run(k=[1, 2])
@@ -68,14 +68,14 @@ def test_explicit_workers_are_obeyed_however_cheap_the_records(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pools = Pools(monkeypatch)
-    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", float("inf"))
+    monkeypatch.setattr(workers_module, "PARALLEL_MIN_SECONDS_PER_RECORD", float("inf"))
     RetrievalEvaluator(records(30), METRICS, workers=2, batch_size=10).run()
     assert pools.started == [2]
 
 
 def test_one_batch_never_starts_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     pools = Pools(monkeypatch)
-    monkeypatch.setattr(evaluator_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
+    monkeypatch.setattr(workers_module, "PARALLEL_MIN_SECONDS_PER_RECORD", 0.0)
     result = RetrievalEvaluator(records(5), METRICS, batch_size=10).run()
     assert pools.started == []
     assert result.summary["queries"] == 5

@@ -30,6 +30,7 @@ __all__ = [
     "read_qrels",
     "read_trec_qrels",
     "read_trec_run",
+    "trec_records",
     "write_trec_qrels",
     "write_trec_run",
 ]
@@ -239,3 +240,27 @@ def write_trec_qrels(
         for qid, docs in qrels.items():
             for docno, relevance in docs.items():
                 out.write(f"{qid} 0 {docno} {int(relevance)}\n")
+
+
+def trec_records(
+    run: str | os.PathLike[str], qrels: str | os.PathLike[str], max_retrieved: int | None = None
+) -> list[dict[str, Any]]:
+    """ID-mode records of a TREC run judged by ``qrels`` (see
+    :meth:`~ctxeval.RetrievalEvaluator.from_trec`): one per judged query, documents ranked by
+    score (ties: docid descending, as trec_eval), the first ``max_retrieved`` kept; warns of
+    the queries missing from the run and of ties that straddle relevance."""
+    from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
+
+    ranked = read_trec_run(run)
+    judged = read_qrels(qrels)
+    records = []
+    tied = 0
+    for qid, grades in judged.items():
+        scored = ranked.get(qid, {})
+        order = rank_documents(scored, location=f"{run}: {qid}")
+        if len(set(scored.values())) < len(scored):
+            tied += ties_straddle_relevance(scored, order, grades)
+        records.append({"id": qid, "retrieved_ids": order[:max_retrieved], "qrels": grades})
+    missing = [qid for qid in judged if qid not in ranked]
+    warn_policies(ranked, judged, missing, "zero", tied, "trec_eval")
+    return records

@@ -13,13 +13,19 @@ from typing import Any
 
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.metrics.base import MetricBase
-from ctxeval.metrics.id_metrics import IdMetric
+from ctxeval.metrics.id_metrics import IdMetric, IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.judgments import Credit
 from ctxeval.metrics.measures import Measure, parse_measure
 from ctxeval.metrics.text_metrics import TextMetric
 from ctxeval.validation import EmptyGroundTruthPolicy
 
-__all__ = ["IDMeasures", "MeasureSetMixin", "TextMeasures", "parse_measures"]
+__all__ = [
+    "IDMeasures",
+    "MeasureSetMixin",
+    "TextMeasures",
+    "at_relevance_level",
+    "parse_measures",
+]
 
 
 def parse_measures(owner: str, measures: object) -> tuple[Measure, ...]:
@@ -124,3 +130,27 @@ class IDMeasures(MeasureSetMixin, IdMetric):
         # An id matches one qrels entry, so both credit rules credit the same hits: a spec's
         # credit option changes nothing here (the column keeps the spec as it was asked for).
         self._credit = "matching"
+
+
+def at_relevance_level(
+    owner: str,
+    metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None,
+    level: float,
+) -> Any:
+    """The metrics of a TREC evaluation judged at relevance level ``level``: measure specs
+    become one :class:`IDMeasures` at that level; metric objects carry their own level."""
+    if level == 1:
+        return metrics
+    if metrics is None:
+        return [
+            IDPrecisionRecallF1(relevance_level=level),
+            IDRankedRetrievalMetrics(relevance_level=level),
+        ]
+    items = [metrics] if isinstance(metrics, MetricBase | str | Measure) else list(metrics)
+    objects = [m for m in items if isinstance(m, MetricBase)]
+    if objects:
+        raise InvalidArgumentError(
+            f"{owner}(relevance_level={level!r}): give measure specs ('map', 'P@5'), or give "
+            f"the level to the metric objects themselves ({objects[0]!r})"
+        )
+    return [IDMeasures(items, relevance_level=level)] if items else items
