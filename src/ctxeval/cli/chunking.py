@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import fail, guard, load_config
+from ctxeval.cli.common import fail, guard, load_config, show_warning
 
 _EPILOG = """\b
 Examples:
@@ -164,7 +164,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             progress=options["progress"],
         )
     for warning in caught:
-        click.echo(f"ctxeval: warning: {warning.message}", err=True)
+        show_warning(warning.message, warning.category, warning.filename, warning.lineno)
     _print(outcome, options["fmt"])
     click.echo(f"ctxeval: wrote {len(outcome.runs)} runs to {options['out_dir']}", err=True)
     if options["report_path"]:
