@@ -112,6 +112,28 @@ def run_ctxeval(records: list[dict[str, Any]], workers: int = 1, compatible: boo
     return evaluator.run(k=None)
 
 
+def same_process_runs(label: str, records: list[dict[str, Any]], runs: int) -> None:
+    """The same records evaluated ``runs`` times in one process, the token cache kept between
+    runs (as when ``compare`` evaluates several retrievers over the same chunks): each run's
+    CPU time (``time.process_time``: less disturbed by other processes than wall time) and its
+    ratio to the first run's."""
+    data = JsonLines(records)
+    default_cache(get_tokenizer("rouge")).clear()
+    times = []
+    for _ in range(runs):
+        fresh = data.read()
+        gc.collect()
+        start = time.process_time()
+        RetrievalEvaluator(fresh, ctxeval_metrics(), workers=1, progress=False).run(k=None)
+        times.append(time.process_time() - start)
+        del fresh
+    print(f"\n### The same {len(records)} records {runs} times in one process: {label}\n")
+    print("| run | CPU seconds | / first run |")
+    print("|---:|---:|---:|")
+    for i, seconds in enumerate(times, 1):
+        print(f"| {i} | {seconds:.3f} | {seconds / times[0]:.2f}x |")
+
+
 def best_of(
     repeats: int, fn: Callable[[Input], Any], fresh_input: Callable[[], Input]
 ) -> tuple[float, Any]:
@@ -489,12 +511,26 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true", help="also cProfile ctxeval")
     parser.add_argument("--profile-records", type=int, default=5_000)
+    parser.add_argument(
+        "--same-process",
+        type=int,
+        default=0,
+        metavar="RUNS",
+        help="only evaluate each dataset's records RUNS times in one process, token cache kept",
+    )
     args = parser.parse_args()
-    if args.records < max(args.ce_records, args.rouge_records, args.compat_records):
+    if not args.same_process and args.records < max(
+        args.ce_records, args.rouge_records, args.compat_records
+    ):
         parser.error("--records must be at least --ce-records, --rouge-records, --compat-records")
     names = ["corpus", "distinct"] if args.data == "both" else [args.data]
 
     print_machine()
+    if args.same_process:
+        for name in names:
+            label, generate = DATASETS[name]
+            same_process_runs(label, generate(args.records, seed=args.seed), args.same_process)
+        return
     ce = continuous_eval_module()
     summaries = {}
     for name in names:

@@ -169,6 +169,10 @@ class TokenCache:
                     total = sum([len(c) + 1 for texts in encoded for c in texts])
                     self._debt -= total - (self._debt - debt)
         if not encoded:
+            if codes and groups:
+                # Kept texts that came back count as saved even where this record cannot use
+                # them (keys and characters never mix within a record): they predict savings.
+                self._debt -= sum([len(codes[t]) + 1 for t in groups[0] if t in codes])
             made: dict[str, list[Hashable]] = {}  # a text twice in one record: tokenised once
             encoded = [
                 [made[t] if t in made else made.setdefault(t, self.keys(t)) for t in texts]
@@ -263,8 +267,8 @@ class TokenCache:
 _SURROGATES = 0xD800
 _MAX_CODES = 0x110000 - 0x800
 _VOCAB_ENTRY_CHARS = 16
-# Tokens converted ahead of any saving: the most a cache can cost over none (about 1 ms).
-_MAX_DEBT = 1 << 16
+# Tokens converted ahead of any return: the most the cache may cost over none (a few ms).
+_MAX_DEBT = 1 << 13
 
 
 class _VocabularyFull(Exception):
