@@ -116,22 +116,28 @@ def same_process_runs(label: str, records: list[dict[str, Any]], runs: int) -> N
     """The same records evaluated ``runs`` times in one process, the token cache kept between
     runs (as when ``compare`` evaluates several retrievers over the same chunks): each run's
     CPU time (``time.process_time``: less disturbed by other processes than wall time) and its
-    ratio to the first run's."""
+    ratio to the first run's. The control: the same runs with the cache emptied before each
+    (no cache carried over), so a drift of the process itself shows in both columns."""
     data = JsonLines(records)
-    default_cache(get_tokenizer("rouge")).clear()
-    times = []
-    for _ in range(runs):
-        fresh = data.read()
-        gc.collect()
-        start = time.process_time()
-        RetrievalEvaluator(fresh, ctxeval_metrics(), workers=1, progress=False).run(k=None)
-        times.append(time.process_time() - start)
-        del fresh
+    cache = default_cache(get_tokenizer("rouge"))
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for keep in (True, False):
+        cache.clear()
+        for _ in range(runs):
+            fresh = data.read()
+            if not keep:
+                cache.clear()
+            gc.collect()
+            start = time.process_time()
+            RetrievalEvaluator(fresh, ctxeval_metrics(), workers=1, progress=False).run(k=None)
+            times[keep].append(time.process_time() - start)
+            del fresh
     print(f"\n### The same {len(records)} records {runs} times in one process: {label}\n")
-    print("| run | CPU seconds | / first run |")
-    print("|---:|---:|---:|")
-    for i, seconds in enumerate(times, 1):
-        print(f"| {i} | {seconds:.3f} | {seconds / times[0]:.2f}x |")
+    print("| run | CPU s, cache kept | / first run | CPU s, cache emptied before each | / first |")
+    print("|---:|---:|---:|---:|---:|")
+    kept, emptied = times[True], times[False]
+    for i, (a, b) in enumerate(zip(kept, emptied, strict=True)):
+        print(f"| {i + 1} | {a:.3f} | {a / kept[0]:.2f}x | {b:.3f} | {b / emptied[0]:.2f}x |")
 
 
 def best_of(
