@@ -103,14 +103,16 @@ class TokenCache:
     false "seen" only keeps a text that did not need keeping).
 
     Keeping a text pays only when it comes back once more before it is dropped, so texts are
-    kept by measured return, not merely by "seen before": the cache counts, since it last
-    started afresh, the texts it kept and how often a kept text was found again. When it is
-    full and its kept texts have been found again at least as often as there are of them, it
-    starts afresh (a new hot set); when they have not (texts that come back once and are gone,
-    as when the same all-new dataset is evaluated twice, or more repeating texts than fit), it
-    stops keeping texts and serves the ones it has: converting texts that are dropped before
-    their next return would make every run slower than no cache at all. Records whose texts are
-    not all kept then take the plain key path, which costs what it costs without a cache.
+    kept by measured return, not merely by "seen before": the cache keeps a *debt* in tokens
+    (converting a text adds its tokens; finding a kept text again, even in a record that must
+    be keyed, subtracts them; never below -8,192, so a long run of hits cannot pay
+    for unbounded conversions later) and converts new repeats only while the debt is under
+    8,192. When it is full and the debt is paid, it starts afresh (a new hot set);
+    when it is not (texts that come back once and are gone, as when the same all-new dataset
+    is evaluated twice, or more repeating texts than fit), it stops keeping texts and serves
+    the ones it has: converting texts that are dropped before their next return would make
+    every run slower than no cache at all. Records whose texts are not all kept then take the
+    plain key path, which costs what it costs without a cache.
 
     Memory is bounded: the kept texts and their codes by 7/8 of ``max_chars`` (characters of
     texts and codes, so texts with few tokens, e.g. non-English text under the ASCII tokenizer,
@@ -166,13 +168,15 @@ class TokenCache:
                     encoded = []
                 else:
                     # _code added each converted text's tokens; the rest were found kept.
-                    total = sum([len(c) + 1 for texts in encoded for c in texts])
-                    self._debt -= total - (self._debt - debt)
+                    found = sum([len(c) + 1 for texts in encoded for c in texts])
+                    found -= self._debt - debt
+                    self._debt = max(self._debt - found, -_MAX_DEBT)
         if not encoded:
             if codes and groups:
                 # Kept texts that came back count as saved even where this record cannot use
                 # them (keys and characters never mix within a record): they predict savings.
-                self._debt -= sum([len(codes[t]) + 1 for t in groups[0] if t in codes])
+                found = sum([len(codes[t]) + 1 for t in groups[0] if t in codes])
+                self._debt = max(self._debt - found, -_MAX_DEBT)
             made: dict[str, list[Hashable]] = {}  # a text twice in one record: tokenised once
             encoded = [
                 [made[t] if t in made else made.setdefault(t, self.keys(t)) for t in texts]
