@@ -5,6 +5,8 @@ Run from the repository root:
     .venv/bin/python benchmarks/text_vs_peers.py                 # both datasets, ~2 minutes
     .venv/bin/python benchmarks/text_vs_peers.py --data corpus   # one dataset, ~1 minute
     .venv/bin/python benchmarks/text_vs_peers.py --profile       # + where ctxeval's time goes
+    .venv/bin/python benchmarks/text_vs_peers.py --same-process 4 --records 6000
+        # only: the same records 4 times in one process, token cache kept (and a control)
 
 Two datasets (benchmarks/_data.py), each record 10 chunks of ~120 words of CPython documentation
 prose and 1-3 ground-truth sentences, copied, paraphrased or absent; ``--data`` picks one or
