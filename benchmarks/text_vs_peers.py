@@ -5,6 +5,8 @@ Run from the repository root:
     .venv/bin/python benchmarks/text_vs_peers.py                 # both datasets, ~2 minutes
     .venv/bin/python benchmarks/text_vs_peers.py --data corpus   # one dataset, ~1 minute
     .venv/bin/python benchmarks/text_vs_peers.py --profile       # + where ctxeval's time goes
+    .venv/bin/python benchmarks/text_vs_peers.py --same-process 4 --records 6000
+        # only: the same records 4 times in one process, token cache kept (and a control)
 
 Two datasets (benchmarks/_data.py), each record 10 chunks of ~120 words of CPython documentation
 prose and 1-3 ground-truth sentences, copied, paraphrased or absent; ``--data`` picks one or
@@ -110,6 +112,34 @@ def run_ctxeval(records: list[dict[str, Any]], workers: int = 1, compatible: boo
         records, ctxeval_metrics(compatible), workers=workers, progress=False
     )
     return evaluator.run(k=None)
+
+
+def same_process_runs(label: str, records: list[dict[str, Any]], runs: int) -> None:
+    """The same records evaluated ``runs`` times in one process, the token cache kept between
+    runs (as when ``compare`` evaluates several retrievers over the same chunks): each run's
+    CPU time (``time.process_time``: less disturbed by other processes than wall time) and its
+    ratio to the first run's. The control: the same runs with the cache emptied before each
+    (no cache carried over), so a drift of the process itself shows in both columns."""
+    data = JsonLines(records)
+    cache = default_cache(get_tokenizer("rouge"))
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for keep in (True, False):
+        cache.clear()
+        for _ in range(runs):
+            fresh = data.read()
+            if not keep:
+                cache.clear()
+            gc.collect()
+            start = time.process_time()
+            RetrievalEvaluator(fresh, ctxeval_metrics(), workers=1, progress=False).run(k=None)
+            times[keep].append(time.process_time() - start)
+            del fresh
+    print(f"\n### The same {len(records)} records {runs} times in one process: {label}\n")
+    print("| run | CPU s, cache kept | / first run | CPU s, cache emptied before each | / first |")
+    print("|---:|---:|---:|---:|---:|")
+    kept, emptied = times[True], times[False]
+    for i, (a, b) in enumerate(zip(kept, emptied, strict=True)):
+        print(f"| {i + 1} | {a:.3f} | {a / kept[0]:.2f}x | {b:.3f} | {b / emptied[0]:.2f}x |")
 
 
 def best_of(
@@ -489,12 +519,26 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true", help="also cProfile ctxeval")
     parser.add_argument("--profile-records", type=int, default=5_000)
+    parser.add_argument(
+        "--same-process",
+        type=int,
+        default=0,
+        metavar="RUNS",
+        help="only evaluate each dataset's records RUNS times in one process, token cache kept",
+    )
     args = parser.parse_args()
-    if args.records < max(args.ce_records, args.rouge_records, args.compat_records):
+    if not args.same_process and args.records < max(
+        args.ce_records, args.rouge_records, args.compat_records
+    ):
         parser.error("--records must be at least --ce-records, --rouge-records, --compat-records")
     names = ["corpus", "distinct"] if args.data == "both" else [args.data]
 
     print_machine()
+    if args.same_process:
+        for name in names:
+            label, generate = DATASETS[name]
+            same_process_runs(label, generate(args.records, seed=args.seed), args.same_process)
+        return
     ce = continuous_eval_module()
     summaries = {}
     for name in names:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -127,6 +128,58 @@ class TestTokenCache:
         assert len(cache) == 0
         assert not cache._vocab
         assert not cache._codes
+
+    def test_converting_stops_when_it_has_not_paid(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # The same all-new texts twice (compare two retrievers over the same chunks): the
+        # second pass converts texts only up to the debt bound, then keys the rest, as with
+        # no cache; a third pass finds the kept ones, which pays the debt back.
+        import ctxeval.matching.base as base
+
+        monkeypatch.setattr(base, "_MAX_DEBT", 40)
+        cache = TokenCache(RougeTokenizer())
+        records = [[f"w{i} x{i} y{i}"] for i in range(50)]  # 3 tokens: 4 units of debt each
+        for _ in range(2):
+            for texts in records:
+                cache.encode_record(texts, [])
+        assert len(cache) == 10
+        assert cache._debt == 40
+        for texts in records[:10]:
+            (r, _), _ = cache.encode_record(texts, [])
+            assert isinstance(r[0], str)
+        assert cache._debt == 0
+        (r, _), _ = cache.encode_record(records[20], [])
+        assert isinstance(r[0], str)  # paid back: converting again
+        assert len(cache) == 11
+
+    def test_a_full_cache_that_has_not_paid_stops_keeping(self) -> None:
+        # Texts may use 7/8 of 240 characters: the vocabulary (4 x 16) and 13 texts of 11
+        # (7 characters and 4 codes).
+        cache = TokenCache(RougeTokenizer(), max_chars=240)
+        records = [[" ".join(words)] for words in itertools.permutations("wxyz")]
+        for _ in range(2):
+            for texts in records:
+                cache.encode_record(texts, [])
+        assert len(cache) == 13  # full at the 14th, none found again: stop keeping
+        assert not cache._admitting
+        (r, _), _ = cache.encode_record(records[0], [])
+        assert isinstance(r[0], str)  # the kept texts are still served
+        (r, _), _ = cache.encode_record(records[20], [])
+        assert r[0] == records[20][0].encode().split()  # seen before, no longer converted
+        assert len(cache) == 13
+
+    def test_a_full_cache_that_has_paid_starts_afresh(self) -> None:
+        cache = TokenCache(RougeTokenizer(), max_chars=240)
+        records = [[" ".join(words)] for words in itertools.permutations("wxyz")]
+        for _ in range(5):  # 13 texts kept and found again three times: they paid
+            for texts in records[:13]:
+                cache.encode_record(texts, [])
+        assert len(cache) == 13
+        assert cache._debt < 0
+        cache.encode_record(records[13], [])
+        (r, _), _ = cache.encode_record(records[13], [])  # no room: start afresh
+        assert r[0] == records[13][0].encode().split()  # this record falls back to keys
+        assert len(cache) == 0
+        assert cache._admitting
 
     def test_rouge_match_keys_are_the_tokens(self) -> None:
         tokenizer = RougeTokenizer()

@@ -102,12 +102,24 @@ class TokenCache:
     but a bit per text in a fixed bitmap of the texts it has seen (indexed by the text's hash; a
     false "seen" only keeps a text that did not need keeping).
 
-    Memory is bounded: the kept texts, their codes and the vocabulary by ``max_chars``
-    (characters of texts and codes, 16 per vocabulary entry; so texts with few tokens, e.g.
-    non-English text under the ASCII tokenizer, count by their size), starting afresh with a
-    new vocabulary when full; the bitmap has ``seen_bits`` bits (8 MiB by default) and is
-    cleared once a sixteenth of it is marked (4M texts; at most 1 in 16 new texts is then
-    wrongly taken for a repeat).
+    Keeping a text pays only when it comes back once more before it is dropped, so texts are
+    kept by measured return, not merely by "seen before": the cache keeps a *debt* in tokens
+    (converting a text adds its tokens; finding a kept text again, even in a record that must
+    be keyed, subtracts them; never below -8,192, so a long run of hits cannot pay
+    for unbounded conversions later) and converts new repeats only while the debt is under
+    8,192. When it is full and the debt is paid, it starts afresh (a new hot set);
+    when it is not (texts that come back once and are gone, as when the same all-new dataset
+    is evaluated twice, or more repeating texts than fit), it stops keeping texts and serves
+    the ones it has: converting texts that are dropped before their next return would make
+    every run slower than no cache at all. Records whose texts are not all kept then take the
+    plain key path, which costs what it costs without a cache.
+
+    Memory is bounded: the kept texts and their codes by 7/8 of ``max_chars`` (characters of
+    texts and codes, so texts with few tokens, e.g. non-English text under the ASCII tokenizer,
+    count by their size), the vocabulary by the rest (16 characters per entry), starting
+    afresh with a new vocabulary when that is full; the bitmap has ``seen_bits`` bits (8 MiB
+    by default) and is cleared once a sixteenth of it is marked (4M texts; at most 1 in 16 new
+    texts is then wrongly taken for a repeat).
     """
 
     def __init__(
@@ -126,6 +138,10 @@ class TokenCache:
         self._marked = 0
         self._max_marked = seen_bits >> 4
         self._chars = 0
+        self._admitting = True
+        # Tokens converted to characters minus tokens found kept, since the cache last started
+        # afresh: what converting has cost and not (yet) saved, in tokens.
+        self._debt = 0
         self._split: Callable[[str], list[Hashable]] = getattr(
             tokenizer,
             "match_keys",
@@ -138,13 +154,29 @@ class TokenCache:
         repeats."""
         codes, seen = self._codes, self._seen_before
         encoded: list[list[Any]] = []
-        if groups and groups[0] and all(t in codes or seen(t) for t in groups[0]):
-            try:
-                get, code = codes.get, self._code
-                encoded = [[get(t) or code(t) for t in texts] for texts in groups]
-            except _VocabularyFull:
-                encoded = []
+        if groups and groups[0]:
+            if self._admitting and self._debt < _MAX_DEBT:
+                repeats = all(t in codes or seen(t) for t in groups[0])
+            else:  # converting texts would cost more than the kept ones have saved
+                repeats = all(t in codes for t in groups[0])
+            if repeats:
+                debt = self._debt
+                try:
+                    get, code = codes.get, self._code
+                    encoded = [[get(t) or code(t) for t in texts] for texts in groups]
+                except _VocabularyFull:
+                    encoded = []
+                else:
+                    # _code added each converted text's tokens; the rest were found kept.
+                    found = sum([len(c) + 1 for texts in encoded for c in texts])
+                    found -= self._debt - debt
+                    self._debt = max(self._debt - found, -_MAX_DEBT)
         if not encoded:
+            if codes and groups:
+                # Kept texts that came back count as saved even where this record cannot use
+                # them (keys and characters never mix within a record): they predict savings.
+                found = sum([len(codes[t]) + 1 for t in groups[0] if t in codes])
+                self._debt = max(self._debt - found, -_MAX_DEBT)
             made: dict[str, list[Hashable]] = {}  # a text twice in one record: tokenised once
             encoded = [
                 [made[t] if t in made else made.setdefault(t, self.keys(t)) for t in texts]
@@ -178,7 +210,8 @@ class TokenCache:
     def _code(self, text: str) -> str:
         """``text`` as one character per token: equal characters exactly where tokens are.
 
-        Kept when the text has been seen before (it is likely to come back again)."""
+        Kept when the text has been seen before (it is likely to come back again) and the
+        cache is keeping texts."""
         cached = self._codes.get(text)
         if cached is not None:
             return cached
@@ -198,25 +231,35 @@ class TokenCache:
                         raise _VocabularyFull from None
                     vocab[key] = _code_char(len(vocab))
             code = "".join([vocab[key] for key in keys])
-        if repeat:
+        self._debt += len(code) + 1
+        if repeat and self._admitting:
             cost = len(text) + len(code)
-            if self._chars + cost > self.max_chars:
-                # Full: start afresh. The record's earlier codes used the old vocabulary, so
-                # the record falls back to keys.
-                self._codes.clear()
-                self._vocab.clear()
-                self._chars = 0
-                raise _VocabularyFull
-            self._codes[text] = code
-            self._chars += cost
+            if self._chars + cost > self.max_chars - (self.max_chars >> 3):
+                self._full()  # raises when starting afresh (this record's codes are void)
+            else:
+                self._codes[text] = code
+                self._chars += cost
         return code
 
-    def clear(self) -> None:
+    def _full(self) -> None:
+        """No room for another kept text: start afresh when the kept texts have paid for
+        themselves (saved at least what converting them cost), else stop keeping texts."""
+        if self._debt <= 0:
+            self._restart()
+            raise _VocabularyFull
+        self._admitting = False
+
+    def _restart(self) -> None:
         self._codes.clear()
         self._vocab.clear()
+        self._chars = 0
+        self._admitting = True
+        self._debt = 0
+
+    def clear(self) -> None:
+        self._restart()
         self._seen[:] = bytes(len(self._seen))
         self._marked = 0
-        self._chars = 0
 
     def __len__(self) -> int:
         """How many texts are kept."""
@@ -228,6 +271,8 @@ class TokenCache:
 _SURROGATES = 0xD800
 _MAX_CODES = 0x110000 - 0x800
 _VOCAB_ENTRY_CHARS = 16
+# Tokens converted ahead of any return: the most the cache may cost over none (a few ms).
+_MAX_DEBT = 1 << 13
 
 
 class _VocabularyFull(Exception):
