@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -39,6 +39,7 @@ __all__ = [
     "check_budget_policy",
     "check_token_counter",
     "token_counter",
+    "word_counts",
 ]
 
 BudgetPolicy = Literal["whole", "truncate"]
@@ -75,6 +76,28 @@ def token_counter(tokens: str | TokenCounter) -> TokenCounter:
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+# ASCII characters that str.split() splits on (the C0 separators \x1c-\x1f among them).
+_ASCII_SPACE = np.array([chr(i).isspace() for i in range(256)], dtype=bool)
+
+
+def word_counts(texts: Sequence[str]) -> IntArray:
+    """``len(text.split())`` of every text, computed for all of them at once when they are
+    ASCII (a word starts where a non-space follows a space), text by text otherwise."""
+    if not texts:
+        return np.zeros(0, dtype=np.int64)
+    joined = "\n".join(texts)
+    if not joined.isascii():
+        return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
+    space = _ASCII_SPACE[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    starts = ~space
+    starts[1:] &= space[:-1]
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    offsets = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    so_far = np.concatenate(([0], np.cumsum(starts, dtype=np.int64)))
+    counts: IntArray = so_far[offsets + lengths] - so_far[offsets]
+    return counts
 
 
 @dataclass(frozen=True)
@@ -144,10 +167,16 @@ class ContextSizes:
         return found
 
     def _sizes(self, unit: BudgetUnit) -> IntArray:
-        count = self.counter(unit)
-        known: dict[str, int] = {}  # chunks repeat across queries: count each text once
-        flat = itertools.chain.from_iterable(self.texts)
-        sizes = [known[t] if t in known else known.setdefault(t, count(t)) for t in flat]
+        flat = list(itertools.chain.from_iterable(self.texts))
+        sizes: Any
+        if unit == "c":
+            sizes = list(map(len, flat))
+        elif unit == "w":
+            sizes = word_counts(flat)
+        else:
+            count = self.counter(unit)
+            known: dict[str, int] = {}  # chunks repeat across queries: count each text once
+            sizes = [known[t] if t in known else known.setdefault(t, count(t)) for t in flat]
         width = max(int(self.lengths.max(initial=0)), 1)
         table = np.zeros((len(self.texts), width), dtype=np.int64)
         table[np.arange(width) < self.lengths[:, None]] = np.asarray(sizes, dtype=np.int64)
