@@ -29,6 +29,7 @@ from ctxeval.text.tokenize import get_tokenizer
 
 __all__ = [
     "BUDGET_POLICIES",
+    "SPACE_CODES",
     "WHOLE_LIST",
     "BudgetCut",
     "BudgetPolicy",
@@ -78,19 +79,26 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-# ASCII characters that str.split() splits on (the C0 separators \x1c-\x1f among them).
-_ASCII_SPACE = np.array([chr(i).isspace() for i in range(256)], dtype=bool)
+# The characters str.split() splits on: str.isspace() (tests/metrics/test_budgets.py checks it).
+_SPACES = (*range(9, 14), *range(28, 33), 133, 160, 5760, *range(8192, 8203), 8232, 8233)
+SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
+_ASCII_SPACE = np.isin(np.arange(256, dtype=np.uint32), SPACE_CODES)
 
 
 def word_counts(texts: Sequence[str]) -> IntArray:
-    """``len(text.split())`` of every text, computed for all of them at once when they are
-    ASCII (a word starts where a non-space follows a space), text by text otherwise."""
+    """``len(text.split())`` of every text, computed for all of them at once: a word starts
+    where a non-space follows a space (or a text's start)."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
     joined = "\n".join(texts)
-    if not joined.isascii():
-        return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
-    space = _ASCII_SPACE[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    if joined.isascii():
+        space = _ASCII_SPACE[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    else:
+        try:
+            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+        except UnicodeEncodeError:  # a lone surrogate: text by text
+            return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
+        space = np.isin(codes, SPACE_CODES)
     starts = ~space
     starts[1:] &= space[:-1]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.budgets import ContextSizes, budget_cut, word_counts
+from ctxeval.budgets import SPACE_CODES, ContextSizes, budget_cut, word_counts
 from ctxeval.cutoffs import Budget, parse_budget, sort_cutoffs
 from ctxeval.errors import InvalidArgumentError, SpecError
 from ctxeval.metrics.id_metrics import IDRankedRetrievalMetrics
@@ -270,3 +270,8 @@ def test_budget_cut_is_vectorised_over_records() -> None:
 )
 def test_word_counts_of_a_batch_equal_str_split(texts: list[str]) -> None:
     assert word_counts(texts).tolist() == [len(text.split()) for text in texts]
+
+
+def test_the_space_codes_are_what_str_split_splits_on() -> None:
+    assert SPACE_CODES.tolist() == [c for c in range(0x110000) if chr(c).isspace()]
+    assert word_counts(["a\ud800 b", "c"]).tolist() == [2, 1]  # lone surrogate: text by text
