@@ -473,7 +473,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             progress.update(state.values["_queries"] + len(state.values["skipped"]))
         if aggregator.skipped and o["on_error"] == "raise":
             if store is not None:  # no part may be written after the output is removed
-                _settle(client, futures[number + 1 :])
+                _settle(futures[number + 1 :])
                 store.remove()
             bad = min(aggregator.skipped, key=lambda s: s["index"])
             error = RecordError(
@@ -497,13 +497,11 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
     return result
 
 
-def _settle(client: Any, futures: list[Any]) -> None:
-    """Cancel the tasks not yet started and wait for the running ones to end."""
-    cancel = getattr(client, "cancel", None)
-    if cancel is not None:
-        cancel(futures)
+def _settle(futures: list[Any]) -> None:
+    """Wait for the remaining tasks to end (not cancelled: a cancelled Dask task that is already
+    running still finishes, and would write its part after the output is removed)."""
     for future in futures:
-        with suppress(Exception):  # cancelled, or failed: the run is stopping anyway
+        with suppress(Exception):  # failed: the run is stopping anyway
             future.result()
 
 
