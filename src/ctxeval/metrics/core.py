@@ -395,7 +395,8 @@ def tie_averaged(j: BatchJudgments, gains: FloatArray) -> FloatArray:
     start = np.minimum(start, end - 1)
     rows = np.arange(len(j))[:, None]
     total = running[rows, end] - running[rows, start]
-    return np.asarray(total / (end - start), dtype=np.float64)
+    size = end - start
+    return np.asarray(np.where(size == 1, gains, total / size), dtype=np.float64)
 
 
 def granular_reciprocal_rank(j: BatchJudgments, k: Cut) -> FloatArray:

@@ -193,12 +193,14 @@ def _dcg(gains: tuple[float, ...] | list[float], exponential: bool) -> float:
 
 def tie_averaged(gains: Sequence[float], tie_ends: Sequence[int]) -> list[float]:
     """Each rank's gain replaced by the mean gain of its group of tied scores: the difference
-    of the running sums (rank by rank) at the group's ends, over its size."""
+    of the running sums (rank by rank) at the group's ends, over its size; an untied rank keeps
+    its gain."""
     running = list(itertools.accumulate(gains, initial=0.0))
     out: list[float] = []
     start = 0
     for end in tie_ends:
-        mean = (running[end] - running[start]) / (end - start)
+        # a group of one keeps its gain exactly (a difference of running sums may not)
+        mean = gains[start] if end - start == 1 else (running[end] - running[start]) / (end - start)
         out.extend([mean] * (end - start))
         start = end
     return out
