@@ -135,3 +135,41 @@ def test_a_config_file_sets_the_chunkers(tmp_path: Path) -> None:
     summary = json.loads(done.stdout)
     assert list(summary["chunkers"]) == ["fixed", "para"]
     assert summary["ks"] == [5]
+
+
+def test_budgets_compare_at_equal_context(tmp_path: Path) -> None:
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "3", "-k", "100w", "-k", "200w",
+        "--out-dir", tmp_path / "o", "--format", "json", "--n-resamples", "50",
+        "--metric", "context_recall", "--metric", "span_iou@100w",
+        "--attribution", "overlap(min=0.5)",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["ks"] == [3, "100w", "200w"]
+    assert summary["compared_at"] == "200w"
+    assert summary["attribution"] == "overlap(min=0.5)"
+    assert summary["comparison"]["metrics"] == ["context_recall@200w", "span_iou@100w"]
+    for chunker in summary["chunkers"].values():
+        assert chunker["context"]["100w"]["words"] <= 100
+        assert set(chunker["attribution"]["found"]) == {"3", "100w", "200w"}
+    saved = EvaluationResult.load(tmp_path / "o" / "sent.result.jsonl")
+    assert summary["chunkers"]["sent"]["aggregate"] == saved.aggregate
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["-k", "100x"], "unknown budget unit 'x'"),
+        (["-k", "100w", "--metric", "recall"], "--metric: unknown metric 'recall'"),
+        (["-k", "100w", "--metric", "ndcg@5"], "--metric: unknown cut-off '5'"),
+        (["--attribution", "overlap(min=2)"], "--attribution overlap(min=2): give the share"),
+        (["--budget-policy", "cut"], "'cut' is not one of 'whole', 'truncate'"),
+    ],
+)
+def test_budget_option_errors_name_the_flag(tmp_path: Path, arguments: list, expected: str) -> None:
+    done = ctxeval("chunking", CORPUS, QUESTIONS, *CHUNKERS, *arguments, "--out-dir", tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not any(tmp_path.iterdir())  # refused before any work

@@ -8,15 +8,25 @@ question is, at cut-off k,
 - **unreachable**: no chunk of this chunking matches it (it straddles a boundary, or the chunks
   are too small to hold enough of it), so no retriever could find it.
 
-"Matches" is the comparison's matching strategy on chunk texts (ROUGE-L recall of the excerpt
-by the chunk >= 0.7 by default), the same judgment as ``context_recall``. Reachability is
+"Matches" follows one of two rules. ``"match"`` (the default) is the comparison's matching
+strategy on chunk texts (ROUGE-L recall of the excerpt by the chunk >= 0.7 by default), the same
+judgment as ``context_recall``. ``"overlap(min=0.7)"`` judges offsets instead of words: a chunk
+matches an excerpt when its span covers at least ``min`` of the excerpt's characters (same
+document), so a chunk that holds the words but not the place (a repeated passage) does not count,
+and a chunker whose chunks cut the excerpt in two is unreachable whatever the words. Reachability is
 decided among the chunks that overlap the excerpt's span in its document (the chunks that hold
 some of it; this keeps the work proportional to the excerpts, not to the corpus); a chunk
 elsewhere that happens to match (a repeated passage) and is retrieved counts as found, and so as
 reachable.
 
+A cut-off is a number of chunks or a size budget (``"300w"``, ``"2000c"``, ``"512t"``): a budget
+takes each question's top chunks as the evaluation does (:class:`ctxeval.budgets.ContextSizes`,
+under the same policy and token counter), and under ``truncate`` the crossing chunk counts by
+what is kept of it (its text cut, its span cut to the same prefix).
+
 Shares are macro averages, like ``context_recall``: each question counts once, its excerpts
-split into the three classes, so found@k equals ``context_recall@k`` and the three add up to 1.
+split into the three classes, so under the ``"match"`` rule found@k equals ``context_recall@k``
+(at budgets too) and the three add up to 1.
 The chunker's **ceiling** is the share of reachable excerpts: the best ``context_recall`` any
 retriever could reach with these chunks. The **span ceiling** (chroma's "precision Ω") is, per
 question, the IoU in characters of the excerpts with the chunks that overlap them, i.e. the best
@@ -33,15 +43,21 @@ from typing import Any
 
 import numpy as np
 
+from ctxeval.budgets import BudgetPolicy, ContextSizes, TokenCounter
 from ctxeval.chunking.chunkers import Chunk
-from ctxeval.chunking.questions import Question
+from ctxeval.chunking.questions import Excerpt, Question
+from ctxeval.cutoffs import Budget, Cutoff
+from ctxeval.errors import InvalidArgumentError, SpecError
 from ctxeval.exact import exact_mean
 from ctxeval.matching.base import MatchingStrategy
+from ctxeval.specs import parse_spec
 
 __all__ = [
     "Attribution",
+    "OverlapRule",
     "QuestionAttribution",
     "attribute",
+    "attribution_rule",
     "intersection_length",
     "mean_of",
     "merge_spans",
@@ -49,6 +65,51 @@ __all__ = [
 ]
 
 Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapRule:
+    """A chunk matches an excerpt when its span covers at least ``min`` of the excerpt's
+    characters (in the same document)."""
+
+    min: float = 0.7
+
+    def __post_init__(self) -> None:
+        value = self.min
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise InvalidArgumentError(
+                f"overlap(min={value!r}): give the share of the excerpt a chunk must cover, "
+                "a number in (0, 1], e.g. overlap(min=0.7)"
+            )
+        object.__setattr__(self, "min", float(value))
+
+    @property
+    def spec(self) -> str:
+        return f"overlap(min={self.min!r})"
+
+    def covers(self, start: int, end: int, excerpt: Excerpt) -> bool:
+        inside = min(end, excerpt.end) - max(start, excerpt.start)
+        size = excerpt.end - excerpt.start
+        return size > 0 and inside >= self.min * size
+
+
+Rule = str | OverlapRule
+_RULES = "'match' (the matching strategy, as context_recall) or 'overlap(min=0.7)'"
+
+
+def attribution_rule(rule: object) -> Rule:
+    """``"match"``, or an :class:`OverlapRule` from ``"overlap"`` / ``"overlap(min=0.5)"``."""
+    if isinstance(rule, OverlapRule) or rule == "match":
+        return rule  # type: ignore[return-value]
+    if isinstance(rule, str):
+        try:
+            parsed = parse_spec(rule, what="attribution rule", usage=_RULES)
+        except SpecError as exc:
+            raise InvalidArgumentError(f"attribution={rule!r}: {exc}") from None
+        if parsed.name == "overlap" and not parsed.args and parsed.k is None:
+            if set(parsed.kwargs) <= {"min"}:
+                return OverlapRule(**parsed.kwargs)
+    raise InvalidArgumentError(f"attribution={rule!r}: give {_RULES}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,36 +122,42 @@ class QuestionAttribution:
     first_found: tuple[int | None, ...]
     span_ceiling: float
 
-    def status(self, k: int) -> list[str]:
-        """Each excerpt's class at cut-off ``k``: found, missed or unreachable."""
+    def status(self, taken: int, also_found: Sequence[bool] = ()) -> list[str]:
+        """Each excerpt's class when the top ``taken`` chunks are fed (and, under a truncating
+        budget, ``also_found[j]`` when the cut chunk after them matches excerpt ``j``)."""
+        extra = list(also_found) or [False] * len(self.reachable)
         return [
             "found"
-            if rank is not None and rank <= k
+            if (rank is not None and rank <= taken) or found_in_cut
             else ("missed" if reachable else "unreachable")
-            for reachable, rank in zip(self.reachable, self.first_found, strict=True)
+            for reachable, rank, found_in_cut in zip(
+                self.reachable, self.first_found, extra, strict=True
+            )
         ]
 
-    def shares(self, k: int) -> dict[str, float]:
-        statuses = self.status(k)
+    def shares(self, taken: int, also_found: Sequence[bool] = ()) -> dict[str, float]:
+        statuses = self.status(taken, also_found)
         n = len(statuses)
         return {name: statuses.count(name) / n for name in ("found", "missed", "unreachable")}
 
 
 @dataclass(frozen=True, slots=True)
 class Attribution:
-    """One chunking's attribution: the three shares at each k, and its ceilings."""
+    """One chunking's attribution: the three shares at each cut-off, and its ceilings."""
 
-    ks: tuple[int, ...]
-    found: dict[int, float]
-    missed: dict[int, float]
-    unreachable: dict[int, float]
+    ks: tuple[Cutoff, ...]
+    found: dict[Cutoff, float]
+    missed: dict[Cutoff, float]
+    unreachable: dict[Cutoff, float]
     ceiling: float
     span_ceiling: float
     questions: tuple[QuestionAttribution, ...]
+    rule: str = "match"
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ks": list(self.ks),
+            "rule": self.rule,
+            "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
             "found": {str(k): v for k, v in self.found.items()},
             "missed_by_retriever": {str(k): v for k, v in self.missed.items()},
             "unreachable": {str(k): v for k, v in self.unreachable.items()},
@@ -117,21 +184,44 @@ def attribute(
     chunks: Sequence[Chunk],
     rankings: Sequence[Sequence[int]],
     strategy: MatchingStrategy,
-    ks: Sequence[int],
+    ks: Sequence[Cutoff],
+    *,
+    rule: object = "match",
+    budget_policy: BudgetPolicy = "whole",
+    token_counter: str | TokenCounter = "rouge",
 ) -> Attribution:
-    """Attribute every excerpt of ``questions`` at each of ``ks``, given the chunking's
-    ``chunks`` and each question's retrieved chunk positions (``rankings``, best first)."""
+    """Attribute every excerpt of ``questions`` at each of ``ks`` (numbers of chunks or size
+    budgets), given the chunking's ``chunks`` and each question's retrieved chunk positions
+    (``rankings``, best first). Budgets take chunks under ``budget_policy``, counting tokens
+    with ``token_counter``, as :class:`~ctxeval.RetrievalEvaluator` does."""
+    judge = attribution_rule(rule)
     grouped: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         grouped.setdefault(chunk.doc, []).append(chunk)
     by_doc = {doc: _DocumentChunks(members) for doc, members in grouped.items()}
+    retrieved = [[chunks[i] for i in ranking] for ranking in rankings]
     per_question = tuple(
-        _question(question, by_doc, [chunks[i].text for i in ranking], strategy)
-        for question, ranking in zip(questions, rankings, strict=True)
+        _question(question, by_doc, got, strategy, judge)
+        for question, got in zip(questions, retrieved, strict=True)
     )
-    shares = {k: [q.shares(k) for q in per_question] for k in ks}
+    sizes = ContextSizes([[c.text for c in got] for got in retrieved], token_counter)
+    shares: dict[Cutoff, list[dict[str, float]]] = {}
+    for k in ks:
+        if isinstance(k, Budget):
+            cut = sizes.cut(k, budget_policy)
+            taken = cut.chunks.tolist()
+            partial = cut.partial_chars.tolist()
+        else:
+            taken = [len(got) if k is None else min(k, len(got)) for got in retrieved]
+            partial = [0] * len(retrieved)
+        shares[k] = [
+            q.shares(n, _found_in_cut(question, got, n, cut_chars, strategy, judge))
+            for q, question, got, n, cut_chars in zip(
+                per_question, questions, retrieved, taken, partial, strict=True
+            )
+        ]
 
-    def mean(name: str, k: int) -> float:
+    def mean(name: str, k: Cutoff) -> float:
         return mean_of([s[name] for s in shares[k]])
 
     reachable = [sum(q.reachable) / len(q.reachable) for q in per_question]
@@ -143,31 +233,68 @@ def attribute(
         ceiling=mean_of(reachable),
         span_ceiling=mean_of([q.span_ceiling for q in per_question]),
         questions=per_question,
+        rule=judge if isinstance(judge, str) else judge.spec,
     )
+
+
+def _matching(
+    candidates: Sequence[Chunk],
+    excerpts: Sequence[Excerpt],
+    strategy: MatchingStrategy,
+    rule: Rule,
+) -> np.ndarray:
+    """``(len(candidates), len(excerpts))``: which candidate chunk matches which excerpt."""
+    if not candidates or not excerpts:
+        return np.zeros((len(candidates), len(excerpts)), dtype=bool)
+    if isinstance(rule, OverlapRule):
+        return np.array(
+            [
+                [c.doc == e.doc and rule.covers(c.start, c.end, e) for e in excerpts]
+                for c in candidates
+            ],
+            dtype=bool,
+        ).reshape(len(candidates), len(excerpts))
+    judged = strategy.match([c.text for c in candidates], [e.text for e in excerpts])
+    return np.asarray(judged.relevant, dtype=bool)
+
+
+def _found_in_cut(
+    question: Question,
+    retrieved: Sequence[Chunk],
+    taken: int,
+    kept: int,
+    strategy: MatchingStrategy,
+    rule: Rule,
+) -> list[bool]:
+    """Which excerpts the truncated chunk (the first ``kept`` characters of the chunk after the
+    ``taken`` whole ones) matches; empty when no chunk is cut."""
+    if kept <= 0 or taken >= len(retrieved):
+        return []
+    whole = retrieved[taken]
+    cut = Chunk(whole.doc, whole.start, min(whole.start + kept, whole.end), whole.text[:kept])
+    return _matching([cut], question.excerpts, strategy, rule)[0].tolist()  # type: ignore[no-any-return]
 
 
 def _question(
     question: Question,
     by_doc: Mapping[str, _DocumentChunks],
-    retrieved: list[str],
+    retrieved: Sequence[Chunk],
     strategy: MatchingStrategy,
+    rule: Rule,
 ) -> QuestionAttribution:
-    texts = [excerpt.text for excerpt in question.excerpts]
-    first_found: list[int | None] = [None] * len(texts)
-    if retrieved:
-        relevant = strategy.match(retrieved, texts).relevant
-        for j in range(len(texts)):
-            hits = np.flatnonzero(relevant[:, j])
-            first_found[j] = int(hits[0]) + 1 if hits.size else None
+    excerpts = question.excerpts
+    first_found: list[int | None] = [None] * len(excerpts)
+    relevant = _matching(retrieved, excerpts, strategy, rule)
+    for j in range(len(excerpts)):
+        hits = np.flatnonzero(relevant[:, j])
+        first_found[j] = int(hits[0]) + 1 if hits.size else None
     reachable = [rank is not None for rank in first_found]
-    for j, excerpt in enumerate(question.excerpts):
+    for j, excerpt in enumerate(excerpts):
         document = by_doc.get(excerpt.doc)
         if reachable[j] or document is None:
             continue
         candidates = document.overlapping(excerpt.start, excerpt.end)
-        if candidates:
-            judged = strategy.match([c.text for c in candidates], [excerpt.text])
-            reachable[j] = bool(judged.relevant.any())
+        reachable[j] = bool(_matching(candidates, [excerpt], strategy, rule).any())
     return QuestionAttribution(
         question.id, tuple(reachable), tuple(first_found), _span_ceiling(question, by_doc)
     )

@@ -20,12 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ctxeval.chunking.attribution import Attribution, attribute, mean_of
+from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy, check_token_counter
+from ctxeval.chunking.attribution import Attribution, attribute, attribution_rule, mean_of
 from ctxeval.chunking.chunkers import Chunk, Chunker
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import Ranking, as_retriever, retrieval_depth, searcher
 from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
+from ctxeval.cutoffs import Budget, Cutoff, cutoff_label, sort_cutoffs
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.evaluator import RetrievalEvaluator
 from ctxeval.io.corpus import load_corpus
@@ -34,6 +36,7 @@ from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.progress import Progress
 from ctxeval.results import EvaluationResult
+from ctxeval.specs import unknown_name
 from ctxeval.validation import check_k
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "chunk_corpus",
     "chunk_statistics",
     "compare_chunkers",
+    "comparison_cutoff",
 ]
 
 # The measures every harness run is evaluated with, at every cut-off: chunk-level matching
@@ -68,7 +72,8 @@ _WORD = re.compile(r"\S+")
 @dataclass
 class ChunkingRun:
     """One chunker's run: its chunks, the retrieval records, their evaluation, attribution,
-    chunk statistics and the mean context retrieved at each k."""
+    chunk statistics and the mean context fed at each cut-off (``context[k]``: ``chunks``,
+    ``words``, ``characters``; the evaluation's own ``summary["context_used"]``)."""
 
     name: str
     spec: str
@@ -77,7 +82,7 @@ class ChunkingRun:
     result: EvaluationResult
     attribution: Attribution
     statistics: dict[str, Any]
-    context: dict[int, dict[str, float]]
+    context: dict[Cutoff, dict[str, float]]
 
 
 @dataclass
@@ -87,11 +92,18 @@ class HarnessResult:
 
     runs: dict[str, ChunkingRun]
     comparison: ComparisonReport
-    ks: tuple[int, ...]
+    ks: tuple[Cutoff, ...]
     questions: list[Question]
     retriever: str
     matching: str
     timings: dict[str, float] = field(default_factory=dict)
+    budget_policy: BudgetPolicy = "whole"
+    attribution: str = "match"
+
+    @property
+    def top(self) -> Cutoff:
+        """The cut-off the runs are compared at (:func:`comparison_cutoff`)."""
+        return comparison_cutoff(self.ks)
 
     @property
     def results(self) -> dict[str, EvaluationResult]:
@@ -104,12 +116,15 @@ class HarnessResult:
             "retriever": self.retriever,
             "matching": self.matching,
             "metrics": list(HARNESS_METRICS),
-            "ks": list(self.ks),
+            "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
+            "compared_at": cutoff_label(self.top),
+            "budget_policy": self.budget_policy,
+            "attribution": self.attribution,
             "chunkers": {
                 name: {
                     "spec": run.spec,
                     "statistics": run.statistics,
-                    "context": {str(k): v for k, v in run.context.items()},
+                    "context": {cutoff_label(k): v for k, v in run.context.items()},
                     "attribution": run.attribution.to_dict(),
                     "aggregate": run.result.aggregate,
                 }
@@ -121,15 +136,19 @@ class HarnessResult:
     def attribution_text(self) -> str:
         """A table of the three shares at each k and the ceilings, one row per chunker."""
         lines = [
-            "Miss attribution (share of ground-truth excerpts; macro over questions):",
-            f"  {'chunker':<20} {'k':>4} {'found':>7} {'missed':>7} {'unreach':>7}",
+            "Miss attribution (share of ground-truth excerpts; macro over questions; rule: "
+            f"{self.attribution}), with the mean context fed per question:",
+            f"  {'chunker':<20} {'k':>6} {'found':>7} {'missed':>7} {'unreach':>7} "
+            f"{'chunks':>7} {'words':>7}",
         ]
         for name, run in self.runs.items():
             att = run.attribution
             for k in self.ks:
+                used = run.context[k]
                 lines.append(
-                    f"  {name:<20} {k:>4} {att.found[k]:>7.3f} {att.missed[k]:>7.3f} "
-                    f"{att.unreachable[k]:>7.3f}"
+                    f"  {name:<20} {cutoff_label(k):>6} {att.found[k]:>7.3f} "
+                    f"{att.missed[k]:>7.3f} {att.unreachable[k]:>7.3f} "
+                    f"{used['chunks']:>7.2f} {used['words']:>7.1f}"
                 )
         lines.append("Ceilings (best any retriever could do with these chunks):")
         lines.append(f"  {'chunker':<20} {'recall':>7} {'span IoU':>9} {'chunks':>7} {'words':>7}")
@@ -149,8 +168,11 @@ def compare_chunkers(
     chunkers: Mapping[str, object],
     *,
     retriever: object = "bm25",
-    k: int | Sequence[int] = DEFAULT_KS,
+    k: Cutoff | Sequence[Cutoff] = DEFAULT_KS,
     matching: object = None,
+    budget_policy: BudgetPolicy = "whole",
+    token_counter: str | TokenCounter = "rouge",
+    attribution: object = "match",
     metrics: Sequence[str] = HARNESS_METRICS,
     compare_metrics: Sequence[str] | None = None,
     baseline: str | None = None,
@@ -165,17 +187,33 @@ def compare_chunkers(
     :class:`~ctxeval.chunking.Chunker`, a LangChain/chonkie splitter or a function) on
     ``corpus`` (a directory, file or ``{name: text}``) and ``questions`` (see
     :func:`~ctxeval.chunking.load_questions`), retrieving with ``retriever`` (``"bm25"`` or a
-    callable ``(question, chunks) -> positions``) down to the largest of ``k``.
+    callable ``(question, chunks) -> positions``) deep enough for every cut-off of ``k``.
+
+    ``k`` holds numbers of chunks and size budgets (``"300w"``, ``"2000c"``, ``"512t"``):
+    chunkings whose chunks differ in size are compared fairly at a budget, where each feeds the
+    model the same amount of text. Budgets take whole chunks (``budget_policy="whole"``) or cut
+    the one that crosses (``"truncate"``); ``t`` budgets count with ``token_counter``
+    (``"rouge"``, ``"unicode"`` or a callable ``str -> int``).
 
     ``matching`` judges chunks against excerpts (a chunk strategy; ROUGE-L by default);
-    ``metrics`` are measure specs evaluated at every k; ``compare_metrics`` the result columns
-    compared with significance (default: each metric at the largest k), against ``baseline``
-    (default: the first chunker). ``out_dir`` receives the run files, results, statistics and
+    ``metrics`` are measure specs evaluated at every cut-off; ``compare_metrics`` the result
+    columns compared with significance (``"context_recall@300w"``; a name without ``@`` is at
+    :func:`comparison_cutoff`: the largest budget when there are budgets, else the largest k;
+    default: every metric there), against ``baseline`` (default:
+    the first chunker). ``attribution`` is the rule that says whether a chunk holds an excerpt
+    (``"match"``: the matching strategy; ``"overlap(min=0.7)"``: its span covers that share of
+    the excerpt's characters; see :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives the run files, results, statistics and
     summary (a non-empty directory is refused unless ``overwrite``); ``report`` an HTML report.
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
+    compared = compare_columns(compare_metrics or metrics, metrics, ks)
     strategy = _chunk_strategy(matching)
+    settings = _Settings(
+        check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
+        _token_counter(token_counter),
+        attribution_rule(attribution),
+    )
     resolved = _chunkers(chunkers)
     retriever_spec = _retriever_spec(retriever)
     plan = None
@@ -196,6 +234,7 @@ def compare_chunkers(
             strategy,
             ks,
             metrics,
+            settings,
             progress,
             timings,
             plan,
@@ -203,37 +242,86 @@ def compare_chunkers(
         for name, chunker in resolved.items()
     }
     clock = time.perf_counter()
-    top = max(ks)
+    top = cutoff_label(comparison_cutoff(ks))
     comparison = compare(
         {name: run.result for name, run in runs.items()},
-        metrics=list(compare_metrics or [f"{m}@{top}" for m in metrics]),
+        metrics=compared,
         baseline=baseline,
         seed=seed,
         n_resamples=n_resamples,
     )
     timings["comparison"] = time.perf_counter() - clock
-    outcome = HarnessResult(runs, comparison, ks, asked, retriever_spec, strategy.spec, timings)
+    rule = settings.rule if isinstance(settings.rule, str) else settings.rule.spec
+    outcome = HarnessResult(
+        runs,
+        comparison,
+        ks,
+        asked,
+        retriever_spec,
+        strategy.spec,
+        timings,
+        settings.policy,
+        rule,
+    )
     if plan is not None:
         plan.write(outcome)
     timings["total"] = time.perf_counter() - started
     return outcome
 
 
-def _cut_offs(k: int | Sequence[int]) -> tuple[int, ...]:
-    values = [k] if isinstance(k, int) else list(k)
+def comparison_cutoff(ks: Sequence[Cutoff]) -> Cutoff:
+    """The cut-off chunkings are compared at: the largest budget when there are budgets (the
+    last in :func:`~ctxeval.cutoffs.sort_cutoffs` order: by unit, then size), where each run
+    feeds the same amount of text; else the largest k."""
+    return sort_cutoffs(ks)[-1]
+
+
+def compare_columns(
+    wanted: Sequence[str],
+    metrics: Sequence[str],
+    ks: Sequence[Cutoff],
+    where: str = "compare_chunkers(compare_metrics=...)",
+) -> list[str]:
+    """The result columns to compare: each of ``wanted`` (``"context_recall@300w"``, or a
+    metric without ``@`` at :func:`comparison_cutoff`), checked against the ``metrics`` and
+    cut-offs ``ks`` the runs are evaluated with, before any work."""
+    labels = [cutoff_label(k) for k in ks]
+    top = cutoff_label(comparison_cutoff(ks))
+    columns = []
+    for given in wanted:
+        name, at, label = given.partition("@")
+        if name not in metrics:
+            raise unknown_name(None, "metric", name, list(metrics), where=where)
+        if at and label not in labels:
+            raise unknown_name(None, "cut-off", label, labels, where=where)
+        columns.append(f"{name}@{label if at else top}")
+    return columns
+
+
+@dataclass(frozen=True)
+class _Settings:
+    policy: BudgetPolicy
+    tokens: str | TokenCounter
+    rule: Any
+
+
+def _token_counter(counter: object) -> str | TokenCounter:
+    try:
+        return check_token_counter(counter)
+    except InvalidArgumentError as exc:
+        raise type(exc)(
+            str(exc).replace("RetrievalEvaluator(", "compare_chunkers(")
+        ) from None
+
+
+def _cut_offs(k: Cutoff | Sequence[Cutoff]) -> tuple[Cutoff, ...]:
+    values = [k] if isinstance(k, int | str | Budget) else list(k)  # type: ignore[arg-type]
     if not values or None in values:
         raise InvalidArgumentError(
-            f"compare_chunkers(k={k!r}): give one or more whole-number cut-offs, e.g. [5, 10]"
+            f"compare_chunkers(k={k!r}): give one or more cut-offs: numbers of chunks or size "
+            "budgets, e.g. [5, '300w', '2000c']"
         )
-    checked = [check_k("compare_chunkers", value) for value in values]
-    budgets = [str(c) for c in checked if not isinstance(c, int)]
-    if budgets:
-        raise InvalidArgumentError(
-            f"compare_chunkers(k={k!r}): size budgets ({', '.join(budgets)}) are not in the "
-            "harness yet; give numbers of chunks here, and evaluate the run files it writes "
-            "at budgets with RetrievalEvaluator(...).run(k=[...]) or ctxeval evaluate -k 300w"
-        )
-    return tuple(sorted({c for c in checked if isinstance(c, int)}))
+    return sort_cutoffs(check_k("compare_chunkers", value) for value in values)
 
 
 def _chunk_strategy(matching: object) -> MatchingStrategy:
@@ -296,8 +384,9 @@ def _run(
     questions: list[Question],
     retriever: object,
     strategy: MatchingStrategy,
-    ks: tuple[int, ...],
+    ks: tuple[Cutoff, ...],
     metrics: Sequence[str],
+    settings: _Settings,
     progress: bool | None,
     timings: dict[str, float],
     plan: Any,
@@ -316,7 +405,7 @@ def _run(
     bar.update(len(chunks))
     bar.close()
     clock = _tick(timings, "indexing", clock)
-    depth = retrieval_depth(ks)
+    depth = retrieval_depth(ks, chunks, settings.tokens)
     bar = Progress.from_option(
         progress, stream=sys.stderr, unit="questions", label=f"retrieving {name}"
     )
@@ -331,13 +420,30 @@ def _run(
         run_record(question, chunks, ids, ranking)
         for question, ranking in zip(questions, rankings, strict=True)
     ]
-    evaluator = RetrievalEvaluator(records, list(metrics), matching=strategy, progress=progress)
+    evaluator = RetrievalEvaluator(
+        records,
+        list(metrics),
+        matching=strategy,
+        progress=progress,
+        budget_policy=settings.policy,
+        token_counter=settings.tokens,
+    )
     evaluator.source = plan.run_path(name) if plan is not None else name
     result = evaluator.run(k=list(ks))
     clock = _tick(timings, "evaluation", clock)
     positions = [[i for i, _ in ranking] for ranking in rankings]
-    attribution = attribute(questions, chunks, positions, strategy, ks)
+    attribution = attribute(
+        questions,
+        chunks,
+        positions,
+        strategy,
+        ks,
+        rule=settings.rule,
+        budget_policy=settings.policy,
+        token_counter=settings.tokens,
+    )
     _tick(timings, "attribution", clock)
+    used = result.summary["context_used"]
     return ChunkingRun(
         name,
         chunker.spec,
@@ -346,7 +452,7 @@ def _run(
         result,
         attribution,
         chunk_statistics(chunks),
-        context_sizes(chunks, positions, ks),
+        {k: dict(used[cutoff_label(k)]) for k in ks},
     )
 
 
@@ -406,20 +512,3 @@ def chunk_statistics(chunks: Sequence[Chunk]) -> dict[str, Any]:
         "chars": _distribution([len(c.text) for c in chunks]),
         "words": _distribution([len(_WORD.findall(c.text)) for c in chunks]),
     }
-
-
-def context_sizes(
-    chunks: Sequence[Chunk], rankings: Sequence[Sequence[int]], ks: Sequence[int]
-) -> dict[int, dict[str, float]]:
-    """The mean context retrieved per question at each k: chunks, characters and words."""
-    chars = np.array([len(c.text) for c in chunks], dtype=np.float64)
-    words = np.array([len(_WORD.findall(c.text)) for c in chunks], dtype=np.float64)
-    out: dict[int, dict[str, float]] = {}
-    for k in ks:
-        tops = [list(r[:k]) for r in rankings]
-        out[k] = {
-            "chunks": mean_of([len(t) for t in tops]),
-            "chars": mean_of([chars[t].sum() for t in tops]),
-            "words": mean_of([words[t].sum() for t in tops]),
-        }
-    return out

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxeval.cutoffs import cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
 
@@ -28,12 +29,14 @@ def _esc(value: object) -> str:
 
 
 def _table(outcome: HarnessResult) -> str:
-    top = max(outcome.ks)
+    top = outcome.top
+    at = cutoff_label(top)
     head = (
         "<thead><tr><th>chunker</th><th>spec</th><th>chunks</th><th>words per chunk "
         "(min / median / mean / max)</th>"
-        f"<th>words retrieved @{top}</th><th>recall @{top}</th><th>ceiling recall</th>"
-        f"<th>missed @{top}</th><th>unreachable</th><th>ceiling span IoU</th></tr></thead>"
+        f"<th>chunks fed @{at}</th><th>words fed @{at}</th><th>found @{at}</th>"
+        "<th>ceiling recall</th>"
+        f"<th>missed @{at}</th><th>unreachable</th><th>ceiling span IoU</th></tr></thead>"
     )
     rows = []
     for name, run in outcome.runs.items():
@@ -43,7 +46,8 @@ def _table(outcome: HarnessResult) -> str:
             f"<tr><td>{_esc(name)}</td><td>{_esc(run.spec)}</td>"
             f"<td>{run.statistics['chunks']}</td>"
             f"<td>{words['min']:.0f} / {words['median']:.0f} / {words['mean']:.1f} / "
-            f"{words['max']:.0f}</td><td>{run.context[top]['words']:.1f}</td>"
+            f"{words['max']:.0f}</td><td>{run.context[top]['chunks']:.2f}</td>"
+            f"<td>{run.context[top]['words']:.1f}</td>"
             f"<td>{att.found[top]:.4f}</td><td>{att.ceiling:.4f}</td>"
             f"<td>{att.missed[top]:.4f}</td><td>{att.unreachable[top]:.4f}</td>"
             f"<td>{att.span_ceiling:.4f}</td></tr>"
@@ -77,23 +81,24 @@ def _recall_curves(outcome: HarnessResult) -> str:
         ys = [run.attribution.found[k] for k in outcome.ks]
         ax.plot(xs, ys, marker="o", color=color, label=name)
         for k, x, y in zip(outcome.ks, xs, ys, strict=True):
-            ax.annotate(f"k={k}", (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points")
+            ax.annotate(cutoff_label(k), (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points")
         ax.axhline(run.attribution.ceiling, color=color, linestyle="--", linewidth=0.8)
-    ax.set_xlabel("mean words retrieved per question")
-    ax.set_ylabel("context recall")
+    ax.set_xlabel("mean words fed per question")
+    ax.set_ylabel("found (context recall)" if outcome.attribution == "match" else "found")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=9)
     return figure_html(
         fig,
-        "Recall against the context actually retrieved (each point a k); dashed: the chunker's "
-        "ceiling. Compare chunkers at the same x, not the same k.",
+        "Excerpts found against the context actually fed (each point a cut-off: a k or a "
+        "budget); dashed: the chunker's ceiling. Compare chunkers at the same x, not the same k: "
+        "a budget puts them there.",
     )
 
 
 def _attribution_bars(outcome: HarnessResult) -> str:
     plt = pyplot()
-    labels = [f"{name} @{k}" for name in outcome.runs for k in outcome.ks]
+    labels = [f"{name} @{cutoff_label(k)}" for name in outcome.runs for k in outcome.ks]
     fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.28 * len(labels)))
     left = [0.0] * len(labels)
     for share, color in _SHARES:
@@ -130,9 +135,11 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
     note = (
         '<p class="note">Questions: '
         f"{len(outcome.questions)}; retriever: {_esc(outcome.retriever)}; matching: "
-        f"{_esc(outcome.matching)}. A chunking with bigger chunks feeds the model more text at "
-        "the same k: read recall against the words retrieved, and the misses against the "
-        "ceiling (see docs/chunking.md).</p>"
+        f"{_esc(outcome.matching)}; attribution rule: {_esc(outcome.attribution)}; budget "
+        f"policy: {_esc(outcome.budget_policy)}; compared at {_esc(cutoff_label(outcome.top))}. "
+        "A chunking with bigger chunks feeds the model more text at the same k: compare at a "
+        "budget (equal context), read recall against the words fed, and the misses against "
+        "the ceiling (see docs/chunking.md).</p>"
     )
     section = f'{note}{_table(outcome)}<div class="figs">{figures}</div>'
     datasets: Mapping[str, Any] = {

@@ -12,7 +12,9 @@ A retriever is
   a vector database. It receives the same ``chunks`` list for every question of a chunking, so
   it may index them once (keyed by ``id(chunks)``).
 
-How deep to retrieve is decided in one place, :func:`retrieval_depth`.
+How deep to retrieve is decided in one place, :func:`retrieval_depth`: the largest k, or for a
+size budget the most chunks of this chunking that could ever fit in it, plus the one that
+crosses it.
 """
 
 from __future__ import annotations
@@ -23,12 +25,21 @@ from typing import Any
 
 import numpy as np
 
+from ctxeval.budgets import ContextSizes, TokenCounter
 from ctxeval.chunking.chunkers import Chunk
+from ctxeval.cutoffs import Budget, BudgetUnit, Cutoff
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.optional import require
 from ctxeval.specs import check_options, parse_spec, unknown_name
 
-__all__ = ["BM25Retriever", "Ranking", "Search", "retrieval_depth", "searcher"]
+__all__ = [
+    "BM25Retriever",
+    "Ranking",
+    "Search",
+    "chunk_sizes",
+    "retrieval_depth",
+    "searcher",
+]
 
 Ranking = list[tuple[int, float | None]]
 Search = Callable[[str, int], Ranking]
@@ -36,10 +47,33 @@ Search = Callable[[str, int], Ranking]
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 
 
-def retrieval_depth(ks: Sequence[int]) -> int:
-    """How many chunks to retrieve per question so that every cut-off can be evaluated: the
-    largest k. (Size budgets, when they come, are filled from this depth too.)"""
-    return max(ks)
+def retrieval_depth(
+    ks: Sequence[Cutoff], chunks: Sequence[Chunk] = (), tokens: str | TokenCounter = "rouge"
+) -> int:
+    """How many chunks to retrieve per question so that every cut-off can be evaluated exactly:
+    the largest k; for a size budget, one more than the most chunks of ``chunks`` whose sizes
+    fit in it together (its smallest chunks), so that the chunk crossing the budget is always
+    retrieved (the ``truncate`` policy cuts it; under ``whole`` it tells a budget that was
+    filled from a list that ran out). Never more than there are chunks, never less than 1."""
+    depth = max((k for k in ks if isinstance(k, int)), default=1)
+    budgets = [k for k in ks if isinstance(k, Budget)]
+    sizes: dict[BudgetUnit, np.ndarray] = {}
+    for budget in budgets:
+        if budget.unit not in sizes:
+            sizes[budget.unit] = np.sort(chunk_sizes(chunks, budget.unit, tokens))
+        cumulative = np.cumsum(sizes[budget.unit])
+        fitting = int(np.searchsorted(cumulative, budget.size, side="right"))
+        depth = max(depth, fitting + 1)
+    return max(1, min(depth, len(chunks))) if budgets else depth
+
+
+def chunk_sizes(
+    chunks: Sequence[Chunk], unit: BudgetUnit, tokens: str | TokenCounter = "rouge"
+) -> np.ndarray:
+    """Each chunk's size in a budget's unit, counted as :mod:`ctxeval.budgets` counts it: words
+    (``len(text.split())``), characters, or tokens of ``tokens``."""
+    one_each = [[chunk.text] for chunk in chunks]
+    return ContextSizes(one_each, tokens).cumulative(unit)[:, 0]
 
 
 def words(text: str) -> list[str]:

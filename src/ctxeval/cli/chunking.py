@@ -10,12 +10,12 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import fail, guard, load_config, show_warning
+from ctxeval.cli.common import CutoffType, budget_options, fail, guard, load_config, show_warning
 
 _EPILOG = """\b
 Examples:
   ctxeval chunking docs/ questions.jsonl --chunker fixed='fixed(words=100, overlap=10)' \\
-      --chunker sentences='sentences(n=3)' -k 5 -k 10 --out-dir runs --report report.html
+      --chunker sentences='sentences(n=3)' -k 100w -k 300w --out-dir runs --report report.html
   ctxeval chunking corpora/ questions_df.csv --chunker rec='recursive(chars=800)' \\
       --chunker fixed='fixed(chars=800, overlap=400)' --out-dir chroma-runs
 
@@ -71,9 +71,26 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
     "-k",
     "--k",
     "ks",
-    type=click.IntRange(min=1),
+    type=CutoffType(),
     multiple=True,
-    help="Cut-off; repeat for several (default 1, 3, 5, 10).",
+    help="Cut-off: a number of chunks (5) or a context budget (300w words, 2000c characters, "
+    "512t tokens); repeat for several (default 1, 3, 5, 10). Chunkings are compared at the "
+    "largest budget (else the largest k): at equal context, bigger chunks win nothing for free.",
+)
+@click.option(
+    "--metric",
+    "metric_columns",
+    multiple=True,
+    help="Metric to compare with significance (repeatable), e.g. context_recall@200w; a name "
+    "without @K is at the comparison cut-off (the largest budget, else the largest k). "
+    "Default: every harness metric there.",
+)
+@click.option(
+    "--attribution",
+    default="match",
+    show_default=True,
+    help="When a chunk holds an excerpt, for miss attribution: match (the --match strategy, "
+    "as context_recall) or 'overlap(min=0.7)' (its span covers that share of the excerpt).",
 )
 @click.option(
     "--match",
@@ -81,6 +98,7 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
     show_default=True,
     help="Chunk matching strategy: rouge-chunk, exact-chunk, fuzzy-chunk, with options.",
 )
+@budget_options
 @click.option("--out-dir", required=True, type=click.Path(), help="Directory for the outputs.")
 @click.option(
     "--overwrite", is_flag=True, help="Replace the harness's files in a non-empty --out-dir."
@@ -134,6 +152,8 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
                 )
             )
         )
+    if options["metric_columns"]:
+        _check_metrics(options["metric_columns"], options["ks"] or (1, 3, 5, 10))
     from ctxeval.cli.common import build_strategy
 
     strategy = build_strategy(options["match"], None, None)
@@ -155,6 +175,10 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             retriever=_retriever(options["retriever"]),
             k=options["ks"] or (1, 3, 5, 10),
             matching=strategy,
+            budget_policy=options["budget_policy"],
+            token_counter=options["token_counter"],
+            attribution=_attribution(options["attribution"]),
+            compare_metrics=list(options["metric_columns"]) or None,
             baseline=options["baseline"],
             seed=options["seed"],
             n_resamples=options["n_resamples"],
@@ -169,6 +193,26 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     click.echo(f"ctxeval: wrote {len(outcome.runs)} runs to {options['out_dir']}", err=True)
     if options["report_path"]:
         click.echo(f"ctxeval: wrote {options['report_path']}", err=True)
+
+
+def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
+    from ctxeval.chunking.harness import HARNESS_METRICS, compare_columns
+    from ctxeval.errors import CtxevalError
+
+    try:
+        compare_columns(wanted, HARNESS_METRICS, ks, where="--metric")
+    except CtxevalError as exc:
+        fail(str(exc))
+
+
+def _attribution(spec: str) -> Any:
+    from ctxeval.chunking.attribution import attribution_rule
+    from ctxeval.errors import CtxevalError
+
+    try:
+        return attribution_rule(spec)
+    except CtxevalError as exc:
+        fail(f"--attribution {spec}: {str(exc).split(': ', 1)[-1]}")
 
 
 def _retriever(spec: str) -> Any:
