@@ -55,7 +55,8 @@ def test_budgets_are_evaluated_and_compared_at_the_largest(budgeted) -> None:
     compared = list(budgeted.comparison.metrics) + [
         name for equal in budgeted.comparison.identical.values() for name in equal
     ]
-    assert compared and all(column.endswith("@250w") for column in compared)
+    assert compared
+    assert all(column.endswith("@250w") for column in compared)
     summary = budgeted.summary()
     assert summary["compared_at"] == "250w"
     assert summary["ks"] == [3, "1500c", "100w", "250w"]
@@ -133,11 +134,13 @@ def test_attribution_at_word_budgets_under_both_policies() -> None:
     six = parse_budget("6w")
     whole = attribute(questions, chunks, order, strategy, [six, parse_budget("8w")])
     # 6 words: chunk 0 (4 words) fits, chunk 1 (4 more) crosses: left out -> missed.
-    assert whole.found[six] == 0.0 and whole.missed[six] == 1.0
+    assert whole.found[six] == 0.0
+    assert whole.missed[six] == 1.0
     assert whole.found[parse_budget("8w")] == 1.0
     cut = attribute(questions, chunks, order, strategy, [six], budget_policy="truncate")
     # Truncated to 2 words, "echo foxtrot": ROUGE-L recall of the excerpt 2/3 < 0.7: missed.
-    assert cut.found[six] == 0.0 and cut.missed[six] == 1.0
+    assert cut.found[six] == 0.0
+    assert cut.missed[six] == 1.0
     seven = parse_budget("7w")
     cut = attribute(questions, chunks, order, strategy, [seven], budget_policy="truncate")
     # 3 words kept, "echo foxtrot golf": the excerpt itself -> found in the cut chunk.
@@ -154,7 +157,8 @@ def test_the_overlap_rule_judges_offsets() -> None:
     assert half.questions[0].first_found == (2,)  # chunk 0, retrieved second, covers half
     assert (half.found[1], half.missed[1], half.found[2]) == (0.0, 1.0, 1.0)
     strict = attribute(questions, chunks, [[1, 0]], strategy, [2], rule=OverlapRule(0.51))
-    assert strict.unreachable[2] == 1.0 and strict.rule == "overlap(min=0.51)"
+    assert strict.unreachable[2] == 1.0
+    assert strict.rule == "overlap(min=0.51)"
     # A chunk elsewhere with the same words does not count under the overlap rule.
     copy = [Chunk("b", 0, 26, "charlie delta echo foxtrot")]
     moved = attribute(questions, copy, [[0]], strategy, [1], rule="overlap")
@@ -227,9 +231,7 @@ def test_found_equals_context_recall_at_any_budget(
         n_resamples=10,
     )
     for run in outcome.runs.values():
-        assert run.attribution.found[parse_budget(k)] == run.result.aggregate[
-            f"context_recall@{k}"
-        ]
+        assert run.attribution.found[parse_budget(k)] == run.result.aggregate[f"context_recall@{k}"]
         ranking = [(i, None) for i in range(len(run.chunks))]
         ids = chunk_ids(run.name, run.chunks)
         every = run_record(outcome.questions[0], run.chunks, ids, ranking)

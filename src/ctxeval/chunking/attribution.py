@@ -100,15 +100,19 @@ _RULES = "'match' (the matching strategy, as context_recall) or 'overlap(min=0.7
 def attribution_rule(rule: object) -> Rule:
     """``"match"``, or an :class:`OverlapRule` from ``"overlap"`` / ``"overlap(min=0.5)"``."""
     if isinstance(rule, OverlapRule) or rule == "match":
-        return rule  # type: ignore[return-value]
+        return rule
     if isinstance(rule, str):
         try:
             parsed = parse_spec(rule, what="attribution rule", usage=_RULES)
         except SpecError as exc:
             raise InvalidArgumentError(f"attribution={rule!r}: {exc}") from None
-        if parsed.name == "overlap" and not parsed.args and parsed.k is None:
-            if set(parsed.kwargs) <= {"min"}:
-                return OverlapRule(**parsed.kwargs)
+        if (
+            parsed.name == "overlap"
+            and not parsed.args
+            and parsed.k is None
+            and set(parsed.kwargs) <= {"min"}
+        ):
+            return OverlapRule(**parsed.kwargs)
     raise InvalidArgumentError(f"attribution={rule!r}: give {_RULES}")
 
 

@@ -202,8 +202,9 @@ def compare_chunkers(
     default: every metric there), against ``baseline`` (default:
     the first chunker). ``attribution`` is the rule that says whether a chunk holds an excerpt
     (``"match"``: the matching strategy; ``"overlap(min=0.7)"``: its span covers that share of
-    the excerpt's characters; see :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives the run files, results, statistics and
-    summary (a non-empty directory is refused unless ``overwrite``); ``report`` an HTML report.
+    the excerpt's characters; see :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives
+    the run files, results, statistics and summary (a non-empty directory is refused unless
+    ``overwrite``); ``report`` an HTML report.
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
@@ -242,7 +243,6 @@ def compare_chunkers(
         for name, chunker in resolved.items()
     }
     clock = time.perf_counter()
-    top = cutoff_label(comparison_cutoff(ks))
     comparison = compare(
         {name: run.result for name, run in runs.items()},
         metrics=compared,
@@ -309,9 +309,7 @@ def _token_counter(counter: object) -> str | TokenCounter:
     try:
         return check_token_counter(counter)
     except InvalidArgumentError as exc:
-        raise type(exc)(
-            str(exc).replace("RetrievalEvaluator(", "compare_chunkers(")
-        ) from None
+        raise type(exc)(str(exc).replace("RetrievalEvaluator(", "compare_chunkers(")) from None
 
 
 def _cut_offs(k: Cutoff | Sequence[Cutoff]) -> tuple[Cutoff, ...]:
@@ -429,7 +427,7 @@ def _run(
         token_counter=settings.tokens,
     )
     evaluator.source = plan.run_path(name) if plan is not None else name
-    result = evaluator.run(k=list(ks))
+    result = evaluator.run(k=[k if isinstance(k, int) else str(k) for k in ks])
     clock = _tick(timings, "evaluation", clock)
     positions = [[i for i, _ in ranking] for ranking in rankings]
     attribution = attribute(

@@ -81,7 +81,9 @@ def _recall_curves(outcome: HarnessResult) -> str:
         ys = [run.attribution.found[k] for k in outcome.ks]
         ax.plot(xs, ys, marker="o", color=color, label=name)
         for k, x, y in zip(outcome.ks, xs, ys, strict=True):
-            ax.annotate(cutoff_label(k), (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points")
+            ax.annotate(
+                cutoff_label(k), (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points"
+            )
         ax.axhline(run.attribution.ceiling, color=color, linestyle="--", linewidth=0.8)
     ax.set_xlabel("mean words fed per question")
     ax.set_ylabel("found (context recall)" if outcome.attribution == "match" else "found")
