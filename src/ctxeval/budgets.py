@@ -83,6 +83,9 @@ def _words(text: str) -> int:
 _SPACES = (*range(9, 14), *range(28, 33), 133, 160, 5760, *range(8192, 8203), 8232, 8233)
 SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
 _ASCII_SPACE = np.isin(np.arange(256, dtype=np.uint32), SPACE_CODES)
+_SPACE = np.isin(np.arange(int(SPACE_CODES.max()) + 2, dtype=np.uint32), SPACE_CODES)
+"""``_SPACE[min(code, len - 1)]``: whether a code point is a space (the last entry, False,
+stands for every code above the largest space)."""
 
 
 def word_counts(texts: Sequence[str]) -> IntArray:
@@ -98,7 +101,7 @@ def word_counts(texts: Sequence[str]) -> IntArray:
             codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
         except UnicodeEncodeError:  # a lone surrogate: text by text
             return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
-        space = np.isin(codes, SPACE_CODES)
+        space = _SPACE[np.minimum(codes, len(_SPACE) - 1)]
     starts = ~space
     starts[1:] &= space[:-1]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))

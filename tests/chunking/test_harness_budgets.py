@@ -16,7 +16,7 @@ from ctxeval.chunking.attribution import OverlapRule, attribute, attribution_rul
 from ctxeval.chunking.chunkers import parse_chunker
 from ctxeval.chunking.harness import chunk_ids, compare_columns, comparison_cutoff, run_record
 from ctxeval.chunking.questions import load_questions
-from ctxeval.chunking.retrieval import chunk_sizes
+from ctxeval.chunking.retrieval import ChunkSizes, chunk_sizes, needed_depths
 from ctxeval.cutoffs import parse_budget
 from ctxeval.errors import CtxevalError
 from ctxeval.evaluator import RetrievalEvaluator
@@ -42,6 +42,19 @@ def test_retrieval_depth_fills_the_largest_budget_with_the_smallest_chunks() -> 
     assert retrieval_depth([parse_budget("100w")], chunks) == 5  # never more than the chunks
     assert retrieval_depth([7], chunks) == 7  # a count is the count (the retriever stops)
     assert chunk_sizes(chunks, "c").tolist() == [9, 1, 5, 3, 15]
+
+
+def test_each_question_keeps_the_chunks_its_cut_offs_read() -> None:
+    texts = ["a b", "c d e", "f", "g h", "a b c d e f", "g", "a", "abcdef", "x"]
+    sizes = ChunkSizes([Chunk("d", 0, 1, t) for t in texts])
+    rankings = [[0, 1, 2, 3], [4, 5], [6]]
+    # 3w: "a b" fits, "c d e" crosses -> 2; "a b c d e f" crosses at once -> 1; "a" -> 1.
+    assert needed_depths([parse_budget("3w")], rankings, sizes) == [2, 1, 1]
+    # 6w: "a b" + "c d e" + "f" fit, "g h" crosses -> 4; 6 words fit, "g" crosses -> 2.
+    assert needed_depths([parse_budget("6w")], rankings, sizes) == [4, 2, 1]
+    assert needed_depths([3, parse_budget("3w")], rankings, sizes) == [3, 2, 1]
+    assert needed_depths([parse_budget("4c")], [[7, 8]], sizes) == [1]
+    assert needed_depths([parse_budget("4c")], [[], [8]], sizes) == [0, 1]
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,14 @@ from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy, che
 from ctxeval.chunking.attribution import Attribution, attribute, attribution_rule, mean_of
 from ctxeval.chunking.chunkers import Chunk, Chunker
 from ctxeval.chunking.questions import Question, load_questions
-from ctxeval.chunking.retrieval import Ranking, as_retriever, retrieval_depth, searcher
+from ctxeval.chunking.retrieval import (
+    ChunkSizes,
+    Ranking,
+    as_retriever,
+    needed_depths,
+    retrieval_depth,
+    searcher,
+)
 from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
 from ctxeval.cutoffs import Budget, Cutoff, cutoff_label, sort_cutoffs
@@ -403,7 +410,8 @@ def _run(
     bar.update(len(chunks))
     bar.close()
     clock = _tick(timings, "indexing", clock)
-    depth = retrieval_depth(ks, chunks, settings.tokens)
+    sizes = ChunkSizes(chunks, settings.tokens)
+    depth = retrieval_depth(ks, sizes=sizes)
     bar = Progress.from_option(
         progress, stream=sys.stderr, unit="questions", label=f"retrieving {name}"
     )
@@ -412,6 +420,9 @@ def _run(
         rankings.append(search(question.question, depth))
         bar.update(1)
     bar.close()
+    if any(isinstance(k, Budget) for k in ks):
+        needed = needed_depths(ks, [[i for i, _ in r] for r in rankings], sizes)
+        rankings = [ranking[:n] for ranking, n in zip(rankings, needed, strict=True)]
     clock = _tick(timings, "retrieval", clock)
     ids = chunk_ids(name, chunks)
     records = [

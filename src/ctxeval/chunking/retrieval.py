@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ctxeval.arrays import IntArray
 from ctxeval.budgets import ContextSizes, TokenCounter
 from ctxeval.chunking.chunkers import Chunk
 from ctxeval.cutoffs import Budget, BudgetUnit, Cutoff
@@ -34,9 +35,11 @@ from ctxeval.specs import check_options, parse_spec, unknown_name
 
 __all__ = [
     "BM25Retriever",
+    "ChunkSizes",
     "Ranking",
     "Search",
     "chunk_sizes",
+    "needed_depths",
     "retrieval_depth",
     "searcher",
 ]
@@ -47,8 +50,29 @@ Search = Callable[[str, int], Ranking]
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 
 
+class ChunkSizes:
+    """A chunking's chunk sizes in each budget unit, counted once, as :mod:`ctxeval.budgets`
+    counts them: words (``len(text.split())``), characters, or tokens of ``tokens``."""
+
+    def __init__(self, chunks: Sequence[Chunk], tokens: str | TokenCounter = "rouge") -> None:
+        self.chunks = chunks
+        self.tokens = tokens
+        self._sizes: dict[BudgetUnit, IntArray] = {}
+
+    def __call__(self, unit: BudgetUnit) -> IntArray:
+        found = self._sizes.get(unit)
+        if found is None:
+            one_each = [[chunk.text] for chunk in self.chunks]
+            found = self._sizes[unit] = ContextSizes(one_each, self.tokens).cumulative(unit)[:, 0]
+        return found
+
+
 def retrieval_depth(
-    ks: Sequence[Cutoff], chunks: Sequence[Chunk] = (), tokens: str | TokenCounter = "rouge"
+    ks: Sequence[Cutoff],
+    chunks: Sequence[Chunk] = (),
+    tokens: str | TokenCounter = "rouge",
+    *,
+    sizes: ChunkSizes | None = None,
 ) -> int:
     """How many chunks to retrieve per question so that every cut-off can be evaluated exactly:
     the largest k; for a size budget, one more than the most chunks of ``chunks`` whose sizes
@@ -57,23 +81,44 @@ def retrieval_depth(
     filled from a list that ran out). Never more than there are chunks, never less than 1."""
     depth = max((k for k in ks if isinstance(k, int)), default=1)
     budgets = [k for k in ks if isinstance(k, Budget)]
-    sizes: dict[BudgetUnit, np.ndarray] = {}
+    if not budgets:
+        return depth
+    sizes = sizes or ChunkSizes(chunks, tokens)
     for budget in budgets:
-        if budget.unit not in sizes:
-            sizes[budget.unit] = np.sort(chunk_sizes(chunks, budget.unit, tokens))
-        cumulative = np.cumsum(sizes[budget.unit])
+        cumulative = np.cumsum(np.sort(sizes(budget.unit)))
         fitting = int(np.searchsorted(cumulative, budget.size, side="right"))
         depth = max(depth, fitting + 1)
-    return max(1, min(depth, len(chunks))) if budgets else depth
+    return max(1, min(depth, len(sizes.chunks)))
+
+
+def needed_depths(
+    ks: Sequence[Cutoff], rankings: Sequence[Sequence[int]], sizes: ChunkSizes
+) -> list[int]:
+    """How many of each question's ranked chunks (``rankings[b]``: chunk positions, retrieved
+    to :func:`retrieval_depth`) any cut-off reads: the largest k, and for each budget the
+    chunks that fit in it plus the one that crosses it. Later chunks change no number, so the
+    harness keeps only these (shorter run files, less to judge)."""
+    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=len(rankings))
+    count = max((k for k in ks if isinstance(k, int)), default=0)
+    needed = np.full(len(rankings), count, dtype=np.int64)
+    width = max(int(lengths.max(initial=0)), 1)
+    inside = np.arange(width) < lengths[:, None]
+    flat = np.fromiter(
+        (i for ranking in rankings for i in ranking), dtype=np.int64, count=int(lengths.sum())
+    )
+    for budget in (k for k in ks if isinstance(k, Budget)):
+        table = np.zeros((len(rankings), width), dtype=np.int64)
+        table[inside] = sizes(budget.unit)[flat]
+        fitting = (np.cumsum(table, axis=1) <= budget.size).sum(axis=1)
+        needed = np.maximum(needed, fitting + 1)
+    return np.minimum(needed, lengths).tolist()  # type: ignore[no-any-return]
 
 
 def chunk_sizes(
     chunks: Sequence[Chunk], unit: BudgetUnit, tokens: str | TokenCounter = "rouge"
-) -> np.ndarray:
-    """Each chunk's size in a budget's unit, counted as :mod:`ctxeval.budgets` counts it: words
-    (``len(text.split())``), characters, or tokens of ``tokens``."""
-    one_each = [[chunk.text] for chunk in chunks]
-    return ContextSizes(one_each, tokens).cumulative(unit)[:, 0]
+) -> IntArray:
+    """Each chunk's size in a budget's unit (see :class:`ChunkSizes`)."""
+    return ChunkSizes(chunks, tokens)(unit)
 
 
 def words(text: str) -> list[str]:
