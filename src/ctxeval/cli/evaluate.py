@@ -28,7 +28,12 @@ from ctxeval.cli.common import (
     write_run_report,
 )
 from ctxeval.cli.dialect import cli_syntax
-from ctxeval.cli.trec_eval import DEFAULT_MEASURES, render_trec_eval
+from ctxeval.cli.trec_eval import (
+    DEFAULT_MEASURES,
+    TREC_EVAL_VERSIONS,
+    render_trec_eval,
+    with_trec_eval_version,
+)
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -40,6 +45,7 @@ Examples:
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
   ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval -q -l 2 -M 100
+  ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval --trec-eval-version 10
   ctxeval evaluate runs/fixed-512.jsonl --corpus docs/ -m span_iou@5 -m span_recall@5
 """
 
@@ -90,6 +96,13 @@ Examples:
     help="With --run/--qrels: only the first M documents of each query count (trec_eval -M).",
 )
 @click.option(
+    "--trec-eval-version",
+    type=click.Choice(list(TREC_EVAL_VERSIONS)),
+    help="Round iprec_at_recall's recall levels as this trec_eval does: 9 (pytrec_eval's; the "
+    "default) or 10 (to the nearest number of relevant documents). Applies to every "
+    "iprec_at_recall measure, trec_eval's default report included.",
+)
+@click.option(
     "-m",
     "--measure",
     "measures",
@@ -127,6 +140,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     reads JSONL from stdin.
     """
     gates = parse_gates(options["gates"])
+    records: Any = None
     if options["per_query"] and options["fmt"] != "trec_eval":
         fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
     if options["run_file"] or options["qrels_file"]:
@@ -136,12 +150,13 @@ def evaluate_command(path: str | None, **options: Any) -> None:
             fail("--run and --qrels go together")
         _refuse_dataset_options(options)
         _check_output(options, [options["run_file"], options["qrels_file"]])
-        result = _evaluate_trec(options, gates)
+        result, records = _evaluate_trec(options, gates)
     elif path is None:
         fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
     elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
         fail("-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a dataset")
     elif path == "-":
+        _trec_eval_version(options)
         _check_output(options, [])
         with tempfile.TemporaryDirectory(prefix="ctxeval-stdin-") as spool:
             # Spooled to disk: the mode is read from the first record, then the whole file
@@ -151,6 +166,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
                 shutil.copyfileobj(sys.stdin.buffer, out)
             result = _evaluate_dataset(str(copy), options, gates, source="<stdin>")
     else:
+        _trec_eval_version(options)
         _check_output(options, [path])
         result = _evaluate_dataset(path, options, gates)
     report_skipped(result)
@@ -160,7 +176,8 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     else:
         click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
     if options["report_path"]:
-        dataset = path if path not in (None, "-") else None
+        # A TREC run's records (ids and qrels) were built in memory by the evaluator.
+        dataset = records if path is None else (path if path != "-" else None)
         write_run_report(options["report_path"], result, dataset)
     if options["output"]:
         output = options["output"]
@@ -242,7 +259,15 @@ def _evaluate_dataset(
 TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
 
 
-def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> Any:
+def _trec_eval_version(options: dict[str, Any]) -> None:
+    """--trec-eval-version: every iprec_at_recall of -m rounds as that trec_eval does."""
+    if options["trec_eval_version"]:
+        specs = with_trec_eval_version(options["measures"], options["trec_eval_version"])
+        options["measures"] = tuple(specs)
+
+
+def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> tuple[Any, Any]:
+    """The result of --run against --qrels, and the ID-mode records it scored (for --report)."""
     from ctxeval.errors import ConventionWarning
     from ctxeval.evaluator import RetrievalEvaluator
     from ctxeval.io.trec import read_trec_run
@@ -251,6 +276,8 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> A
     if not measures:
         trec_eval = options["fmt"] == "trec_eval"
         measures = [spec for _, spec in DEFAULT_MEASURES] if trec_eval else list(TREC_MEASURES)
+    if options["trec_eval_version"]:
+        measures = with_trec_eval_version(measures, options["trec_eval_version"])
     run_file = options["run_file"]
     level = options["relevance_level"]
     with warnings.catch_warnings(record=True) as caught:
@@ -279,4 +306,4 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> A
             warnings.showwarning(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
-    return result
+    return result, evaluator.dataset
