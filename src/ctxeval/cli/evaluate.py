@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -140,45 +141,50 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     reads JSONL from stdin.
     """
     gates = parse_gates(options["gates"])
-    records: Any = None
     if options["per_query"] and options["fmt"] != "trec_eval":
         fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
-    if options["run_file"] or options["qrels_file"]:
-        if path is not None:
-            fail("give either a dataset PATH or --run/--qrels, not both")
-        if not (options["run_file"] and options["qrels_file"]):
-            fail("--run and --qrels go together")
-        _refuse_dataset_options(options)
-        _check_output(options, [options["run_file"], options["qrels_file"]])
-        result, records = _evaluate_trec(options, gates)
-    elif path is None:
-        fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
-    elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
-        fail("-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a dataset")
-    elif path == "-":
-        _trec_eval_version(options)
-        _check_output(options, [])
-        with tempfile.TemporaryDirectory(prefix="ctxeval-stdin-") as spool:
-            # Spooled to disk: the mode is read from the first record, then the whole file
-            # is streamed (and worker processes read batches), which a pipe cannot do twice.
-            copy = Path(spool) / "stdin.jsonl"
-            with copy.open("wb") as out:
+    with contextlib.ExitStack() as stack:
+        # records: what --report reads the queries' retrieved items from.
+        records: Any = path
+        if options["run_file"] or options["qrels_file"]:
+            if path is not None:
+                fail("give either a dataset PATH or --run/--qrels, not both")
+            if not (options["run_file"] and options["qrels_file"]):
+                fail("--run and --qrels go together")
+            _refuse_dataset_options(options)
+            _check_output(options, [options["run_file"], options["qrels_file"]])
+            # A TREC run's records (ids and qrels) are built in memory by the evaluator.
+            result, records = _evaluate_trec(options, gates)
+        elif path is None:
+            fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
+        elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
+            fail(
+                "-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a "
+                "dataset"
+            )
+        elif path == "-":
+            _trec_eval_version(options)
+            _check_output(options, [])
+            # Spooled to disk (kept until the report is written): the mode is read from the
+            # first record, then the whole file is streamed (and worker processes read
+            # batches), which a pipe cannot do twice.
+            spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxeval-stdin-"))
+            records = Path(spool) / "stdin.jsonl"
+            with records.open("wb") as out:
                 shutil.copyfileobj(sys.stdin.buffer, out)
-            result = _evaluate_dataset(str(copy), options, gates, source="<stdin>")
-    else:
-        _trec_eval_version(options)
-        _check_output(options, [path])
-        result = _evaluate_dataset(path, options, gates)
-    report_skipped(result)
-    if options["fmt"] == "trec_eval":
-        rows = result.per_query if options["per_query"] else ()
-        click.echo(render_trec_eval(result.aggregate, rows))
-    else:
-        click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
-    if options["report_path"]:
-        # A TREC run's records (ids and qrels) were built in memory by the evaluator.
-        dataset = records if path is None else (path if path != "-" else None)
-        write_run_report(options["report_path"], result, dataset)
+            result = _evaluate_dataset(str(records), options, gates, source="<stdin>")
+        else:
+            _trec_eval_version(options)
+            _check_output(options, [path])
+            result = _evaluate_dataset(path, options, gates)
+        report_skipped(result)
+        if options["fmt"] == "trec_eval":
+            rows = result.per_query if options["per_query"] else ()
+            click.echo(render_trec_eval(result.aggregate, rows))
+        else:
+            click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
+        if options["report_path"]:
+            write_run_report(options["report_path"], result, records)
     if options["output"]:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)

@@ -241,6 +241,16 @@ def write_html_report(
 
 
 # -- a single run ---------------------------------------------------------------------------------
+def _cutoff_order(label: str) -> tuple[int, str, float]:
+    """Counts by size, then budgets by unit and size, then the whole list ("all")."""
+    if label.isdigit():
+        return (0, "", int(label))
+    if label == "all":
+        return (2, "", 0)
+    size = label[:-1]
+    return (1, label[-1:], float(size) if size.isdigit() else 0)
+
+
 def _aggregate_table(result: EvaluationResult, curves: Mapping[str, Any]) -> str:
     """The aggregate as measures x cut-offs, each mean with its bootstrap interval below it."""
     bands = {
@@ -255,11 +265,11 @@ def _aggregate_table(result: EvaluationResult, curves: Mapping[str, Any]) -> str
         band = bands.get(column)
         interval = "" if band is None else f"<br><small>[{fmt(band.low)}, {fmt(band.high)}]</small>"
         grid.setdefault(measure, {})["all" if k is None else str(k)] = fmt(value) + interval
-    ks = list(dict.fromkeys(k for cells in grid.values() for k in cells))
+    ks = sorted(dict.fromkeys(k for cells in grid.values() for k in cells), key=_cutoff_order)
     rows = [[escape(m), *(cells.get(k, "") for k in ks)] for m, cells in grid.items()]
     header = ["metric", *(f"@{k}" for k in ks)]
-    note = '<p class="note">Macro means (micro_: pooled over queries); below each, the 95% '
-    note += "percentile bootstrap interval of the mean.</p>"
+    note = '<p class="note">Macro means (micro_: pooled over queries); below each at a count '
+    note += "cut-off, the 95% percentile bootstrap interval of the mean.</p>"
     return table(header, rows) + note
 
 
