@@ -11,7 +11,7 @@ import glob
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Literal
 
@@ -293,21 +293,48 @@ class RetrievalEvaluator:
     @classmethod
     def from_retriever(
         cls,
-        questions: Iterable[Mapping[str, Any]],
+        questions: Any,
         retrieve: Callable[[str], Sequence[str]],
         metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
         **options: Any,
     ) -> RetrievalEvaluator:
-        """Evaluate a live retriever, with no run file: when the evaluation runs, each question's
-        ``retrieved_context`` is ``retrieve(question)`` (texts, best first).
+        """Evaluate a live retriever, with no run file: when the evaluation runs, each question
+        is retrieved for with ``retrieve(question text)``, which returns texts or ids, best
+        first.
 
-        ``questions`` are dicts with the question text (``question`` or ``query``), the ground
-        truth under any field the readers recognise (``ground_truth_context``, ...) and, as
-        usual, an optional ``id`` and metadata. A list can be run many times (``retrieve`` is
-        called again on each run); ``options`` are :class:`RetrievalEvaluator`'s.
+        ``questions``:
+
+        - dicts with the question text (``question`` or ``query``), the ground truth under any
+          field the readers recognise and, as usual, an optional ``id`` and metadata. With
+          ground-truth texts (``ground_truth_context``, ...) ``retrieve`` returns texts; with
+          ground-truth ids (``relevant_ids``, ``qrels``, ...) it returns ids (ID mode);
+        - llama-index's ``EmbeddingQAFinetuneDataset`` (``queries``, ``corpus``,
+          ``relevant_docs``), the object, its dict, or the path of its JSON file (as
+          ``save_json`` writes it): ID mode, ``retrieve`` returns node ids, every node of a
+          query's ``relevant_docs`` has relevance 1; the query ids are the records' ids.
+
+        A list (or a dataset) can be run many times (``retrieve`` is called again on each
+        run); ``options`` are :class:`RetrievalEvaluator`'s.
         """
+        from ctxeval.io.llama_index import is_llama_index_dataset, llama_index_questions
+
+        owner = "RetrievalEvaluator.from_retriever"
+        path = os.fspath(questions) if isinstance(questions, str | os.PathLike) else None
+        if path is not None:
+            if not os.path.isfile(path):
+                what = "is a directory" if os.path.isdir(path) else "does not exist"
+                raise InvalidArgumentError(
+                    f"{owner}(questions={path!r}): the file {what}; give the path of a "
+                    "llama-index EmbeddingQAFinetuneDataset JSON file, or the questions as a "
+                    "list of dicts"
+                )
+            questions = llama_index_questions(path, path)
+        elif is_llama_index_dataset(questions):
+            questions = llama_index_questions(questions, f"{owner}(questions=...)")
         evaluator = cls(LiveRecords(questions, retrieve), metrics, **options)
         evaluator.source = getattr(retrieve, "__qualname__", type(retrieve).__name__)
+        if path is not None:
+            evaluator.extra_inputs = [path]
         return evaluator
 
     def _modes(self) -> tuple[Mode, ...]:

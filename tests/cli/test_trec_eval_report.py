@@ -4,6 +4,7 @@ line: names, order, per-query lines (-q), relevance level (-l) and maximum retri
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,86 @@ def test_without_measures_the_report_is_trec_eval_9s() -> None:
         "iprec_at_recall_0.10",
         "iprec_at_recall_0.60",
     ]
+
+
+@pytest.mark.parametrize(
+    ("qrels", "flags", "reference"),
+    [
+        ("qrels.test", [], "out.test"),
+        ("qrels.test", ["-q"], "out.test.q"),
+        ("qrels.rel_level", ["-q", "-l", "2", "-M", "100"], "out.test.q.l2.M100"),
+    ],
+)
+def test_trec_eval_version_10_reproduces_its_reports(
+    qrels: str, flags: list[str], reference: str
+) -> None:
+    # The flag, with trec_eval's default measures: trec_eval 10's own output, line for line.
+    got = report("--qrels", FIXTURES / qrels, "--trec-eval-version", "10", *flags)
+    assert got == expected(reference)
+    # And it is the spec option, measure by measure.
+    assert got == report("--qrels", FIXTURES / qrels, *flags, *measures(TREC_EVAL_10))
+    assert report("--qrels", FIXTURES / qrels, "--trec-eval-version", "9", *flags) == report(
+        "--qrels", FIXTURES / qrels, *flags
+    )
+
+
+def test_trec_eval_version_applies_to_named_iprec_measures() -> None:
+    args = ("--qrels", FIXTURES / "qrels.test", "-m", "iprec_at_recall_0.60", "-m", "map")
+    want = {line.split("\t")[0].strip(): line for line in expected("out.test")}
+    got = report(*args, "--trec-eval-version", "10")
+    assert got == [want["iprec_at_recall_0.60"], want["map"]]
+    assert report(*args)[0] != want["iprec_at_recall_0.60"]  # trec_eval 9 differs there
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "map"], "--trec-eval-version 10 changes only how iprec_at_recall rounds"),
+        (
+            ["-m", "iprec_at_recall(recall=0.1, recall_rounding='trec_eval9')"],
+            "sets recall_rounding='trec_eval9', and --trec-eval-version 10 asks for "
+            "'trec_eval10'; leave recall_rounding out of -m",
+        ),
+    ],
+)
+def test_trec_eval_version_errors(args: list[str], message: str) -> None:
+    done = ctxeval(
+        "evaluate", "--run", RUN, "--qrels", FIXTURES / "qrels.test",
+        "--trec-eval-version", "10", *args,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_trec_eval_version_on_a_dataset(tmp_path: Path) -> None:
+    data = tmp_path / "records.jsonl"
+    # Hits at ranks 1 and 4 of R = 3: recall 0.4 is 2 hits in trec_eval 9 (best precision from
+    # rank 4 on: 2/4), 1 hit in trec_eval 10 (from rank 1 on: 1/1).
+    record = {"retrieved_ids": ["a", "x", "y", "b"], "relevant_ids": ["a", "b", "c"]}
+    data.write_text(json.dumps(record) + "\n")
+    values = {}
+    for version in ("9", "10"):
+        done = ctxeval(
+            "evaluate", data, "-m", "iprec_at_recall_0.40", "--trec-eval-version", version,
+            "--format", "json",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        values[version] = json.loads(done.stdout)["aggregate"]
+    assert values["9"] == {"iprec_at_recall(recall=0.4)": 0.5}
+    assert values["10"] == {"iprec_at_recall(recall=0.4, recall_rounding='trec_eval10')": 1.0}
+    done = ctxeval("evaluate", data, "--trec-eval-version", "10")
+    assert done.returncode == 2
+    assert "no iprec_at_recall measure is evaluated" in done.stderr
+
+
+def test_the_report_of_a_trec_run_lists_its_ids(tmp_path: Path) -> None:
+    page = tmp_path / "run.html"
+    done = ctxeval("evaluate", "--run", RUN, "--qrels", FIXTURES / "qrels.test", "--report", page)
+    assert done.returncode == 0, done.stderr
+    text = page.read_text(encoding="utf-8")
+    assert "retrieved items not available" not in text
+    assert "top 10 of 500 retrieved ids, judged by the qrels" in text
 
 
 def test_counts_and_gm_map_are_summary_aggregates() -> None:

@@ -475,8 +475,8 @@ def test_means_equal_the_aggregates_bit_for_bit(strategy: str) -> None:
         )
         for name in ("fixed-100", "sentence-3", "paragraph")
     }
-    report = compare(results, n_resamples=10)
     columns = [c for c in results["fixed-100"].aggregate if not c.startswith("micro_")]
+    report = compare(results, metrics=columns, n_resamples=10)
     # Every column is compared, or listed as identical to one that is, in the columns' order.
     listed = [m for kept in report.metrics for m in (kept, *report.identical.get(kept, ()))]
     assert sorted(listed) == sorted(columns)

@@ -45,7 +45,7 @@ def example() -> dict[str, EvaluationResult]:
 def test_identical_columns_of_the_example_data_are_compared_once(
     example: dict[str, EvaluationResult],
 ) -> None:
-    report = compare(example, n_resamples=200)
+    report = compare(example, metrics="all", n_resamples=200)
     # One relevant item per query: AP = RR, and hit rate = recall = context recall.
     assert report.identical == {
         "context_recall@10": ("hit_rate@10", "recall@10"),
@@ -57,11 +57,42 @@ def test_identical_columns_of_the_example_data_are_compared_once(
     assert report.row("hit_rate@10") is report.row("context_recall@10")
     assert "average_precision@10 = reciprocal_rank@10" in str(report.identical_note())
     # The family is smaller by the copies: Holm multiplies by 6, not 9.
-    full = compare(example, n_resamples=200, collapse=False)
+    full = compare(example, metrics="all", n_resamples=200, collapse=False)
     assert full.identical == {}
     assert full.tested() == 9
     smallest = min(c.p_value for c in report.comparisons if c.p_value is not None)
     assert min(c.p_adjusted for c in report.comparisons if c.p_adjusted) == 6 * smallest
+
+
+def test_the_default_family_is_the_clis(example: dict[str, EvaluationResult]) -> None:
+    # One place decides it: recall and NDCG at the deepest cut-off, in Python and on the CLI.
+    from ctxeval.cli.compare import chosen_metrics
+
+    report = compare(example, n_resamples=50)
+    assert report.metrics == ("context_recall@10", "ndcg@10")
+    columns = {name: list(result.aggregate) for name, result in example.items()}
+    assert chosen_metrics([], [], columns) == (list(report.metrics), [])
+    deeper = {
+        name: RetrievalEvaluator(RUNS / f"{name}.jsonl", ["recall", "ndcg", "map"], workers=1).run(
+            k=[1, 5, 10]
+        )
+        for name in ("fixed-100", "paragraph")
+    }
+    assert compare(deeper, n_resamples=50).metrics == ("recall@10", "ndcg@10")
+    assert compare(deeper, metrics="all", n_resamples=50, collapse=False).metrics == (
+        "recall@10",
+        "ndcg@10",
+        "average_precision@10",
+    )
+    # Named columns are compared as given, at any cut-off.
+    named = compare(deeper, metrics=["ndcg@1", "average_precision@5"], n_resamples=50)
+    assert named.metrics == ("ndcg@1", "average_precision@5")
+
+
+def test_without_recall_or_ndcg_every_metric_is_compared_at_its_deepest_cut_off() -> None:
+    a = result({"p@1": [0.0, 1.0], "p@5": [0.2, 0.4], "rr": [0.5, 1.0]})
+    b = result({"p@1": [1.0, 1.0], "p@5": [0.4, 0.4], "rr": [1.0, 1.0]})
+    assert compare({"a": a, "b": b}, n_resamples=10).metrics == ("p@5", "rr")
 
 
 def test_values_that_differ_in_one_query_are_not_identical() -> None:

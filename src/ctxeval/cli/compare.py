@@ -36,9 +36,6 @@ Examples:
 
 #: The measures a TREC run is evaluated with when no --metric names them (as 'evaluate').
 TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
-#: The metrics compared by default, each at its deepest cut-off: whether the relevant context
-#: was retrieved at all, and how high. The first name a run has of each group is used.
-DEFAULT_METRICS = (("context_recall", "recall"), ("ndcg",))
 
 
 def _first_line(path: str) -> bytes:
@@ -132,52 +129,17 @@ def _baseline(given: str | None, named: list[tuple[str, str]]) -> str | None:
 
 
 # -- metric columns -----------------------------------------------------------------------------
-def _split(column: str) -> tuple[str, tuple[int, str, int]]:
-    """A column's measure and how deep its cut-off reaches: counts by size, then the whole list,
-    then budgets (by unit, then size). With budgets the deepest is the largest budget, so runs
-    are compared at equal context, which counts of chunks of different sizes are not."""
-    name, _, k = column.partition("@")
-    if k.isdigit():
-        return name, (0, "", int(k))
-    if not k:
-        return name, (1, "", 0)
-    return name, (2, k[-1], int(k[:-1]) if k[:-1].isdigit() else 0)
-
-
-def _deepest(columns: Sequence[str]) -> dict[str, str]:
-    """``{measure: its column at the deepest cut-off}``, micro averages left out."""
-    deepest: dict[str, tuple[tuple[int, str, int], str]] = {}
-    for column in columns:
-        if column.startswith("micro_"):
-            continue
-        name, depth = _split(column)
-        if name not in deepest or depth > deepest[name][0]:
-            deepest[name] = (depth, column)
-    return {name: column for name, (_, column) in deepest.items()}
-
-
-def default_metrics(columns: Sequence[str]) -> list[str]:
-    """:data:`DEFAULT_METRICS` at the deepest cut-off; every metric there when a run has
-    neither."""
-    deepest = _deepest(columns)
-    chosen = []
-    for group in DEFAULT_METRICS:
-        found = next((deepest[name] for name in group if name in deepest), None)
-        if found is not None:
-            chosen.append(found)
-    return chosen or list(deepest.values())
-
-
 def _column(given: str, columns: Sequence[str], flag: str) -> str:
     """A metric named on the command line as a result column; a name without '@k' is the
     measure at its deepest cut-off."""
+    from ctxeval.comparison.family import deepest_columns
     from ctxeval.specs import unknown_name
 
     column = result_column(given)
     if column in columns:
         return column
-    if "@" not in given and column in _deepest(columns):
-        return _deepest(columns)[column]
+    if "@" not in given and column in deepest_columns(columns):
+        return deepest_columns(columns)[column]
     available = [c for c in columns if not c.startswith("micro_")]
     fail(str(unknown_name(None, "measure", given, available, where=f"{flag} {given}")))
 
@@ -185,12 +147,15 @@ def _column(given: str, columns: Sequence[str], flag: str) -> str:
 def chosen_metrics(
     metrics: Sequence[str], gates: Sequence[str], columns: dict[str, list[str]]
 ) -> tuple[list[str], list[str]]:
-    """The columns to compare (``--metric``; default :func:`default_metrics`; ``all``: every
+    """The columns to compare (``--metric``; default
+    :func:`~ctxeval.comparison.family.default_metrics`, as ``compare()``'s; ``all``: every
     metric at the deepest cut-off), then each gate's column, added when not compared. Checked
     against every run's columns before anything is scored."""
+    from ctxeval.comparison.family import deepest_columns, default_metrics
+
     first = next(iter(columns.values()))
     if list(metrics) == ["all"]:
-        wanted = list(_deepest(first).values())
+        wanted = list(deepest_columns(first).values())
     elif metrics:
         wanted = [_column(given, first, "--metric") for given in metrics]
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -28,7 +29,12 @@ from ctxeval.cli.common import (
     write_run_report,
 )
 from ctxeval.cli.dialect import cli_syntax
-from ctxeval.cli.trec_eval import DEFAULT_MEASURES, render_trec_eval
+from ctxeval.cli.trec_eval import (
+    DEFAULT_MEASURES,
+    TREC_EVAL_VERSIONS,
+    render_trec_eval,
+    with_trec_eval_version,
+)
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -40,6 +46,7 @@ Examples:
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
   ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval -q -l 2 -M 100
+  ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval --trec-eval-version 10
   ctxeval evaluate runs/fixed-512.jsonl --corpus docs/ -m span_iou@5 -m span_recall@5
 """
 
@@ -90,6 +97,13 @@ Examples:
     help="With --run/--qrels: only the first M documents of each query count (trec_eval -M).",
 )
 @click.option(
+    "--trec-eval-version",
+    type=click.Choice(list(TREC_EVAL_VERSIONS)),
+    help="Round iprec_at_recall's recall levels as this trec_eval does: 9 (pytrec_eval's; the "
+    "default) or 10 (to the nearest number of relevant documents). Applies to every "
+    "iprec_at_recall measure, trec_eval's default report included.",
+)
+@click.option(
     "-m",
     "--measure",
     "measures",
@@ -129,39 +143,48 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     gates = parse_gates(options["gates"])
     if options["per_query"] and options["fmt"] != "trec_eval":
         fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
-    if options["run_file"] or options["qrels_file"]:
-        if path is not None:
-            fail("give either a dataset PATH or --run/--qrels, not both")
-        if not (options["run_file"] and options["qrels_file"]):
-            fail("--run and --qrels go together")
-        _refuse_dataset_options(options)
-        _check_output(options, [options["run_file"], options["qrels_file"]])
-        result = _evaluate_trec(options, gates)
-    elif path is None:
-        fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
-    elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
-        fail("-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a dataset")
-    elif path == "-":
-        _check_output(options, [])
-        with tempfile.TemporaryDirectory(prefix="ctxeval-stdin-") as spool:
-            # Spooled to disk: the mode is read from the first record, then the whole file
-            # is streamed (and worker processes read batches), which a pipe cannot do twice.
-            copy = Path(spool) / "stdin.jsonl"
-            with copy.open("wb") as out:
+    with contextlib.ExitStack() as stack:
+        # records: what --report reads the queries' retrieved items from.
+        records: Any = path
+        if options["run_file"] or options["qrels_file"]:
+            if path is not None:
+                fail("give either a dataset PATH or --run/--qrels, not both")
+            if not (options["run_file"] and options["qrels_file"]):
+                fail("--run and --qrels go together")
+            _refuse_dataset_options(options)
+            _check_output(options, [options["run_file"], options["qrels_file"]])
+            # A TREC run's records (ids and qrels) are built in memory by the evaluator.
+            result, records = _evaluate_trec(options, gates)
+        elif path is None:
+            fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
+        elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
+            fail(
+                "-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a "
+                "dataset"
+            )
+        elif path == "-":
+            _trec_eval_version(options)
+            _check_output(options, [])
+            # Spooled to disk (kept until the report is written): the mode is read from the
+            # first record, then the whole file is streamed (and worker processes read
+            # batches), which a pipe cannot do twice.
+            spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxeval-stdin-"))
+            records = Path(spool) / "stdin.jsonl"
+            with records.open("wb") as out:
                 shutil.copyfileobj(sys.stdin.buffer, out)
-            result = _evaluate_dataset(str(copy), options, gates, source="<stdin>")
-    else:
-        _check_output(options, [path])
-        result = _evaluate_dataset(path, options, gates)
-    report_skipped(result)
-    if options["fmt"] == "trec_eval":
-        rows = result.per_query if options["per_query"] else ()
-        click.echo(render_trec_eval(result.aggregate, rows))
-    else:
-        click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
-    if options["report_path"]:
-        dataset = path if path not in (None, "-") else None
-        write_run_report(options["report_path"], result, dataset)
+            result = _evaluate_dataset(str(records), options, gates, source="<stdin>")
+        else:
+            _trec_eval_version(options)
+            _check_output(options, [path])
+            result = _evaluate_dataset(path, options, gates)
+        report_skipped(result)
+        if options["fmt"] == "trec_eval":
+            rows = result.per_query if options["per_query"] else ()
+            click.echo(render_trec_eval(result.aggregate, rows))
+        else:
+            click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
+        if options["report_path"]:
+            write_run_report(options["report_path"], result, records)
     if options["output"]:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)
@@ -242,7 +265,15 @@ def _evaluate_dataset(
 TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
 
 
-def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> Any:
+def _trec_eval_version(options: dict[str, Any]) -> None:
+    """--trec-eval-version: every iprec_at_recall of -m rounds as that trec_eval does."""
+    if options["trec_eval_version"]:
+        specs = with_trec_eval_version(options["measures"], options["trec_eval_version"])
+        options["measures"] = tuple(specs)
+
+
+def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> tuple[Any, Any]:
+    """The result of --run against --qrels, and the ID-mode records it scored (for --report)."""
     from ctxeval.errors import ConventionWarning
     from ctxeval.evaluator import RetrievalEvaluator
     from ctxeval.io.trec import read_trec_run
@@ -251,6 +282,8 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> A
     if not measures:
         trec_eval = options["fmt"] == "trec_eval"
         measures = [spec for _, spec in DEFAULT_MEASURES] if trec_eval else list(TREC_MEASURES)
+    if options["trec_eval_version"]:
+        measures = with_trec_eval_version(measures, options["trec_eval_version"])
     run_file = options["run_file"]
     level = options["relevance_level"]
     with warnings.catch_warnings(record=True) as caught:
@@ -279,4 +312,4 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> A
             warnings.showwarning(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
-    return result
+    return result, evaluator.dataset

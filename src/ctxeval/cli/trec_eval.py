@@ -9,13 +9,20 @@ per-query line for ``num_q`` and ``gm_map`` (trec_eval prints those in the summa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ctxeval.cli.common import fail
 from ctxeval.errors import CtxevalError
-from ctxeval.metrics.measures import RECALL_LEVELS, parse_measure
+from ctxeval.metrics.measures import RECALL_LEVELS, make_measure, parse_measure
 
-__all__ = ["DEFAULT_MEASURES", "render_trec_eval", "trec_eval_name"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "TREC_EVAL_VERSIONS",
+    "render_trec_eval",
+    "trec_eval_name",
+    "with_trec_eval_version",
+]
 
 DEFAULT_MEASURES: tuple[tuple[str, str], ...] = (
     ("num_q", "num_q"),
@@ -34,6 +41,10 @@ DEFAULT_MEASURES: tuple[tuple[str, str], ...] = (
     *((f"P_{k}", f"precision@{k}") for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
 )
 """trec_eval's default report, in its order: (trec_eval name, ctxeval column)."""
+
+#: ``--trec-eval-version``: the ``recall_rounding`` of ``iprec_at_recall`` that each version
+#: uses (9, also pytrec_eval's: add 0.9 and truncate; 10: round to nearest, as ``lround``).
+TREC_EVAL_VERSIONS = {"9": "trec_eval9", "10": "trec_eval10"}
 
 _NAMES = {column: name for name, column in DEFAULT_MEASURES}
 # Columns with a cut-off that trec_eval writes as name_k.
@@ -94,3 +105,44 @@ def render_trec_eval(
         if value is not None:
             lines.append(_line(names[column], "all", value, counts[column]))
     return "\n".join(lines)
+
+
+def with_trec_eval_version(specs: Sequence[str], version: str) -> list[str]:
+    """``specs`` with every ``iprec_at_recall`` rounding its recall level as trec_eval
+    ``version`` does; a usage error when none of them is an ``iprec_at_recall`` (the flag would
+    change nothing) or one sets another rounding itself."""
+    rounding = TREC_EVAL_VERSIONS[version]
+    changed = []
+    for spec in specs:
+        try:
+            measure = parse_measure(spec)
+        except CtxevalError:  # reported with the other -m errors when the metrics are built
+            changed.append(spec)
+            continue
+        if measure.name != "iprec_at_recall":
+            changed.append(spec)
+            continue
+        own = measure.option("recall_rounding")
+        if "recall_rounding" in spec and own != rounding:
+            fail(
+                f"-m {spec} sets recall_rounding={own!r}, and --trec-eval-version {version} "
+                f"asks for {rounding!r}; leave recall_rounding out of -m, or drop the flag"
+            )
+        options = {**dict(measure.options), "recall_rounding": rounding}
+        changed.append(str(make_measure(measure.name, measure.k, **options)))
+    if not any(_measure_name(spec) == "iprec_at_recall" for spec in changed):
+        fail(
+            f"--trec-eval-version {version} changes only how iprec_at_recall rounds its recall "
+            "level, and no iprec_at_recall measure is evaluated; add one (-m "
+            "iprec_at_recall_0.10), or use --run/--qrels with --format trec_eval and no -m for "
+            "trec_eval's default report"
+        )
+    return changed
+
+
+def _measure_name(spec: str) -> str | None:
+    """The registry name of a measure spec, or None when it is not one."""
+    try:
+        return parse_measure(spec).name
+    except CtxevalError:
+        return None

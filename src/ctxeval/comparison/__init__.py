@@ -9,6 +9,7 @@ the same attributes.
 One job per module:
 
 - :mod:`~ctxeval.comparison.inputs`: loading, naming and aligning the runs;
+- :mod:`~ctxeval.comparison.family`: the metrics compared when none are named;
 - :mod:`~ctxeval.comparison.collapse`: metrics whose per-query values are identical;
 - :mod:`~ctxeval.comparison.stats`: random streams, the randomization test, the bootstrap, Holm,
   the leader;
@@ -83,7 +84,7 @@ Align = Literal["intersection", "error"]
 def compare(
     runs: Mapping[str, RunInput] | Sequence[RunInput],
     *,
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | Literal["all"] | None = None,
     baseline: str | None = None,
     test: Test = "randomization",
     n_resamples: int = 10_000,
@@ -98,7 +99,10 @@ def compare(
     ``runs``: ``{name: result}`` or a list of results, where a result is an
     :class:`EvaluationResult` or the path of one saved with ``result.save`` (a list names each
     run after the file stem of its ``summary["source"]``, made unique). ``metrics``: result
-    columns such as ``"context_recall@5"`` (default: every macro column the runs share).
+    columns such as ``"context_recall@5"``; by default recall (``context_recall`` for text
+    runs) and NDCG at the deepest cut-off the runs share (the largest budget when they have
+    budgets), every metric there when they have neither, as ``ctxeval compare`` does
+    (:mod:`ctxeval.comparison.family`); ``"all"``: every metric at its deepest cut-off.
     ``baseline``: a run name (default: the first run).
 
     For every metric and every other run: each run's mean over the same queries, the mean
@@ -205,6 +209,7 @@ def compare(
         values={metric: values[metric] for metric in shown},
         identical={metric: equal for metric, equal in identical.items() if equal},
         settings={name: run_settings(result.summary) for name, result in named},
+        results=dict(named),
         context_used={
             name: used
             for name, result in named

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxeval.comparison.family import deepest_columns, default_metrics
 from ctxeval.comparison.model import SHOWN_IDS, Alignment, RunAlignment, id_list
 from ctxeval.errors import (
     ConventionWarning,
@@ -196,7 +197,10 @@ def _ordered(indexed: list[tuple[str, dict[str, dict[str, Any]]]]) -> list[str]:
 
 
 def choose_metrics(named: list[tuple[str, EvaluationResult]], metrics: object) -> list[str]:
-    if metrics is None:
+    """The columns to compare: ``metrics`` checked against every run, or the default family
+    (:func:`~ctxeval.comparison.family.default_metrics`, the CLI's) of the macro columns every
+    run has; ``"all"``: every metric at its deepest cut-off, as ``--metric all``."""
+    if metrics is None or metrics == "all":
         shared = [
             column
             for column in named[0][1].aggregate
@@ -208,11 +212,14 @@ def choose_metrics(named: list[tuple[str, EvaluationResult]], metrics: object) -
                 "compare(): the runs share no metric column; evaluate them with the same "
                 "metrics and cut-offs, or name the columns with metrics=[...]"
             )
-        return shared
+        if metrics == "all":
+            return list(deepest_columns(shared).values())
+        return default_metrics(shared)
     if isinstance(metrics, str) or not isinstance(metrics, Iterable):
         raise InvalidArgumentTypeError(
             f"compare(metrics={metrics!r}): give a list of result columns, e.g. "
-            "metrics=['context_recall@5', 'ndcg@10']"
+            "metrics=['context_recall@5', 'ndcg@10'], or 'all' for every metric at its deepest "
+            "cut-off"
         )
     chosen = list(metrics)
     if not chosen:

@@ -7,8 +7,10 @@ Plain dataclasses, so every rendering (text, Markdown, LaTeX, dict, DataFrame in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from ctxeval.comparison.render import (
@@ -19,7 +21,9 @@ from ctxeval.comparison.render import (
     report_frame,
 )
 from ctxeval.comparison.settings import RunSettings, shared_setting
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.results import EvaluationResult
+from ctxeval.results.backends import check_html_path, report_backend
 
 __all__ = [
     "SHOWN_IDS",
@@ -136,10 +140,12 @@ class ComparisonReport:
       queries), so that runs are compared knowing how much text each used.
     - ``identical``: ``{metric: metrics with the same per-query values}``, compared once under
       the first name (:meth:`row` and :meth:`comparison` accept either name);
-    - ``settings``: each run's file, strategy, threshold, convention and cut-offs.
+    - ``settings``: each run's file, strategy, threshold, convention and cut-offs;
+    - ``results``: the runs' :class:`~ctxeval.results.EvaluationResult` by name, for the HTML
+      page's per-k curves and plots (not part of :meth:`to_dict`).
 
-    Render with ``str(report)``, :meth:`to_markdown`, :meth:`to_latex`, :meth:`to_dict` or
-    :meth:`to_pandas`.
+    Render with ``str(report)``, :meth:`to_markdown`, :meth:`to_latex`, :meth:`to_dict`,
+    :meth:`to_pandas`, or save the HTML page with :meth:`to_html`.
     """
 
     runs: tuple[str, ...]
@@ -158,6 +164,7 @@ class ComparisonReport:
     context_used: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     identical: dict[str, tuple[str, ...]] = field(default_factory=dict)
     settings: dict[str, RunSettings] = field(default_factory=dict, repr=False)
+    results: dict[str, EvaluationResult] = field(default_factory=dict, repr=False, compare=False)
 
     # -- lookups ---------------------------------------------------------------------------------
     @property
@@ -332,3 +339,45 @@ class ComparisonReport:
         comparison with every field of :class:`PairedComparison`.
         """
         return report_frame(self, table)
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        datasets: Mapping[str, str | os.PathLike[str] | Any] | None = None,
+        backend: str | None = None,
+        **options: Any,
+    ) -> Path:
+        """Write the comparison's self-contained HTML page (what ``ctxeval compare --report``
+        writes) to ``path``, atomically; returns the path.
+
+        ``datasets``: each run's records by run name (a path, or the records themselves), so
+        that the queries where the runs disagree show their retrieved texts or ids.
+        ``options``: ``title``, ``focus`` (the per-query table's metric, one of
+        :attr:`metrics`), ``worst`` (queries shown in full), ``sections`` (extra ``(title,
+        html)`` panels). Plots need matplotlib (``pip install 'ctxeval[report]'``).
+
+        As with ``--report``: an existing file is replaced; a path that is one of the runs'
+        files or datasets, a directory, or does not end in .html/.htm is refused before
+        anything is drawn. Drawn by :mod:`ctxeval.report` (or the module ``backend`` names).
+        """
+        owner = "ComparisonReport.to_html"
+        if not self.results:
+            raise InvalidArgumentError(
+                f"{owner}(): this report holds no results to draw (it was built by hand, not by "
+                "compare()); use ctxeval.report.write_html_report(path, report, results)"
+            )
+        if datasets is not None and not isinstance(datasets, Mapping):
+            raise InvalidArgumentTypeError(
+                f"{owner}(datasets=...): give {{run name: dataset path or records}}, e.g. "
+                f"datasets={{{self.runs[0]!r}: 'run.jsonl'}}"
+            )
+        unknown = [name for name in datasets or {} if name not in self.results]
+        if unknown:
+            raise InvalidArgumentError(
+                f"{owner}(datasets=...): no run is named {unknown[0]!r}; runs: {list(self.runs)}"
+            )
+        inputs = [s.source for s in self.settings.values()] + list((datasets or {}).values())
+        target = check_html_path(path, owner=owner, inputs=inputs)
+        writer = report_backend(backend, owner=owner)
+        return writer.write_html_report(target, self, self.results, datasets=datasets, **options)

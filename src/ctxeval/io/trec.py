@@ -13,7 +13,6 @@ what was found.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
+from ctxeval.io.llama_index import llama_index_qrels, read_json_document
 from ctxeval.io.sources import text_lines
 
 __all__ = [
@@ -114,9 +114,9 @@ def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
     relevance}}``."""
     if Path(path).suffix.lower() != ".json":
         return read_trec_qrels(path)
-    document = _json_document(path)
+    document = read_json_document(path)
     if isinstance(document, dict) and "relevant_docs" in document:
-        return _llama_index_qrels(document["relevant_docs"], path)
+        return llama_index_qrels(document["relevant_docs"], os.fspath(path))
     if isinstance(document, dict) and all(isinstance(v, dict) for v in document.values()):
         return {
             str(q): _json_grades(grades, f"{path}: query {q!r}") for q, grades in document.items()
@@ -125,31 +125,6 @@ def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
         f"{path}: expected llama-index's EmbeddingQAFinetuneDataset JSON (with "
         '"relevant_docs") or qrels as {"qid": {"doc": relevance}}; or give a TREC qrels file'
     )
-
-
-def _json_document(path: str | os.PathLike[str]) -> object:
-    lines = [line for _, line in text_lines(path)]
-    try:
-        return json.loads("".join(lines))
-    except json.JSONDecodeError as exc:
-        raise InvalidArgumentError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"
-        ) from None
-
-
-def _llama_index_qrels(relevant: object, path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
-    if not isinstance(relevant, dict):
-        raise InvalidArgumentError(
-            f'{path}: "relevant_docs" must map each query id to a list of node ids'
-        )
-    qrels: dict[str, dict[str, int]] = {}
-    for qid, docs in relevant.items():
-        if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
-            raise InvalidArgumentError(
-                f'{path}: "relevant_docs"[{qid!r}] must be a list of node ids (strings)'
-            )
-        qrels[str(qid)] = dict.fromkeys(docs, 1)
-    return qrels
 
 
 def _json_grades(grades: dict[Any, Any], where: str) -> dict[str, int]:

@@ -22,6 +22,7 @@ from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.curves import metric_curves, split_column
 from ctxeval.comparison.queries import QueryRow, context_used, disagreement
 from ctxeval.comparison.settings import run_settings
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.exact import exact_mean
 from ctxeval.io.atomic import atomic_write
 from ctxeval.records import Record
@@ -46,6 +47,7 @@ from ctxeval.report.queries import (
     run_strategy,
 )
 from ctxeval.results import EvaluationResult
+from ctxeval.results.backends import check_html_path
 
 __all__ = [
     "figure_html",
@@ -187,6 +189,12 @@ def html_report(
     after what was compared.
     """
     metric = report.shown_as(focus) if focus else focus_metric(report.metrics)
+    if metric not in report.values:
+        raise InvalidArgumentError(
+            f"focus={focus!r}: the comparison has no per-query values of that "
+            f"metric; give one of {list(report.metrics)}, or compare it too "
+            f"(compare(..., metrics=[..., {focus!r}]))"
+        )
     graded = focus_metric(report.metrics, ("ndcg", "average_precision", "context_f1", "recall"))
     order = disagreement(report, metric)
     records = records_by_run(results, datasets, None)
@@ -219,8 +227,13 @@ def write_html_report(
     results: Mapping[str, EvaluationResult],
     **options: Any,
 ) -> Path:
-    """Write :func:`html_report` to ``path`` atomically; returns the path."""
-    target = Path(path)
+    """Write :func:`html_report` to ``path`` atomically; returns the path. The path is checked
+    first, as ``--report``'s: .html or .htm, not a directory, none of the runs' files or
+    datasets (an existing page is replaced). ``report.to_html(path)`` calls this."""
+    datasets = options.get("datasets")
+    sources = [run_settings(result.summary).source for result in results.values()]
+    given = list(datasets.values()) if isinstance(datasets, Mapping) else []
+    target = Path(check_html_path(path, owner="write_html_report", inputs=sources + given))
     page = html_report(report, results, **options)
     with atomic_write(target) as out:
         out.write(page)
@@ -228,6 +241,16 @@ def write_html_report(
 
 
 # -- a single run ---------------------------------------------------------------------------------
+def _cutoff_order(label: str) -> tuple[int, str, float]:
+    """Counts by size, then budgets by unit and size, then the whole list ("all")."""
+    if label.isdigit():
+        return (0, "", int(label))
+    if label == "all":
+        return (2, "", 0)
+    size = label[:-1]
+    return (1, label[-1:], float(size) if size.isdigit() else 0)
+
+
 def _aggregate_table(result: EvaluationResult, curves: Mapping[str, Any]) -> str:
     """The aggregate as measures x cut-offs, each mean with its bootstrap interval below it."""
     bands = {
@@ -242,11 +265,11 @@ def _aggregate_table(result: EvaluationResult, curves: Mapping[str, Any]) -> str
         band = bands.get(column)
         interval = "" if band is None else f"<br><small>[{fmt(band.low)}, {fmt(band.high)}]</small>"
         grid.setdefault(measure, {})["all" if k is None else str(k)] = fmt(value) + interval
-    ks = list(dict.fromkeys(k for cells in grid.values() for k in cells))
+    ks = sorted(dict.fromkeys(k for cells in grid.values() for k in cells), key=_cutoff_order)
     rows = [[escape(m), *(cells.get(k, "") for k in ks)] for m, cells in grid.items()]
     header = ["metric", *(f"@{k}" for k in ks)]
-    note = '<p class="note">Macro means (micro_: pooled over queries); below each, the 95% '
-    note += "percentile bootstrap interval of the mean.</p>"
+    note = '<p class="note">Macro means (micro_: pooled over queries); below each at a count '
+    note += "cut-off, the 95% percentile bootstrap interval of the mean.</p>"
     return table(header, rows) + note
 
 
@@ -267,7 +290,17 @@ def result_html(
     name = Path(source).stem if source else "run"
     results = {name: result}
     columns = [c for c in result.aggregate if not c.startswith("micro_")]
+    if not columns:
+        raise InvalidArgumentError(
+            "the result has no metric column to report (no query was scored?); evaluate a "
+            "dataset with at least one record"
+        )
     metric = focus or focus_metric(columns)
+    if metric not in columns:
+        raise InvalidArgumentError(
+            f"focus={focus!r}: the result has no per-query column of that name; give one of "
+            f"{columns}"
+        )
     scored = [
         (row[metric], str(row.get("id")), str(row.get("question") or ""))
         for row in result.per_query
@@ -307,8 +340,11 @@ def result_html(
 def write_result_report(
     path: str | os.PathLike[str], result: EvaluationResult, **options: Any
 ) -> Path:
-    """Write :func:`result_html` to ``path`` atomically; returns the path."""
-    target = Path(path)
+    """Write :func:`result_html` to ``path`` atomically; returns the path. The path is checked
+    first, as ``--report``'s: .html or .htm, not a directory, neither the run's dataset nor its
+    source file (an existing page is replaced). ``result.to_html(path)`` calls this."""
+    inputs = [result.summary.get("source"), options.get("dataset")]
+    target = Path(check_html_path(path, owner="write_result_report", inputs=inputs))
     page = result_html(result, **options)
     with atomic_write(target) as out:
         out.write(page)

@@ -21,6 +21,7 @@ __all__ = ["focus_metric", "query_panel", "records_by_run", "run_strategy"]
 # -- the texts and ids behind a query -------------------------------------------------------------
 _SHOWN_CHUNKS = 3
 _SHOWN_IDS = 10
+_SHOWN_TRUTH = 10  # ground-truth items shown per query (TREC qrels can list hundreds)
 _NOT_JUDGED = (
     "not judged again: the run does not record a matching strategy that ctxeval can rebuild (a "
     "custom strategy, several strategies, or a result saved by an older ctxeval), so no chunk "
@@ -105,7 +106,10 @@ def _truth_html(records: Mapping[str, Mapping[str, Record]], qid: str) -> tuple[
             truth = [f"{doc} (grade {grade:g})" for doc, grade in grades.items() if grade > 0]
         else:
             truth = [str(getattr(t, "text", t)) for t in record.ground_truth]
-        return question, "".join(f'<div class="gt">{escape(clip(t))}</div>' for t in truth)
+        shown = "".join(f'<div class="gt">{escape(clip(t))}</div>' for t in truth[:_SHOWN_TRUTH])
+        if len(truth) > _SHOWN_TRUTH:
+            shown += f'<p class="note">... and {len(truth) - _SHOWN_TRUTH} more</p>'
+        return question, shown
     return "", ""
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.optional import require
+from ctxeval.results.backends import check_html_path, report_backend
 from ctxeval.results.files import check_result_path, read_result, result_header, write_result
 from ctxeval.results.table import PerQueryTable
 
@@ -128,6 +129,35 @@ class EvaluationResult:
         check_result_path(path, flag="save(path)", inputs=inputs)
         header = result_header(self.aggregate, self.summary, self.skipped)
         return write_result(path, self.per_query, header, csv_safe=csv_safe)
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        dataset: str | os.PathLike[str] | Any | None = None,
+        backend: str | None = None,
+        **options: Any,
+    ) -> Path:
+        """Write the run's self-contained HTML page (what ``ctxeval evaluate --report`` writes)
+        to ``path``, atomically; returns the path.
+
+        The page shows what was evaluated, the aggregate with bootstrap intervals, every metric
+        at every cut-off, the context used, the per-query table and the lowest queries; with
+        ``dataset`` (the run's records: a path, or the records themselves) those queries show
+        their retrieved texts as the run's matching strategy judged them, or their ids with
+        their relevance. ``options``: ``title``, ``focus`` (the per-query table's metric),
+        ``worst`` (queries shown in full), ``seed`` (of the bootstrap intervals). Plots need
+        matplotlib (``pip install 'ctxeval[report]'``).
+
+        As with ``--report``: an existing file is replaced; a path that is the run's dataset,
+        a directory, or does not end in .html/.htm is refused before anything is drawn. The
+        page is drawn by :mod:`ctxeval.report` (or the module ``backend`` names; see
+        :mod:`ctxeval.results.backends`).
+        """
+        owner = "EvaluationResult.to_html"
+        target = check_html_path(path, owner=owner, inputs=[self.summary.get("source"), dataset])
+        writer = report_backend(backend, owner=owner)
+        return writer.write_result_report(target, self, dataset=dataset, **options)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EvaluationResult:

@@ -1,0 +1,53 @@
+"""Which metric columns a comparison tests when nobody names them: the one place that decides
+the default family, for ``compare()`` and ``ctxeval compare`` alike.
+
+The default is small on purpose: Holm's correction pays for every comparison shown, so testing
+every column at every cut-off buries a real difference (docs/comparing.md, "The family").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["DEFAULT_METRICS", "deepest_columns", "default_metrics"]
+
+#: The metrics compared by default, each at its deepest cut-off: whether the relevant context
+#: was retrieved at all, and how high. The first name a run has of each group is used.
+DEFAULT_METRICS: tuple[tuple[str, ...], ...] = (("context_recall", "recall"), ("ndcg",))
+
+
+def _depth(column: str) -> tuple[str, tuple[int, str, int]]:
+    """A column's measure and how deep its cut-off reaches: counts by size, then the whole list,
+    then budgets (by unit, then size). With budgets the deepest is the largest budget, so runs
+    are compared at equal context, which counts of chunks of different sizes are not."""
+    name, _, k = column.partition("@")
+    if k.isdigit():
+        return name, (0, "", int(k))
+    if not k:
+        return name, (1, "", 0)
+    return name, (2, k[-1], int(k[:-1]) if k[:-1].isdigit() else 0)
+
+
+def deepest_columns(columns: Sequence[str]) -> dict[str, str]:
+    """``{measure: its column at the deepest cut-off}``, micro averages left out, in the order
+    the measures first appear."""
+    deepest: dict[str, tuple[tuple[int, str, int], str]] = {}
+    for column in columns:
+        if column.startswith("micro_"):
+            continue
+        name, depth = _depth(column)
+        if name not in deepest or depth > deepest[name][0]:
+            deepest[name] = (depth, column)
+    return {name: column for name, (_, column) in deepest.items()}
+
+
+def default_metrics(columns: Sequence[str]) -> list[str]:
+    """:data:`DEFAULT_METRICS` at the deepest cut-off of ``columns``; every metric at its
+    deepest cut-off when the columns have neither recall nor NDCG."""
+    deepest = deepest_columns(columns)
+    chosen = []
+    for group in DEFAULT_METRICS:
+        found = next((deepest[name] for name in group if name in deepest), None)
+        if found is not None:
+            chosen.append(found)
+    return chosen or list(deepest.values())
