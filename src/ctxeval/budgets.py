@@ -82,32 +82,38 @@ def _words(text: str) -> int:
 # The characters str.split() splits on: str.isspace() (tests/metrics/test_budgets.py checks it).
 _SPACES = (*range(9, 14), *range(28, 33), 133, 160, 5760, *range(8192, 8203), 8232, 8233)
 SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
-_ASCII_SPACE = np.isin(np.arange(256, dtype=np.uint32), SPACE_CODES)
-_SPACE = np.isin(np.arange(int(SPACE_CODES.max()) + 2, dtype=np.uint32), SPACE_CODES)
-"""``_SPACE[min(code, len - 1)]``: whether a code point is a space (the last entry, False,
-stands for every code above the largest space)."""
 
 
 def word_counts(texts: Sequence[str]) -> IntArray:
     """``len(text.split())`` of every text, computed for all of them at once: a word starts
-    where a non-space follows a space (or a text's start)."""
+    where a non-space follows a space (or a text's start). A text that occurs several times
+    (chunks repeat across queries) is counted once."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
+    distinct = dict.fromkeys(texts)
+    if len(distinct) < len(texts):
+        counted = dict(zip(distinct, _word_counts(list(distinct)).tolist(), strict=True))
+        return np.fromiter(map(counted.__getitem__, texts), dtype=np.int64, count=len(texts))
+    return _word_counts(texts)
+
+
+def _word_counts(texts: Sequence[str]) -> IntArray:
     joined = "\n".join(texts)
-    if joined.isascii():
-        space = _ASCII_SPACE[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
-    else:
-        try:
-            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-        except UnicodeEncodeError:  # a lone surrogate: text by text
-            return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
-        space = _SPACE[np.minimum(codes, len(_SPACE) - 1)]
+    if not joined.isascii():
+        # str.split in C beats numpy over UTF-32 code points (measured: 0.27 s against 0.45 s
+        # for 25,000 texts of 120 words), and it is the definition.
+        return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
+    # ASCII: one byte per character; the spaces are 9-13 and 28-32 (about 2x str.split).
+    byte = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    space = (byte == 32) | (byte - np.uint8(9) <= 4) | (byte - np.uint8(28) <= 3)
     starts = ~space
     starts[1:] &= space[:-1]
+    positions = np.flatnonzero(starts)  # where each word starts, in order
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     offsets = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
-    so_far = np.concatenate(([0], np.cumsum(starts, dtype=np.int64)))
-    counts: IntArray = so_far[offsets + lengths] - so_far[offsets]
+    counts: IntArray = np.searchsorted(positions, offsets + lengths) - np.searchsorted(
+        positions, offsets
+    )
     return counts
 
 
