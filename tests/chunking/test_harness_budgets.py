@@ -253,3 +253,13 @@ def test_found_equals_context_recall_at_any_budget(
         ).run(k=[k])
         assert again.aggregate == run.result.aggregate
         assert np.isfinite(list(run.result.aggregate.values())).all()
+
+
+def test_the_report_shows_the_context_fed_at_the_comparison_budget(budgeted) -> None:
+    from ctxeval.chunking.report import harness_report
+
+    page = harness_report(budgeted)
+    used = budgeted.runs["sentences"].context[parse_budget("250w")]
+    assert f"@250w: {used['chunks']:.2f} chunks" in page  # what was compared
+    assert "compared at 250w" in page  # the chunking section's note
+    assert f"<td>{used['words']:.1f}</td>" in page  # words fed @250w in its table

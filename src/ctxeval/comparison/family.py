@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_METRICS", "deepest_columns", "default_metrics"]
+__all__ = ["DEFAULT_METRICS", "deepest_columns", "default_metrics", "label_depth"]
 
 #: The metrics compared by default, each at its deepest cut-off: whether the relevant context
 #: was retrieved at all, and how high. The first name a run has of each group is used.
@@ -26,6 +26,12 @@ def _depth(column: str) -> tuple[str, tuple[int, str, int]]:
     if not k:
         return name, (1, "", 0)
     return name, (2, k[-1], int(k[:-1]) if k[:-1].isdigit() else 0)
+
+
+def label_depth(label: str) -> tuple[int, str, int]:
+    """How deep a cut-off label (``"5"``, ``"300w"``, ``"all"``) reaches, as :func:`_depth`
+    orders columns."""
+    return _depth("x" if label == "all" else f"x@{label}")[1]
 
 
 def deepest_columns(columns: Sequence[str]) -> dict[str, str]:

@@ -13,6 +13,7 @@ from typing import Any
 from ctxeval import __version__
 from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint, split_column
+from ctxeval.comparison.family import label_depth
 from ctxeval.comparison.settings import RunSettings
 from ctxeval.optional import require
 from ctxeval.results import EvaluationResult
@@ -181,7 +182,7 @@ def _context_cell(used: Mapping[str, Mapping[str, float]]) -> str:
     """The context at the deepest cut-off: chunks (and characters, words when known)."""
     if not used:
         return "n/a"
-    label = max(used, key=lambda k: math.inf if k == "all" else float(k) if k.isdigit() else 0)
+    label = max(used, key=label_depth)  # the largest budget, else the largest k
     sizes = used[label]
     parts = [f"{sizes['chunks']:.2f} chunks"]
     if "characters" in sizes:
