@@ -52,7 +52,7 @@ def _table(outcome: HarnessResult) -> str:
             f"<td>{att.missed[top]:.4f}</td><td>{att.unreachable[top]:.4f}</td>"
             f"<td>{att.span_ceiling:.4f}</td></tr>"
         )
-    return f"<table>{head}<tbody>{''.join(rows)}</tbody></table>"
+    return f'<div class="wide"><table>{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def _sizes(outcome: HarnessResult) -> str:

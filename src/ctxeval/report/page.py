@@ -62,6 +62,7 @@ figcaption, .note { color: #5b6475; font-size: 13px; }
 .tools { margin: 0 0 8px; display: flex; gap: 16px; align-items: center; font-size: 14px; }
 .tools input[type=search] { flex: 1; padding: 5px 8px; }
 .scroll { max-height: 520px; overflow: auto; }
+.wide { overflow-x: auto; }
 details.query { border-top: 1px solid #e6e8ee; padding: 8px 0; }
 details.query > summary { cursor: pointer; font-weight: 600; }
 .cols { display: grid; grid-template-columns: repeat(auto-fit, minmax(250px, 1fr)); gap: 10px;
