@@ -8,27 +8,57 @@
   ``.end_index`` (chonkie's chunkers);
 - a callable ``text -> list[str]`` or ``text -> list[(start, end)]``.
 
-Chunk texts without offsets are located back in the document in order: each with ``str.find``
+Spans a function returns are used as they are (inside the document). Offsets a chunk object
+reports are used when they hold its text exactly (counted ``given``). Other chunk texts are
+located back in the document in order (:class:`~ctxeval.matching.locate.InOrder`): exactly,
 from one character after the previous chunk's start (so overlapping chunks are found where
-they are), and when it is not there verbatim (a splitter that strips or collapses whitespace),
-as the same words separated by any whitespace. A chunk found neither way stops the run with the
-chunker's name, the document and the chunk, never a guessed span. Empty and whitespace-only
-chunks are dropped (they hold no text to retrieve). Offsets that a splitter reports are checked
-against the text it returns; when they disagree, the text is located instead.
+they are); then up to whitespace and case (a splitter that strips, collapses or re-joins
+whitespace); then fuzzily, in a window after the previous chunk, when rapidfuzz's ratio of
+the chunk and the span is at least ``fuzzy_threshold`` (a splitter that rewrites or drops
+characters: a regex separator re-joined as written, a tokenizer's decoding). A located chunk's
+text is the document's text at its span (what span metrics measure), never the splitter's.
+
+:attr:`ExternalChunker.locating` counts how each chunk was placed, over every document the
+chunker chunked (``given``, ``exact``, ``normalised``, ``fuzzy``, ``unlocated``); a document
+with fuzzy or unlocated chunks gets a :class:`SplitterWarning` with its counts. A chunk found
+nowhere stops the run (``unlocated="error"``, the default) with the chunker's name, the
+document, the chunk's number and text, and its best score; with ``unlocated="skip"`` it is
+left out, counted and named in the warning; it is never given a guessed span. Empty and
+whitespace-only chunks are dropped (they hold no text to retrieve).
 """
 
 from __future__ import annotations
 
-import re
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from ctxeval.chunking.chunkers import Chunker, parse_chunker
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.chunking.chunkers import Chunk, Chunker, parse_chunker
+from ctxeval.errors import (
+    CtxevalWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    type_name,
+)
+from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, HOW, InOrder
 
-__all__ = ["ExternalChunker", "as_chunker", "locate_chunks"]
+__all__ = [
+    "LOCATING_KEYS",
+    "ExternalChunker",
+    "SplitterWarning",
+    "as_chunker",
+    "locate_chunks",
+]
 
-_WORDS = re.compile(r"\S+")
+LOCATING_KEYS = ("given", *HOW)
+"""How a chunk's span was settled, the keys of :attr:`ExternalChunker.locating`."""
+
+Unlocated = Literal["error", "skip"]
+_SHOWN = 3  # unlocated chunks named in a warning
+
+
+class SplitterWarning(CtxevalWarning):
+    """A splitter's chunks were located fuzzily in a document, or not at all (left out)."""
 
 
 class ExternalChunker(Chunker):
@@ -36,37 +66,91 @@ class ExternalChunker(Chunker):
 
     name = "external"
 
-    def __init__(self, split: Callable[[str], Sequence[Any]], description: str) -> None:
+    def __init__(
+        self,
+        split: Callable[[str], Sequence[Any]],
+        description: str,
+        *,
+        fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+        unlocated: Unlocated = "error",
+    ) -> None:
+        if isinstance(fuzzy_threshold, bool) or not isinstance(fuzzy_threshold, int | float):
+            raise InvalidArgumentError(
+                f"fuzzy_threshold={fuzzy_threshold!r}: give a number above 0, at most 100"
+            )
+        if not 0 < fuzzy_threshold <= 100:
+            raise InvalidArgumentError(
+                f"fuzzy_threshold={fuzzy_threshold!r}: give a number above 0, at most 100 "
+                "(100 accepts only chunks equal to the document's text up to whitespace and case)"
+            )
+        if unlocated not in ("error", "skip"):
+            raise InvalidArgumentError(
+                f"unlocated={unlocated!r}: give 'error' (stop at a chunk that is not in its "
+                "document) or 'skip' (leave it out, counted and warned)"
+            )
         self._split = split
         self._description = description
+        self.fuzzy_threshold = float(fuzzy_threshold)
+        self.unlocated: Unlocated = unlocated
+        self.locating: dict[str, int] = dict.fromkeys(LOCATING_KEYS, 0)
+        """How many chunks were placed each way, over every document chunked so far."""
 
     @property
     def spec(self) -> str:
         return self._description
 
+    def options(self) -> dict[str, Any]:
+        return {"fuzzy_threshold": self.fuzzy_threshold, "unlocated": self.unlocated}
+
     def spans(self, text: str) -> list[tuple[int, int]]:
+        return self._spans(text, None)
+
+    def chunk(self, text: str, doc: str = "") -> list[Chunk]:
+        """The chunks of one document, in document order, each the document's text at its
+        located span."""
+        return [Chunk(doc, s, e, text[s:e]) for s, e in self._spans(text, doc)]
+
+    def _spans(self, text: str, doc: str | None) -> list[tuple[int, int]]:
         pieces = list(self._split(text))
         if pieces and all(_is_span(piece) for piece in pieces):
-            return [_checked_span(self.spec, text, piece) for piece in pieces]
+            spans = [_checked_span(self.spec, text, piece) for piece in pieces]
+            self.locating["given"] += len(spans)
+            return spans
         texts = [_piece_text(self.spec, piece) for piece in pieces]
-        return locate_chunks(self.spec, text, texts, [_offsets(piece) for piece in pieces])
+        return locate_chunks(
+            self.spec,
+            text,
+            texts,
+            [_offsets(piece) for piece in pieces],
+            doc=doc,
+            threshold=self.fuzzy_threshold,
+            unlocated=self.unlocated,
+            counts=self.locating,
+        )
 
 
-def as_chunker(chunker: object) -> Chunker:
-    """``chunker`` (a spec, a built-in, a splitter object or a function) as a :class:`Chunker`."""
+def as_chunker(
+    chunker: object,
+    *,
+    fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+    unlocated: Unlocated = "error",
+) -> Chunker:
+    """``chunker`` (a spec, a built-in, a splitter object or a function) as a :class:`Chunker`;
+    ``fuzzy_threshold`` and ``unlocated`` apply to splitters and functions (see the module)."""
     if isinstance(chunker, Chunker):
         return chunker
     if isinstance(chunker, str):
         return parse_chunker(chunker)
+    options: dict[str, Any] = {"fuzzy_threshold": fuzzy_threshold, "unlocated": unlocated}
     split_text = getattr(chunker, "split_text", None)
     if callable(split_text):
-        return ExternalChunker(split_text, f"{type(chunker).__name__}.split_text")
+        return ExternalChunker(split_text, f"{type(chunker).__name__}.split_text", **options)
     chunk = getattr(chunker, "chunk", None)
     if callable(chunk):
-        return ExternalChunker(chunk, f"{type(chunker).__name__}.chunk")
+        return ExternalChunker(chunk, f"{type(chunker).__name__}.chunk", **options)
     if callable(chunker):
         name = getattr(chunker, "__qualname__", type(chunker).__name__)
-        return ExternalChunker(chunker, f"{name}()")
+        return ExternalChunker(chunker, f"{name}()", **options)
     raise InvalidArgumentTypeError(
         f"chunker: expected a spec such as 'fixed(words=100)', a ctxeval Chunker, a splitter "
         f"with split_text() or chunk(), or a function text -> list of texts or (start, end) "
@@ -121,37 +205,66 @@ def locate_chunks(
     document: str,
     texts: Sequence[str],
     offsets: Sequence[tuple[int, int] | None] | None = None,
+    *,
+    doc: str | None = None,
+    threshold: float = DEFAULT_FUZZY_THRESHOLD,
+    unlocated: Unlocated = "error",
+    counts: dict[str, int] | None = None,
 ) -> list[tuple[int, int]]:
-    """The spans of ``texts`` (chunks in document order) in ``document``: the reported
-    ``offsets`` where they hold the text exactly, else located (see the module doc)."""
+    """The spans of ``texts`` (chunks in document order) in ``document`` (named ``doc``): the
+    reported ``offsets`` where they hold the text exactly, else located (see the module doc).
+    ``counts`` (keys :data:`LOCATING_KEYS`) is added to."""
+    where = f"chunker {spec}" + ("" if doc is None else f", document {doc!r}")
+    found = dict.fromkeys(LOCATING_KEYS, 0)
+    lowest = 100.0
+    missing: list[str] = []
     spans: list[tuple[int, int]] = []
-    position = 0
+    locator = InOrder(document, threshold)
     for number, text in enumerate(texts):
         if not text.strip():
             continue
         given = offsets[number] if offsets is not None else None
         if given is not None and given[0] >= 0 and document[given[0] : given[1]] == text:
-            span: tuple[int, int] | None = given
-        else:
-            span = _find(document, text, position)
-        if span is None:
+            found["given"] += 1
+            spans.append(given)
+            locator.cursor, locator.reach = given[0] + 1, given[1]
+            continue
+        placed = locator.locate(text)
+        found[placed.how] += 1
+        if placed.how != "unlocated":
+            spans.append((placed.start, placed.end))
+            lowest = min(lowest, placed.score)
+            continue
+        problem = (
+            f"chunk {number} ({_clip(text)}) is not in the document after the previous chunk, "
+            f"exactly, up to whitespace and case, or fuzzily (best score {placed.score:.1f}, "
+            f"threshold {threshold:g})"
+        )
+        if unlocated == "error":
             raise InvalidArgumentError(
-                f"chunker {spec}: chunk {number} ({_clip(text)}) is not in the document, "
-                "verbatim or up to whitespace, after the previous chunk; use a splitter that "
-                "keeps the text (no lowercasing, no rewriting) or return (start, end) spans"
+                f"{where}: {problem}; use a splitter that keeps the text, return (start, end) "
+                "spans, lower fuzzy_threshold, or pass as_chunker(splitter, unlocated='skip') "
+                "to leave such chunks out (counted and warned)"
             )
-        spans.append(span)
-        position = span[0] + 1
+        missing.append(f"{problem}: left out")
+    if counts is not None:
+        for key, count in found.items():
+            counts[key] += count
+    if found["fuzzy"] or found["unlocated"]:
+        _warn(where, found, lowest, missing)
     return spans
 
 
-def _find(document: str, text: str, position: int) -> tuple[int, int] | None:
-    start = document.find(text, position)
-    if start >= 0:
-        return start, start + len(text)
-    pattern = r"\s+".join(re.escape(word) for word in _WORDS.findall(text))
-    found = re.compile(pattern).search(document, position)
-    return None if found is None else (found.start(), found.end())
+def _warn(where: str, found: dict[str, int], lowest: float, missing: list[str]) -> None:
+    placed = ", ".join(f"{count} {key}" for key, count in found.items() if count)
+    message = f"{where}: chunks located {placed}"
+    if found["fuzzy"]:
+        message += f" (lowest fuzzy score {lowest:.1f}; their spans hold the document's text)"
+    if missing:
+        shown = "; ".join(missing[:_SHOWN])
+        more = len(missing) - _SHOWN
+        message += f"; {shown}" + (f"; and {more} more" if more > 0 else "")
+    warnings.warn(message, SplitterWarning, stacklevel=4)
 
 
 def _clip(text: str, limit: int = 50) -> str:
