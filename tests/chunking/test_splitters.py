@@ -287,3 +287,18 @@ def test_locating_a_large_corpus_in_order_is_fast() -> None:
     elapsed = time.perf_counter() - clock
     assert counts(chunker) == {"exact": total}
     assert elapsed < 0.5, f"{total} chunks located in {elapsed:.2f} s"
+
+
+def test_options_are_checked_and_only_for_located_chunks() -> None:
+    splitter = langchain.RecursiveCharacterTextSplitter(chunk_size=300)
+    for bad in (0, 101, "90", True):
+        with pytest.raises(CtxevalError, match="fuzzy_threshold="):
+            as_chunker(splitter, fuzzy_threshold=bad)  # type: ignore[arg-type]
+    with pytest.raises(CtxevalError, match="unlocated='drop': give 'error'"):
+        as_chunker(splitter, unlocated="drop")  # type: ignore[arg-type]
+    with pytest.raises(CtxevalError, match="fuzzy_threshold and unlocated apply to splitters"):
+        as_chunker("fixed(words=100)", unlocated="skip")
+    chunker = as_chunker(splitter, fuzzy_threshold=80, unlocated="skip")
+    assert chunker.spec == "RecursiveCharacterTextSplitter.split_text"
+    assert chunker.options() == {"fuzzy_threshold": 80.0, "unlocated": "skip"}
+    assert as_chunker(chunker) is chunker

@@ -132,16 +132,25 @@ class ExternalChunker(Chunker):
 def as_chunker(
     chunker: object,
     *,
-    fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
-    unlocated: Unlocated = "error",
+    fuzzy_threshold: float | None = None,
+    unlocated: Unlocated | None = None,
 ) -> Chunker:
     """``chunker`` (a spec, a built-in, a splitter object or a function) as a :class:`Chunker`;
-    ``fuzzy_threshold`` and ``unlocated`` apply to splitters and functions (see the module)."""
-    if isinstance(chunker, Chunker):
-        return chunker
-    if isinstance(chunker, str):
-        return parse_chunker(chunker)
-    options: dict[str, Any] = {"fuzzy_threshold": fuzzy_threshold, "unlocated": unlocated}
+    ``fuzzy_threshold`` (default :data:`~ctxeval.matching.locate.DEFAULT_FUZZY_THRESHOLD`)
+    and ``unlocated`` (default ``"error"``) apply to splitters and functions, whose chunks are
+    located (see the module)."""
+    options: dict[str, Any] = {
+        "fuzzy_threshold": DEFAULT_FUZZY_THRESHOLD if fuzzy_threshold is None else fuzzy_threshold,
+        "unlocated": "error" if unlocated is None else unlocated,
+    }
+    if isinstance(chunker, Chunker | str):
+        if fuzzy_threshold is not None or unlocated is not None:
+            raise InvalidArgumentError(
+                f"chunker {chunker if isinstance(chunker, str) else chunker.spec}: "
+                "fuzzy_threshold and unlocated apply to splitters and functions, whose chunks "
+                "are located; this chunker's chunks know their spans"
+            )
+        return chunker if isinstance(chunker, Chunker) else parse_chunker(chunker)
     split_text = getattr(chunker, "split_text", None)
     if callable(split_text):
         return ExternalChunker(split_text, f"{type(chunker).__name__}.split_text", **options)
@@ -235,9 +244,10 @@ def locate_chunks(
             spans.append((placed.start, placed.end))
             lowest = min(lowest, placed.score)
             continue
+        best = f"{placed.score:.1f}" if placed.score else f"below {max(0.0, threshold - 10):g}"
         problem = (
             f"chunk {number} ({_clip(text)}) is not in the document after the previous chunk, "
-            f"exactly, up to whitespace and case, or fuzzily (best score {placed.score:.1f}, "
+            f"exactly, up to whitespace and case, or fuzzily (best score {best}, "
             f"threshold {threshold:g})"
         )
         if unlocated == "error":

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -243,18 +243,31 @@ class InOrder:
        (:func:`normalise`), then lowercased without any whitespace (:func:`compact`: a
        tokenizer's decoding adds and drops spaces); the span maps back to the document as
        written;
-    3. **fuzzy**: both texts as :func:`compact`, rapidfuzz's ``partial_ratio_alignment`` of
-       the chunk in a window of the document after the cursor (twice the chunk's length and
-       1,000 characters; then the next 20,000), its two ends then matched on their own (the
-       first and last 32 characters, :func:`_best_end`) so a chunk that lost or gained
-       characters gets the span it came from; kept when ``fuzz.ratio`` of the chunk and the
-       span (both :func:`compact`) is at least ``threshold``.
+    3. **fuzzy**: both texts as :func:`compact`. Where the chunk may be is found in the
+       first of three ways that gives a match: the places where 16 pieces of it of 12
+       characters occur as they are (from the cursor, and from the previous chunk's end, to
+       20,000 characters past twice the chunk's length after it; at most 6 places, those
+       most pieces agree on first); the same with 32 pieces of 6 characters; for a chunk of
+       at most 256 characters, rapidfuzz's ``partial_ratio_alignment`` of the whole chunk
+       from the cursor to twice its length past the previous chunk's end (it compares every
+       window of the chunk's length: too slow for long chunks, which have pieces anyway). At
+       each place the chunk's two ends are matched on their own (its first and last 32
+       characters: where they occur as they are, nearest, else :func:`_best_end`), so a
+       chunk that lost or gained characters gets the span it came from; a place matches
+       when ``fuzz.ratio`` of the chunk and the span is at least ``threshold``. Of the
+       matches, one that ends past the previous chunk wins over one inside it, then the best
+       score, then the nearest.
 
     A chunk found nowhere leaves the cursor where it was. The normalised forms of the document
     are built the first time a chunk is not found exactly.
     """
 
-    _WINDOWS: ClassVar[tuple[int, ...]] = (1_000, 20_000)
+    _ANCHOR = 12  # the pieces of a chunk looked for as they are, and how many
+    _ANCHORS = 16
+    _CANDIDATES = 6  # places where they occur, tried
+    _NEAR = 64  # the window: twice the chunk's length past the previous chunk and this
+    _FAR = 20_000  # and how much further pieces of a chunk are looked for
+    _SLOW = 256  # the longest chunk aligned whole
     _END = 32
 
     def __init__(self, document: str, threshold: float = DEFAULT_FUZZY_THRESHOLD) -> None:
@@ -264,12 +277,15 @@ class InOrder:
         self.reach = 0  # the end of the previous located chunk
         self._normalised: _Normalised | None = None
         self._compact: _Normalised | None = None
-        # Whole-chunk alignments this far below the threshold are not worth refining (aligning
-        # the ends raises a score by less: it only fits the span's length to the chunk's).
+        # Places that score this far below the threshold are not worth matching the ends of
+        # (that raises a score by less: it only fits the span to the chunk's losses and gains).
         self._cutoff = max(0.0, threshold - 10)
 
     def locate(self, text: str) -> Placed:
-        """Where ``text`` is, after the previous chunk (``how == "unlocated"``: nowhere)."""
+        """Where ``text`` is, after the previous chunk (``how == "unlocated"``: nowhere, or a
+        text of whitespace only)."""
+        if not text.strip():
+            return Placed(-1, -1, "unlocated", 0.0)
         placed = self._exact(text)
         if placed is None:
             placed = self._normal(_SPACES.sub(" ", _lower(text)).strip())
@@ -321,55 +337,123 @@ class InOrder:
         return Placed(*_back(comp, start, start + len(wanted)), "normalised", 100.0)
 
     def _fuzzy(self, wanted: str) -> Placed:
-        from rapidfuzz import fuzz
-
         if not wanted:
             return Placed(-1, -1, "unlocated", 0.0)
         comp = self._comp()
-        text = comp.text
-        begin = int(np.searchsorted(comp.origin, self.cursor))
+        begin, reach = (int(x) for x in np.searchsorted(comp.origin, [self.cursor, self.reach]))
+        # The best match that ends beyond the previous chunk (the nearest on ties), else the
+        # best that ends inside it; from the first way of finding places that gives any.
+        found: list[Placed] = []
         best = 0.0
-        stop = begin
-        for extra in self._WINDOWS:
-            window_end = min(len(text), stop + 2 * len(wanted) + extra)
-            if window_end <= stop:
-                break
-            # Windows overlap by the chunk's length, so no alignment is cut at their border.
-            window_start = max(begin, stop - len(wanted))
-            found = fuzz.partial_ratio_alignment(
-                wanted, text[window_start:window_end], score_cutoff=self._cutoff
-            )
-            if found is not None:
-                start, end = self._ends(
-                    wanted, window_start + found.dest_start, window_start + found.dest_end, begin
-                )
-                score = fuzz.ratio(wanted, text[start:end])
-                if score >= self.threshold:
-                    return Placed(*_back(comp, start, end), "fuzzy", score)
-                best = max(best, score)
-            stop = window_end
+        for way in range(3):
+            for start, end in self._spans(wanted, begin, reach, way):
+                rough = self._placed(wanted, start, end)
+                if rough.score < self._cutoff:  # its ends cannot make up for that much
+                    best = max(best, rough.score)
+                    continue
+                placed = self._placed(wanted, *self._ends(wanted, start, end, begin))
+                if placed.how == "fuzzy":
+                    found.append(placed)
+                best = max(best, placed.score)
+            if found:
+                return max(found, key=lambda p: (p.end > self.reach, p.score, -p.start))
         return Placed(-1, -1, "unlocated", best)
 
+    def _spans(self, wanted: str, begin: int, reach: int, way: int) -> list[tuple[int, int]]:
+        """Spans of the compact document about where the chunk may be, found the first
+        ``way`` (0), the second or the third (see the class)."""
+        if way < 2:
+            size, count = (self._ANCHOR, self._ANCHORS) if way == 0 else (6, 2 * self._ANCHORS)
+            return self._anchored(wanted, begin, reach, size, count)
+        if len(wanted) > self._SLOW:
+            return []
+        from rapidfuzz import fuzz
+
+        text = self._comp().text
+        low, high = begin, min(len(text), max(begin, reach) + 2 * len(wanted) + self._NEAR)
+        aligned = fuzz.partial_ratio_alignment(wanted, text[low:high], score_cutoff=self._cutoff)
+        return [] if aligned is None else [(low + aligned.dest_start, low + aligned.dest_end)]
+
+    def _anchored(
+        self, wanted: str, begin: int, reach: int, size: int, count: int
+    ) -> list[tuple[int, int]]:
+        """Where the chunk may be: the first places after ``begin``, and after ``reach`` (the
+        previous chunk's end), up to :attr:`_FAR` and twice the chunk's length further, where
+        ``count`` pieces of it of ``size`` characters occur as they are, each place's span as
+        its pieces say; the places most pieces agree on first, then the nearest."""
+        text = self._comp().text
+        limit = min(len(text), max(begin, reach) + 2 * len(wanted) + self._NEAR + self._FAR)
+        size = min(size, len(wanted))
+        count = max(1, min(count, len(wanted) // size))
+        hits = set()  # (where the chunk starts as the piece says, the piece's offset)
+        for k in range(count):
+            offset = (len(wanted) - size) * k // max(1, count - 1)
+            piece = wanted[offset : offset + size]
+            for start in {begin, max(begin, reach)}:
+                found = text.find(piece, start, limit)
+                if found >= 0:
+                    hits.add((found - offset, offset))
+        # Pieces that agree on the start (up to what the chunk lost or gained) vote together.
+        slack = len(wanted) // 4 + self._NEAR
+        groups: list[list[tuple[int, int]]] = []
+        for hit in sorted(hits):
+            if groups and hit[0] - groups[-1][-1][0] <= slack:
+                groups[-1].append(hit)
+            else:
+                groups.append([hit])
+        groups.sort(key=lambda group: (-len(group), group[0][0]))
+        # Each place's start as its pieces say (the median: a piece found at a wrong place
+        # does not move it; the chunk's losses and gains move it by half at most).
+        starts = [sorted(hit[0] for hit in group)[len(group) // 2] for group in groups]
+        return [
+            (max(begin, start), min(len(text), start + len(wanted)))
+            for start in starts[: self._CANDIDATES]
+        ]
+
+    def _placed(self, wanted: str, start: int, end: int) -> Placed:
+        """``text[start:end]`` of the compact document, fuzzy if it scores enough, else
+        unlocated with its score."""
+        from rapidfuzz import fuzz
+
+        comp = self._comp()
+        score = fuzz.ratio(wanted, comp.text[start:end]) if start < end else 0.0
+        if score < self.threshold:
+            return Placed(-1, -1, "unlocated", score)
+        return Placed(*_back(comp, start, end), "fuzzy", score)
+
     def _ends(self, wanted: str, start: int, end: int, begin: int) -> tuple[int, int]:
-        """The alignment's span with its ends where the chunk's own ends match best (a
-        whole-chunk alignment is as long as the chunk, not as the text it came from): the
-        chunk's first and last 32 characters matched, with the fewest characters inserted and
-        deleted, in a window around each end (:func:`_best_end`). The whole-chunk span when
-        that scores less."""
+        """A span about where the chunk is (a whole-chunk alignment, as long as the chunk and
+        not as the text it came from; or where its pieces are) with its ends where the chunk's
+        own ends match best: its first and last 32 characters, in a window around each end,
+        where they occur as they are (the nearest), else matched with the fewest characters
+        inserted and deleted (:func:`_best_end`). The span as given when that scores less."""
         from rapidfuzz import fuzz
 
         text = self._comp().text
         size = min(self._END, len(wanted))
-        slack = max(2 * size, len(wanted) // 8)
+        slack = max(2 * size, len(wanted) // 4)
         low, high = max(begin, start - slack), min(len(text), start + slack + size)
-        new_start = high - _best_end(wanted[:size][::-1], text[low:high][::-1], high - start)
+        new_start = _nearest(text, wanted[:size], low, high, start)
+        if new_start < 0:
+            new_start = high - _best_end(wanted[:size][::-1], text[low:high][::-1], high - start)
         low, high = max(begin, end - slack - size), min(len(text), end + slack)
-        new_end = low + _best_end(wanted[-size:], text[low:high], end - low)
+        new_end = _nearest(text, wanted[-size:], low, high, end - size) + size
+        if new_end < size:
+            new_end = low + _best_end(wanted[-size:], text[low:high], end - low)
         if new_start < new_end and fuzz.ratio(wanted, text[new_start:new_end]) >= min(
             self.threshold, fuzz.ratio(wanted, text[start:end])
         ):
             return new_start, new_end
         return start, end
+
+
+def _nearest(text: str, piece: str, low: int, high: int, near: int) -> int:
+    """Where ``piece`` occurs in ``text[low:high]`` nearest to ``near`` (-1: nowhere)."""
+    after = text.find(piece, max(low, near), high)
+    before = text.rfind(piece, low, min(high, near + len(piece) - 1))
+    if before < 0 or (after >= 0 and after - near < near - before):
+        return after
+    return before
 
 
 def _best_end(needle: str, region: str, near: int) -> int:
