@@ -13,10 +13,11 @@ reports are used when they hold its text exactly (counted ``given``). Other chun
 located back in the document in order (:class:`~ctxeval.matching.locate.InOrder`): exactly,
 from one character after the previous chunk's start (so overlapping chunks are found where
 they are); then up to whitespace and case (a splitter that strips, collapses or re-joins
-whitespace); then fuzzily, in a window after the previous chunk, when rapidfuzz's ratio of
-the chunk and the span is at least ``fuzzy_threshold`` (a splitter that rewrites or drops
-characters: a regex separator re-joined as written, a tokenizer's decoding). A located chunk's
-text is the document's text at its span (what span metrics measure), never the splitter's.
+whitespace; a tokenizer's decoding that adds or drops spaces); then fuzzily, near the previous
+chunk, when rapidfuzz's ratio of the chunk and the span is at least ``fuzzy_threshold`` (a
+splitter that rewrites, adds or drops characters: a regex separator re-joined as written). A
+located chunk's text is the document's text at its span (what span metrics measure), never
+the splitter's.
 
 :attr:`ExternalChunker.locating` counts how each chunk was placed, over every document the
 chunker chunked (``given``, ``exact``, ``normalised``, ``fuzzy``, ``unlocated``); a document

@@ -311,8 +311,8 @@ class InOrder:
     def _comp(self) -> _Normalised:
         if self._compact is None:
             norm = self._norm()
-            codes = np.frombuffer(norm.text.encode("utf-32-le"), dtype=np.uint32)
-            keep = np.append(codes != ord(" "), True)
+            encoded = norm.text.encode("utf-32-le", "surrogatepass")
+            keep = np.append(np.frombuffer(encoded, dtype=np.uint32) != ord(" "), True)
             self._compact = _Normalised(norm.text.replace(" ", ""), norm.origin[keep])
         return self._compact
 
