@@ -302,3 +302,27 @@ def test_options_are_checked_and_only_for_located_chunks() -> None:
     assert chunker.spec == "RecursiveCharacterTextSplitter.split_text"
     assert chunker.options() == {"fuzzy_threshold": 80.0, "unlocated": "skip"}
     assert as_chunker(chunker) is chunker
+
+
+def test_the_harness_takes_a_rewriting_splitter_with_its_located_spans() -> None:
+    from ctxeval.chunking import compare_chunkers
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    splitter = langchain.CharacterTextSplitter(
+        separator=r"\n+", is_separator_regex=True, chunk_size=600, chunk_overlap=0
+    )
+    chunker = as_chunker(splitter)
+    with pytest.warns(SplitterWarning, match=r"chunker CharacterTextSplitter\.split_text, doc"):
+        outcome = compare_chunkers(
+            root / "corpus",
+            root / "questions.jsonl",
+            {"langchain": chunker, "fixed": "fixed(words=100)"},
+            k=[5],
+            n_resamples=50,
+        )
+    run = outcome.runs["langchain"]
+    for chunk in run.chunks:
+        assert CORPUS[chunk.doc][chunk.start : chunk.end] == chunk.text
+    assert sum(chunker.locating.values()) == len(run.chunks)  # type: ignore[attr-defined]
+    assert chunker.locating["fuzzy"] > 0  # type: ignore[attr-defined]
+    assert chunker.locating["unlocated"] == 0  # type: ignore[attr-defined]
