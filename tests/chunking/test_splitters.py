@@ -326,3 +326,18 @@ def test_the_harness_takes_a_rewriting_splitter_with_its_located_spans() -> None
     assert sum(chunker.locating.values()) == len(run.chunks)  # type: ignore[attr-defined]
     assert chunker.locating["fuzzy"] > 0  # type: ignore[attr-defined]
     assert chunker.locating["unlocated"] == 0  # type: ignore[attr-defined]
+    # The run's statistics say how its chunks were placed (this run's counts only).
+    assert run.statistics["located"] == chunker.locating  # type: ignore[attr-defined]
+    assert "located" not in outcome.runs["fixed"].statistics  # built-in: spans by construction
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SplitterWarning)  # the counts are the point here
+        again = compare_chunkers(
+            {"a": CORPUS[next(iter(CORPUS))]},
+            [{"question": "q", "excerpts": [CORPUS[next(iter(CORPUS))][:40]]}],
+            {"langchain": chunker, "fixed": "fixed(words=100)"},
+            k=[5],
+            n_resamples=10,
+        )
+    assert sum(again.runs["langchain"].statistics["located"].values()) == len(
+        again.runs["langchain"].chunks
+    )

@@ -400,8 +400,13 @@ def _run(
     bar = Progress.from_option(
         progress, stream=sys.stderr, unit="documents", label=f"chunking {name}"
     )
+    before = dict(getattr(chunker, "locating", {}))
     chunks = chunk_corpus(chunker, documents, bar)
     bar.close()
+    statistics = chunk_statistics(chunks)
+    located = getattr(chunker, "locating", None)
+    if located is not None:  # a third-party splitter: how its chunks were placed, this run
+        statistics["located"] = {key: n - before.get(key, 0) for key, n in located.items()}
     if not chunks:
         raise InvalidArgumentError(f"chunker {name} ({chunker.spec}): made no chunks")
     clock = _tick(timings, "chunking", clock)
@@ -460,7 +465,7 @@ def _run(
         records,
         result,
         attribution,
-        chunk_statistics(chunks),
+        statistics,
         {k: dict(used[cutoff_label(k)]) for k in ks},
     )
 
