@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -41,6 +41,7 @@ __all__ = [
     "span_precision",
     "span_recall",
     "span_totals",
+    "truncate_batch",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -310,17 +311,27 @@ def span_totals(
     return np.stack(columns, axis=1).astype(np.int64)
 
 
+def truncate_batch(batch: SpanBatch, kept: IntArray, extra: IntArray) -> SpanBatch:
+    """The spans of what a budget under ``"truncate"`` feeds, record ``b`` keeping ``kept[b]``
+    whole items and ``extra[b]`` characters of the next (reference:
+    :func:`~ctxeval.metrics.span_reference.truncate_spans`): that item's span becomes its first
+    ``extra[b]`` characters; the cut-off ``kept + 1`` drops the items after it."""
+    crossing = (batch.r_rank == kept[batch.r_record]) & (extra[batch.r_record] > 0)
+    if not crossing.any():
+        return batch
+    cut = np.minimum(batch.r_end, batch.r_start + extra[batch.r_record])
+    return replace(batch, r_end=np.where(crossing, cut, batch.r_end), cache={})
+
+
 def span_counts_at(
     batch: SpanBatch, k: int | IntArray | None, convention: SpanConvention = "union"
 ) -> IntArray:
     """:func:`span_totals` at the cut-off ``k`` (``min(k, n)`` items; None: all; one count per
     record at a budget), computed once per batch, cut-off and convention."""
-    if isinstance(k, np.ndarray):  # a budget's chunks, record by record
-        return span_totals(batch, np.minimum(batch.n, k), None, convention)
-    key = (k, convention)
+    key: tuple[Any, str] = (k.tobytes() if isinstance(k, np.ndarray) else k, convention)
     found = batch.cache.get(key)
     if found is None:
-        kept = batch.n if k is None else np.minimum(batch.n, k)
+        kept = batch.n if k is None else np.minimum(batch.n, k).astype(np.int64)
         found = batch.cache[key] = span_totals(batch, kept, None, convention)
     return found
 

@@ -26,7 +26,7 @@ so a length is additive: the length of a union of disjoint pieces is the sum of 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
 from ctxeval.metrics.reference import f1_score
@@ -41,6 +41,7 @@ __all__ = [
     "span_iou",
     "span_precision",
     "span_recall",
+    "truncate_spans",
 ]
 
 SpanConvention = Literal["union", "chroma"]
@@ -98,6 +99,21 @@ def _kept(spans: RecordSpans, kept: int, extra: int) -> list[set[Position]]:
     if extra > 0 and following is not None:
         found.append(_positions(following, min(following.end, following.start + extra)))
     return found
+
+
+def truncate_spans(spans: RecordSpans, kept: int, extra: int) -> RecordSpans:
+    """The spans of what a budget under ``"truncate"`` feeds: item ``kept`` (the one that
+    crosses the budget, fed as ``text[:extra]``) becomes the first ``extra`` characters of its
+    span (all of it when the span is shorter: docs/decisions.md); the items before it are
+    whole, the ones after it are left for the cut-off (``kept + 1``) to drop."""
+    if extra <= 0 or kept >= len(spans.retrieved):
+        return spans
+    crossing = spans.retrieved[kept]
+    if crossing is None:
+        return spans
+    prefix = Span(crossing.doc, crossing.start, min(crossing.end, crossing.start + extra))
+    retrieved = (*spans.retrieved[:kept], prefix, *spans.retrieved[kept + 1 :])
+    return replace(spans, retrieved=retrieved)
 
 
 def span_counts(
