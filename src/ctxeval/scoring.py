@@ -117,7 +117,7 @@ def _judge(
     _check_mode(metric, record)
     if isinstance(metric, SpanMetric):
         assert located is not None  # located for every record when the plan has span metrics
-        return record_spans(located, metric.unit, plan.locator), 0
+        return record_spans(located, metric.unit, plan.locator, plan.token_counter), 0
     depth = plan.depth(metric)
     if isinstance(metric, TextMetric):
         judged = judge_texts(

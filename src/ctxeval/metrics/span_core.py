@@ -80,6 +80,11 @@ class SpanBatch:
     missing_truth: IntArray
     token_starts: IntArray | None = None
     base: IntArray | None = None
+    counter: Callable[[str], int] | None = None
+    documents: tuple[str, ...] = ()  # with a counter: each document code's text
+    counted: dict[tuple[int, int, int], int] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     cache: dict[Any, IntArray] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
@@ -98,6 +103,8 @@ class SpanBatch:
         np.maximum.at(ends, r_doc, r_end)
         np.maximum.at(ends, g_doc, g_end)
         starts, base = _token_table(records, codes, ends)
+        counted = next((rec for rec in records if rec.counter is not None), None)
+        texts = {} if counted is None or counted.documents is None else counted.documents
         return cls(
             n=_ints((len(rec.retrieved) for rec in records), len(records)),
             m=_ints((len(rec.truth) for rec in records), len(records)),
@@ -113,6 +120,8 @@ class SpanBatch:
             missing_truth=_ints((rec.missing_truth for rec in records), len(records)),
             token_starts=starts,
             base=base,
+            counter=None if counted is None else counted.counter,
+            documents=tuple(texts.get(doc, "") for doc in codes) if counted else (),
         )
 
     @cached_property
@@ -286,6 +295,8 @@ def span_totals(
         end = np.where(part, np.minimum(end, ordered.start + extra[ordered.record]), end)
         keep = keep | part
     chunks = _take(_Intervals(ordered.record, ordered.doc, ordered.start, end, ordered.base), keep)
+    if batch.counter is not None:
+        return _counted_totals(batch, chunks, convention)
     excerpts = batch.truth
     r = _union(chunks)
     g = batch.truth_union
@@ -321,6 +332,118 @@ def truncate_batch(batch: SpanBatch, kept: IntArray, extra: IntArray) -> SpanBat
         return batch
     cut = np.minimum(batch.r_end, batch.r_start + extra[batch.r_record])
     return replace(batch, r_end=np.where(crossing, cut, batch.r_end), cache={})
+
+
+# -- a token counter: every set measured as itself, over its maximal runs --------------------------
+
+
+def _solid(iv: _Intervals) -> _Intervals:
+    """Without empty intervals (they hold no position)."""
+    return _take(iv, iv.end > iv.start)
+
+
+def _overlapping(runs: _Intervals, iv: _Intervals) -> tuple[IntArray, IntArray]:
+    """For each interval of ``iv``, the first and past-the-last run of ``runs`` (disjoint,
+    ordered) that overlap it."""
+    first = np.searchsorted(runs.base + runs.end, iv.base + iv.start, side="right")
+    last = np.searchsorted(runs.base + runs.start, iv.base + iv.end, side="left")
+    return first, np.maximum(last, first)
+
+
+def _pairs(first: IntArray, last: IntArray) -> tuple[IntArray, IntArray]:
+    """Every (interval, run) pair with run in ``[first[i], last[i])``, as two index arrays."""
+    counts = last - first
+    owner = np.repeat(np.arange(len(first), dtype=np.int64), counts)
+    offset = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    return owner, first[owner] + offset
+
+
+def _intersection(a: _Intervals, b: _Intervals) -> _Intervals:
+    """The maximal runs of ``a ∩ b`` (both disjoint and ordered, without empty runs: the
+    pieces are then disjoint and never touch)."""
+    own, other = _pairs(*_overlapping(b, a))
+    start = np.maximum(a.start[own], b.start[other])
+    end = np.minimum(a.end[own], b.end[other])
+    return _Intervals(a.record[own], a.doc[own], start, end, a.base[own])
+
+
+def _outside(iv: _Intervals, runs: _Intervals) -> _Intervals:
+    """The maximal runs of each interval of ``iv`` outside ``runs`` (disjoint, ordered,
+    without empty runs), interval by interval (pieces of different intervals may overlap)."""
+    first, last = _overlapping(runs, iv)
+    within = last - first  # an interval with j runs inside has j + 1 gaps (some empty)
+    owner = np.repeat(np.arange(len(first), dtype=np.int64), within + 1)
+    gap = np.arange(len(owner), dtype=np.int64) - np.repeat(
+        np.cumsum(within + 1) - within - 1, within + 1
+    )
+    run = first[owner] + gap  # the run after the gap
+    top = max(len(runs.start) - 1, 0)
+    after_run = runs.end[np.clip(run - 1, 0, top)] if len(runs.start) else run
+    before_run = runs.start[np.clip(run, 0, top)] if len(runs.start) else run
+    start = np.where(gap == 0, iv.start[owner], after_run)
+    end = np.where(gap == within[owner], iv.end[owner], before_run)
+    start = np.maximum(start, iv.start[owner])
+    end = np.minimum(end, iv.end[owner])
+    return _solid(_Intervals(iv.record[owner], iv.doc[owner], start, end, iv.base[owner]))
+
+
+def _counted(batch: SpanBatch, iv: _Intervals) -> IntArray:
+    """The counter over the text of each interval, each distinct (document, start, end) once."""
+    counter = batch.counter
+    assert counter is not None
+    texts = batch.documents
+    known = batch.counted
+    out = np.empty(len(iv.start), dtype=np.int64)
+    for i, key in enumerate(zip(iv.doc.tolist(), iv.start.tolist(), iv.end.tolist(), strict=True)):
+        found = known.get(key)
+        if found is None:
+            doc, start, end = key
+            found = known[key] = counter(texts[doc][start:end])
+        out[i] = found
+    return out
+
+
+def _counted_totals(batch: SpanBatch, chunks: _Intervals, convention: SpanConvention) -> IntArray:
+    count = len(batch)
+
+    def size(iv: _Intervals) -> IntArray:
+        return _per_record(iv.record, _counted(batch, iv), count)
+
+    r = _solid(_union(chunks))
+    g = _solid(batch.truth_union)
+    both = _intersection(g, r)
+    intersection = size(both)
+    missing = batch.missing_truth
+    if convention == "chroma":
+        excerpts = _solid(batch.truth)
+        retrieved_sum = size(_solid(chunks))
+        not_retrieved = size(_outside(excerpts, r)) + missing
+        excerpt_sum = size(excerpts) + missing
+        columns = [intersection, retrieved_sum, excerpt_sum, retrieved_sum + not_retrieved]
+    else:
+        merged = _concat(r, g)
+        order = np.lexsort((merged.start, merged.base))
+        either = _union(_take(merged, order))
+        r_len, g_len = size(r), size(g) + missing
+        columns = [intersection, r_len, g_len, size(either) + missing]
+    # bounded as lengths of sets are (span_reference.bounded)
+    columns[0] = np.minimum(np.minimum(columns[0], columns[1]), columns[2])
+    columns[3] = np.maximum(columns[3], columns[0])
+    if convention == "union":
+        columns[3] = np.maximum(columns[3], np.maximum(columns[1], columns[2]))
+    return np.stack(columns, axis=1).astype(np.int64)
+
+
+def _concat(a: _Intervals, b: _Intervals) -> _Intervals:
+    return _Intervals(
+        *(np.concatenate([x, y]) for x, y in zip(_fields_of(a), _fields_of(b), strict=True))
+    )
+
+
+def _fields_of(iv: _Intervals) -> tuple[IntArray, ...]:
+    return iv.record, iv.doc, iv.start, iv.end, iv.base
 
 
 def span_counts_at(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxeval.budgets import TokenCounter, counting
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.matching.locate import HOW, Locator
 from ctxeval.metrics.span_reference import RecordSpans
@@ -143,8 +144,14 @@ def locate_record(record: Record, locator: Locator | None) -> LocatedRecord:
     return LocatedRecord(tuple(r), tuple(g), missing, tuple(counts), tuple(unlocated))
 
 
-def record_spans(located: LocatedRecord, unit: str, locator: Locator | None) -> RecordSpans:
-    """The record's spans measured in ``unit`` (``"chars"`` or a tokenizer's name)."""
+def record_spans(
+    located: LocatedRecord,
+    unit: str,
+    locator: Locator | None,
+    token_counter: str | TokenCounter = "rouge",
+) -> RecordSpans:
+    """The record's spans measured in ``unit``: ``"chars"``, a tokenizer's name (tokens that
+    start in a span), or ``"tokens"`` (``token_counter`` over the text of each maximal run)."""
     if unit == "chars":
         missing = sum(map(len, located.missing_truth))
         return RecordSpans(located.retrieved, located.truth, missing)
@@ -152,6 +159,12 @@ def record_spans(located: LocatedRecord, unit: str, locator: Locator | None) -> 
         raise InvalidArgumentError(
             f"span unit {unit!r} counts the tokens of the documents: give the corpus "
             "(corpus=..., CLI --corpus), or use unit='chars'"
+        )
+    if unit == "tokens":
+        count = counting(token_counter)
+        missing = sum(map(count, located.missing_truth))
+        return RecordSpans(
+            located.retrieved, located.truth, missing, counter=count, documents=locator.corpus
         )
     missing = sum(len(token_starts(unit, text)) for text in located.missing_truth)
     return RecordSpans(located.retrieved, located.truth, missing, locator.token_starts(unit))
