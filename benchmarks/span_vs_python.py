@@ -187,9 +187,7 @@ def ctxeval_values(records: list[RecordSpans], chosen: list[Measure]) -> list[An
 
 def core_values(batch: SpanBatch, chosen: list[Measure]) -> list[Any]:
     """One column of values per measure and cut-off, computed from scratch."""
-    batch = replace(batch, cache={})
-    for name in ("bases", "retrieved", "truth", "truth_union"):
-        batch.__dict__.pop(name, None)
+    batch = replace(batch, cache={})  # a new object: none of its cached properties computed
     return [measure.values(batch) for measure in chosen]
 
 
