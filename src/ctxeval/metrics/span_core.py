@@ -310,7 +310,7 @@ def _totals(
     """:func:`span_totals` in characters or token starts (see the module's docstring);
     ``kept`` an integer: every record keeps its first ``kept`` items."""
     f = batch.flat
-    lo, hi = f.r_lo, f.r_hi
+    lo, hi, shift, ends, t_at = f.r_lo, f.r_hi, f.r_shift, f.r_ends, f.t_at
     cut = kept if isinstance(kept, int) else kept[f.r_record]
     keep = f.r_rank < cut
     if extra is not None:
@@ -318,30 +318,33 @@ def _totals(
         part = (f.r_rank == cut) & (more > 0)
         hi = np.where(part, np.minimum(hi, lo + more), hi)
         keep |= part
-    hi = np.where(keep, hi, lo)
+    ats: tuple[IntArray, ...] = batch.excerpts_at if convention == "chroma" else ()
+    if not keep.all():  # the items kept, still in order; indexes counted among them
+        index = np.flatnonzero(keep)
+        lo, hi, shift = lo[index], hi[index], None if shift is None else shift[index]
+        among = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=among[1:])
+        ends, t_at, ats = among[ends], among[t_at], tuple(among[at] for at in ats)
     reach = np.empty(len(lo) + 1, dtype=np.int64)  # [0]: before every span, reaching nowhere
     reach[0] = -1
     np.maximum.accumulate(hi, out=reach[1:])
     union = np.zeros(len(lo) + 1, dtype=np.int64)
     new = np.maximum(lo, reach[:-1])  # where span i's part of the union starts
-    np.cumsum(batch.units(reach[1:], f.r_shift) - batch.units(new, f.r_shift), out=union[1:])
+    np.cumsum(batch.units(reach[1:], shift) - batch.units(new, shift), out=union[1:])
 
     def covered(points: IntArray, shift: IntArray | None, at: IntArray) -> IntArray:
         """The length of R below each point (a union's part past a point is in its group)."""
-        past = reach[at]
-        beyond = np.maximum(past, points)
+        beyond = np.maximum(reach[at], points)
         below: IntArray = union[at] - (batch.units(beyond, shift) - batch.units(points, shift))
         return below
 
-    r_len = np.diff(union[f.r_ends])
-    inside = covered(f.t_bounds, f.t_shift, f.t_at)
+    r_len = np.diff(union[ends])
+    inside = covered(f.t_bounds, f.t_shift, t_at)
     intersection = _sums(inside[1::2] - inside[::2], f.t_ends)
     missing = batch.missing_truth
     if convention == "chroma":
-        own = batch.units(hi, f.r_shift) - batch.units(lo, f.r_shift)
-        retrieved_sum = _sums(own, f.r_ends)
-        lo_at, hi_at = batch.excerpts_at
-        excerpts = covered(f.g_hi, f.g_shift, hi_at) - covered(f.g_lo, f.g_shift, lo_at)
+        retrieved_sum = _sums(batch.units(hi, shift) - batch.units(lo, shift), ends)
+        excerpts = covered(f.g_hi, f.g_shift, ats[1]) - covered(f.g_lo, f.g_shift, ats[0])
         not_retrieved = f.g_sum - _sums(excerpts, f.g_ends) + missing
         columns = [intersection, retrieved_sum, f.g_sum + missing, retrieved_sum + not_retrieved]
     else:
