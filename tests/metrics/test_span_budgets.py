@@ -210,3 +210,16 @@ def test_reference_equals_core_under_truncate(data: list[dict[str, Any]], ks: li
     reference = run(data, ks, corpus=CORPUS, budget_policy="truncate", implementation="reference")
     assert list(reference.per_query) == list(core.per_query)
     assert reference.aggregate == core.aggregate
+
+
+def test_a_given_span_past_the_end_of_its_document_is_a_bad_record() -> None:
+    # doc[20:40] is "eeee ffff" (Python clamps the slice): the text matches, the offsets do not.
+    record = {
+        "id": "q1",
+        "retrieved_context": ["eeee ffff"],
+        "ground_truth_context": ["eeee"],
+        "retrieved_spans": [{"doc": "doc", "start": 20, "end": 40}],
+        "ground_truth_spans": [{"doc": "doc", "start": 20, "end": 24}],
+    }
+    with pytest.raises(ValueError, match=r"past the end of the document \(29 characters\)"):
+        run([record], "4w", corpus=CORPUS)

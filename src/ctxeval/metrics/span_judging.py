@@ -79,6 +79,15 @@ def _check_given(locator: Locator, span: Span, text: str, where: str, record: Re
             field=where.split("[")[0],
             location=record.location,
         )
+    size = len(locator.corpus[span.doc])
+    if span.end > size:
+        raise InvalidRecordError(
+            f"{where} is {span.doc!r}[{span.start}:{span.end}], past the end of the document "
+            f"({size} characters); fix the offsets (Python string indices into the document, "
+            "not bytes), or leave the span out (null) to have the text located",
+            field=where.split("[")[0],
+            location=record.location,
+        )
     if found != text:
         raise InvalidRecordError(
             f"{where} is {span.doc!r}[{span.start}:{span.end}], which holds "
