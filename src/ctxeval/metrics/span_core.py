@@ -190,7 +190,7 @@ class SpanBatch:
         t_shift = None if g_shift is None else np.repeat(g_shift[first], 2)
         t_bounds = np.stack([t_lo, t_hi], axis=1).ravel()
         t_ends = _ends(g_record[first], len(self))
-        g_ends = _ends(g_record, len(self))
+        g_ends = _ends(g_record, len(self))  # (the chroma convention's, among overlaps)
         inside = self.units(t_bounds, t_shift)
         return _Flat(
             r_lo=r_lo,
@@ -202,7 +202,7 @@ class SpanBatch:
             g_lo=g_lo,
             g_hi=g_hi,
             g_shift=g_shift,
-            g_ends=g_ends,
+            g_record=g_record,
             g_sum=_sums(self.units(g_hi, g_shift) - self.units(g_lo, g_shift), g_ends),
             t_bounds=t_bounds,
             t_shift=t_shift,
@@ -212,13 +212,25 @@ class SpanBatch:
         )
 
     @cached_property
-    def excerpts_at(self) -> tuple[IntArray, IntArray]:
-        """For each ground-truth span's start and end, 1 + the last retrieved span starting at
-        or before it (the chroma convention's per-excerpt lengths)."""
+    def overlaps(self) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+        """For the chroma convention's per-excerpt lengths: the records whose excerpts overlap
+        one another (a mask as 0/1), the ground-truth spans of those records, where each of
+        those records' spans end among them, and for each such span's start and end, 1 + the
+        last retrieved span starting at or before it. Other records' excerpts are disjoint, so
+        their retrieved parts add up to |R ∩ G|."""
         f = self.flat
+        inside = np.zeros(len(f.g_lo), dtype=bool)
+        if len(f.g_lo):
+            inside[1:] = f.g_lo[1:] < np.maximum.accumulate(f.g_hi)[:-1]
+        mask = np.zeros(len(self), dtype=np.int64)
+        mask[f.g_record[inside]] = 1
+        index = np.flatnonzero(mask[f.g_record])
         return (
-            np.searchsorted(f.r_lo, f.g_lo, side="right"),
-            np.searchsorted(f.r_lo, f.g_hi, side="right"),
+            mask,
+            index,
+            _ends(f.g_record[index], len(self)),
+            np.searchsorted(f.r_lo, f.g_lo[index], side="right"),
+            np.searchsorted(f.r_lo, f.g_hi[index], side="right"),
         )
 
     def units(self, position: IntArray, shift: IntArray | None) -> IntArray:
@@ -271,7 +283,7 @@ class _Flat:
     g_lo: IntArray
     g_hi: IntArray
     g_shift: IntArray | None
-    g_ends: IntArray
+    g_record: IntArray
     g_sum: IntArray
     t_bounds: IntArray
     t_shift: IntArray | None
@@ -318,7 +330,7 @@ def _totals(
         part = (f.r_rank == cut) & (more > 0)
         hi = np.where(part, np.minimum(hi, lo + more), hi)
         keep |= part
-    ats: tuple[IntArray, ...] = batch.excerpts_at if convention == "chroma" else ()
+    ats: tuple[IntArray, ...] = batch.overlaps[3:] if convention == "chroma" else ()
     if not keep.all():  # the items kept, still in order; indexes counted among them
         index = np.flatnonzero(keep)
         lo, hi, shift = lo[index], hi[index], None if shift is None else shift[index]
@@ -344,8 +356,15 @@ def _totals(
     missing = batch.missing_truth
     if convention == "chroma":
         retrieved_sum = _sums(batch.units(hi, shift) - batch.units(lo, shift), ends)
-        excerpts = covered(f.g_hi, f.g_shift, ats[1]) - covered(f.g_lo, f.g_shift, ats[0])
-        not_retrieved = f.g_sum - _sums(excerpts, f.g_ends) + missing
+        mask, index, index_ends = batch.overlaps[:3]
+        retrieved_parts = intersection  # each excerpt's retrieved part, summed per record
+        if len(index):
+            g_shift = None if f.g_shift is None else f.g_shift[index]
+            parts = covered(f.g_hi[index], g_shift, ats[1]) - covered(
+                f.g_lo[index], g_shift, ats[0]
+            )
+            retrieved_parts = np.where(mask > 0, _sums(parts, index_ends), intersection)
+        not_retrieved = f.g_sum - retrieved_parts + missing
         columns = [intersection, retrieved_sum, f.g_sum + missing, retrieved_sum + not_retrieved]
     else:
         g_len = f.t_sum + missing
