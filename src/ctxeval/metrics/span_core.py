@@ -6,13 +6,13 @@ length is an integer and each measure is one division of two of them.
 
 How: the spans of a batch are flat integer arrays in one coordinate, ``base + offset``, where
 ``base`` keeps each (record, document) pair apart. One stable ``argsort`` per batch orders them
-by (record, document, start). At a cut-off, the items it leaves out become empty (``[lo, lo)``:
-they cover and merge nothing), so no array is filtered; with ``reach`` the running maximum of
-the ends, span ``i`` adds the part between ``max(lo[i], reach[i - 1])`` and ``reach[i]`` to the
-union, and the cumulative sum ``U`` of those parts is the length of the union of the first
-spans. The union's length below any point ``p`` is then ``U[i] - (reach[i] - p)⁺`` for the last
-span ``i`` starting at or before ``p``, an index that no cut-off changes (found once per batch
-with ``searchsorted``). Per-record sums are differences of running sums at the records' ends.
+by (record, document, start); a cut-off keeps a subset of them, still in order. With ``reach``
+the running maximum of the kept spans' ends, span ``i`` adds the part between
+``max(lo[i], reach[i - 1])`` and ``reach[i]`` to the union, and the cumulative sum ``U`` of
+those parts is the length of the union of the first spans. The union's length below any point
+``p`` is then ``U[i] - (reach[i] - p)⁺`` for the last kept span ``i`` starting at or before
+``p``: the last span of all found once per batch with ``searchsorted``, then counted among the
+kept ones. Per-record sums are differences of running sums at the records' ends.
 Token units measure a length as the number of token starts below each end (``searchsorted``
 in the documents' token starts); a token counter measures each maximal run's text.
 
