@@ -39,6 +39,7 @@ __all__ = [
     "budget_cut",
     "check_budget_policy",
     "check_token_counter",
+    "counting",
     "token_counter",
     "word_counts",
 ]
@@ -173,7 +174,7 @@ class ContextSizes:
             return _words
         if unit == "c":
             return len
-        return _checked(token_counter(self.tokens))
+        return counting(self.tokens)
 
     def cumulative(self, unit: BudgetUnit) -> IntArray:
         """``(B, N)``: the total size of each record's first 1, 2, ... chunks, padded with its
@@ -284,17 +285,25 @@ def _checked(count: TokenCounter) -> TokenCounter:
     return checked
 
 
-def check_token_counter(counter: object) -> str | TokenCounter:
-    """A token counter as given, when it is a tokenizer name or a callable."""
+def counting(tokens: str | TokenCounter) -> TokenCounter:
+    """:func:`token_counter` whose answers are checked (a whole number >= 0 per text)."""
+    return _checked(token_counter(tokens))
+
+
+def check_token_counter(
+    counter: object, where: str = "RetrievalEvaluator(token_counter=...)"
+) -> str | TokenCounter:
+    """A token counter as given, when it is a tokenizer name or a callable; else an error
+    naming ``where``."""
     if isinstance(counter, str):
         try:
             get_tokenizer(counter)
         except ValueError as exc:
-            raise InvalidArgumentError(f"RetrievalEvaluator(token_counter=...): {exc}") from None
+            raise InvalidArgumentError(f"{where}: {exc}") from None
         return counter
     if callable(counter):
         return counter
     raise InvalidArgumentTypeError(
-        f"RetrievalEvaluator(token_counter={counter!r}): give 'rouge', 'unicode' or a callable "
+        f"{where}: {counter!r} is not a token counter; give 'rouge', 'unicode' or a callable "
         "str -> int, e.g. lambda s: len(enc.encode(s))"
     )

@@ -6,12 +6,14 @@ batch at once: under ``"whole"`` the same judgments are cut there, so no text is
 Under ``"truncate"`` the budget feeds the chunks it takes whole plus the crossing chunk cut to
 what fits, and that truncated text is judged as itself (it may no longer match what the whole
 chunk matched): the whole chunks keep their judgments, and only each truncated text is matched
-again, one call per record and budget.
+again, one call per record and budget. Span measures take the truncated chunk as the first
+characters of its span (:func:`~ctxeval.metrics.span_reference.truncate_spans`), nothing matched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +23,8 @@ from ctxeval.cutoffs import Budget, Cutoff, cutoff_label
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.core import BatchJudgments, judge_batch, stack_judgments
 from ctxeval.metrics.judgments import Credit, Judgments
+from ctxeval.metrics.span_core import SpanBatch, truncate_batch
+from ctxeval.metrics.span_reference import RecordSpans, truncate_spans
 from ctxeval.metrics.text_metrics import ground_truth_units, judge_texts
 from ctxeval.records import Record
 
@@ -124,14 +128,15 @@ class RecordView:
         self,
         strategy: MatchingStrategy | None,
         credit: Credit,
-        judgments: Judgments,
+        judgments: Judgments | RecordSpans,
         cuts: Cuts,
     ) -> None:
         self.strategy, self.credit = strategy, credit
         self.judgments, self.cuts = judgments, cuts
-        self._truncated: dict[Budget, Judgments] = {}
+        self._truncated: dict[Budget, Judgments | RecordSpans] = {}
 
-    def at(self, k: Cutoff) -> tuple[Judgments, int | None]:
+    def at(self, k: Cutoff) -> tuple[Any, int | None]:
+        """The judgments (a span pass: the spans) and the count of chunks at ``k``."""
         if not isinstance(k, Budget):
             return self.judgments, k
         cut = self.cuts.budgets[k]
@@ -140,16 +145,22 @@ class RecordView:
         if self.cuts.policy == "whole":
             return self.judgments, count
         if k not in self._truncated:
-            assert self.strategy is not None
-            self._truncated[k] = truncated_judgments(
-                self.strategy,
-                self.credit,
-                self.cuts.records[0],
-                self.judgments,
-                int(cut.chunks[0]),
-                self.cuts.partial(k).get(0),
-            )
+            self._truncated[k] = self._truncate(k, cut)
         return self._truncated[k], count
+
+    def _truncate(self, budget: Budget, cut: BudgetCut) -> Judgments | RecordSpans:
+        chunks, partial = int(cut.chunks[0]), int(cut.partial_chars[0])
+        if isinstance(self.judgments, RecordSpans):
+            return truncate_spans(self.judgments, chunks, partial)
+        assert self.strategy is not None
+        return truncated_judgments(
+            self.strategy,
+            self.credit,
+            self.cuts.records[0],
+            self.judgments,
+            chunks,
+            self.cuts.partial(budget).get(0),
+        )
 
 
 class BatchView:
@@ -165,7 +176,7 @@ class BatchView:
         self,
         strategy: MatchingStrategy | None,
         credit: Credit,
-        batch: BatchJudgments,
+        batch: BatchJudgments | SpanBatch,
         rows: list[int],
         cuts: Cuts,
         items: Sequence[Judgments] | None,
@@ -174,9 +185,10 @@ class BatchView:
         self.strategy, self.credit, self.batch, self.rows = strategy, credit, batch, rows
         self.cuts, self.items, self.pairs = cuts, items, pairs
         self.index = np.asarray(rows, dtype=np.int64)
-        self._truncated: dict[Budget, BatchJudgments] = {}
+        self._truncated: dict[Budget, BatchJudgments | SpanBatch] = {}
 
-    def at(self, k: Cutoff) -> tuple[BatchJudgments, int | IntArray | None]:
+    def at(self, k: Cutoff) -> tuple[Any, int | IntArray | None]:
+        """The batch's judgments (a span pass: its ``SpanBatch``) and the cut-off at ``k``."""
         if not isinstance(k, Budget):
             return self.batch, k
         cut = self.cuts.budgets[k]
@@ -187,8 +199,10 @@ class BatchView:
             self._truncated[k] = self._truncate(k, cut)
         return self._truncated[k], equivalent
 
-    def _truncate(self, budget: Budget, cut: BudgetCut) -> BatchJudgments:
+    def _truncate(self, budget: Budget, cut: BudgetCut) -> BatchJudgments | SpanBatch:
         """The judgments of what the budget feeds, each truncated chunk judged as cut."""
+        if isinstance(self.batch, SpanBatch):
+            return truncate_batch(self.batch, cut.chunks[self.index], cut.partial_chars[self.index])
         strategy = self.strategy
         assert strategy is not None
         partial = self.cuts.partial(budget)

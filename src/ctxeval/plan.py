@@ -84,15 +84,6 @@ class ScoringPlan:
                 for k in self.set_ks(metric)
                 for key in ("context_precision", "context_recall", "context_f1")
             ] + [f"micro_{entry.column}" for entry in self.span_entries(metric)]
-            if (
-                isinstance(metric, SpanMetric)
-                and self.budget_policy == "truncate"
-                and any(isinstance(k, Budget) for k in self.metric_ks(metric))
-            ):
-                raise InvalidArgumentError(
-                    f"{metric!r}: span measures at a budget take whole chunks only; use "
-                    "budget_policy='whole' (the default), or evaluate them in a run of their own"
-                )
             if isinstance(metric, SpanMetric) and metric.unit != "chars" and not self.locator:
                 raise InvalidArgumentError(
                     f"{metric!r}: span unit {metric.unit!r} counts the tokens of the documents; "

@@ -117,7 +117,7 @@ def _judge(
     _check_mode(metric, record)
     if isinstance(metric, SpanMetric):
         assert located is not None  # located for every record when the plan has span metrics
-        return record_spans(located, metric.unit, plan.locator), 0
+        return record_spans(located, metric.unit, plan.locator, plan.token_counter), 0
     depth = plan.depth(metric)
     if isinstance(metric, TextMetric):
         judged = judge_texts(
@@ -173,11 +173,12 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
         for k in plan.set_ks(metric):
             counts[(position, k)] = reference_set_counts(*view.at(k))
         for k in plan.span_ks(metric):
-            assert isinstance(judgments, RecordSpans)
+            spans, count = view.at(k)  # under "truncate": the crossing chunk's span cut
+            assert isinstance(spans, RecordSpans)
             assert isinstance(metric, SpanMetric)
             lengths[(position, k)] = span_counts(
-                judgments,
-                judgments.cut(view.at(k)[1]),
+                spans,
+                spans.cut(count),
                 0,
                 metric.convention,  # type: ignore[arg-type]
             )
@@ -436,7 +437,7 @@ def _rows(
                     counts[row][(position, k)] = SetCounts(*c)
             for k in plan.span_ks(metric):
                 convention = metric.convention  # type: ignore[attr-defined]
-                kept = span_counts_at(batch, view.at(k)[1], convention)
+                kept = span_counts_at(*view.at(k), convention)
                 for row, c in zip(rows, kept.tolist(), strict=True):
                     lengths[row][(position, k)] = SpanCounts(*c)
             if metric.empty_ground_truth != "zero":

@@ -90,10 +90,11 @@ geometric mean of the values floored at :data:`GEOMETRIC_FLOOR` (trec_eval's ``g
 GEOMETRIC_FLOOR = 1e-5
 """trec_eval's ``MIN_GEO_MEAN``: values below it count as it in a geometric mean."""
 
-# Options of the span measures. ``unit`` says how a span is measured (characters, or the tokens
-# of a named tokenizer): a judging option, like ``credit``, that the formulas do not take.
+# Options of the span measures. ``unit`` says how a span is measured (characters, the tokens of
+# a named tokenizer, or "tokens": the run's token counter): a judging option, like ``credit``,
+# that the formulas do not take.
 _SPAN_CONVENTION = ("convention", ("union", "chroma"))
-_UNIT = ("unit", ("chars", "rouge", "unicode"))
+_UNIT = ("unit", ("chars", "rouge", "unicode", "tokens"))
 JUDGING_OPTIONS = frozenset({"credit", "unit"})
 
 

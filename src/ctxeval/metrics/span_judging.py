@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxeval.budgets import TokenCounter, counting
 from ctxeval.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.matching.locate import HOW, Locator
 from ctxeval.metrics.span_reference import RecordSpans
@@ -75,6 +76,15 @@ def _check_given(locator: Locator, span: Span, text: str, where: str, record: Re
         raise InvalidRecordError(
             f"{where} points into document {span.doc!r}, which is not in the corpus; fix the "
             "span's doc, or leave the span out (null) to have the text located",
+            field=where.split("[")[0],
+            location=record.location,
+        )
+    size = len(locator.corpus[span.doc])
+    if span.end > size:
+        raise InvalidRecordError(
+            f"{where} is {span.doc!r}[{span.start}:{span.end}], past the end of the document "
+            f"({size} characters); fix the offsets (Python string indices into the document, "
+            "not bytes), or leave the span out (null) to have the text located",
             field=where.split("[")[0],
             location=record.location,
         )
@@ -143,8 +153,14 @@ def locate_record(record: Record, locator: Locator | None) -> LocatedRecord:
     return LocatedRecord(tuple(r), tuple(g), missing, tuple(counts), tuple(unlocated))
 
 
-def record_spans(located: LocatedRecord, unit: str, locator: Locator | None) -> RecordSpans:
-    """The record's spans measured in ``unit`` (``"chars"`` or a tokenizer's name)."""
+def record_spans(
+    located: LocatedRecord,
+    unit: str,
+    locator: Locator | None,
+    token_counter: str | TokenCounter = "rouge",
+) -> RecordSpans:
+    """The record's spans measured in ``unit``: ``"chars"``, a tokenizer's name (tokens that
+    start in a span), or ``"tokens"`` (``token_counter`` over the text of each maximal run)."""
     if unit == "chars":
         missing = sum(map(len, located.missing_truth))
         return RecordSpans(located.retrieved, located.truth, missing)
@@ -152,6 +168,12 @@ def record_spans(located: LocatedRecord, unit: str, locator: Locator | None) -> 
         raise InvalidArgumentError(
             f"span unit {unit!r} counts the tokens of the documents: give the corpus "
             "(corpus=..., CLI --corpus), or use unit='chars'"
+        )
+    if unit == "tokens":
+        count = counting(token_counter)
+        missing = sum(map(count, located.missing_truth))
+        return RecordSpans(
+            located.retrieved, located.truth, missing, counter=count, documents=locator.corpus
         )
     missing = sum(len(token_starts(unit, text)) for text in located.missing_truth)
     return RecordSpans(located.retrieved, located.truth, missing, locator.token_starts(unit))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxeval.budgets import TokenCounter, check_token_counter
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.matching.locate import Locator
 from ctxeval.metrics.base import MetricBase, Scores
@@ -23,7 +24,7 @@ from ctxeval.validation import EmptyGroundTruthPolicy, check_choice, validate_sp
 
 __all__ = ["SpanMeasures", "SpanMetric", "SpanMetrics"]
 
-_UNITS = ("chars", "rouge", "unicode")
+_UNITS = ("chars", "rouge", "unicode", "tokens")
 _CONVENTIONS = ("union", "chroma")
 
 
@@ -42,6 +43,7 @@ class SpanMetric(MetricBase):
         ground_truth_spans: object = None,
         *,
         corpus: Mapping[str, str] | None = None,
+        token_counter: str | TokenCounter = "rouge",
         **_other_fields: object,
     ) -> Scores:
         retrieved = validate_texts(retrieved_context, "retrieved_context")
@@ -68,14 +70,19 @@ class SpanMetric(MetricBase):
             ),
         )
         locator = None if corpus is None else Locator(corpus)
-        spans = record_spans(locate_record(record, locator), self.unit, locator)
+        counter = check_token_counter(
+            token_counter, f"{type(self).__name__}(...)(token_counter=...)"
+        )
+        spans = record_spans(locate_record(record, locator), self.unit, locator, counter)
         return self.scores(spans)  # type: ignore[arg-type]
 
 
 class SpanMetrics(SpanMetric):
     """Span precision, recall, IoU and F1 (see docs/metrics.md): ``unit`` measures spans in
-    characters (``"chars"``) or in tokens of the ``"rouge"`` or ``"unicode"`` tokenizer (which
-    needs the corpus); ``convention="chroma"`` reproduces chroma's chunking_evaluation."""
+    characters (``"chars"``), in tokens of the ``"rouge"`` or ``"unicode"`` tokenizer that start
+    in them, or (``"tokens"``) with the run's token counter over the text of each maximal run
+    (``RetrievalEvaluator(token_counter=...)``; a call's ``token_counter=``); token units need
+    the corpus. ``convention="chroma"`` reproduces chroma's chunking_evaluation."""
 
     keys: tuple[str, ...] = ("span_precision", "span_recall", "span_iou", "span_f1")
 
@@ -88,6 +95,12 @@ class SpanMetrics(SpanMetric):
         empty_ground_truth: EmptyGroundTruthPolicy = "zero",
     ) -> None:
         super().__init__(k=k, empty_ground_truth=empty_ground_truth)
+        if callable(unit):
+            raise InvalidArgumentError(
+                "SpanMetrics(unit=<a callable>): a token counter is the run's, not the "
+                "metric's: use SpanMetrics(unit='tokens') (spec: span_recall(unit='tokens')) "
+                "with RetrievalEvaluator(..., token_counter=your_counter)"
+            )
         self.unit = check_choice("SpanMetrics", "unit", unit, _UNITS)
         self.convention = check_choice("SpanMetrics", "convention", convention, _CONVENTIONS)
 

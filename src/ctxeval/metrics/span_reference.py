@@ -10,6 +10,10 @@ the definitions plain: overlapping chunks never count twice, and spans in differ
 never overlap. The length of a set of positions is its number of characters, or, in a token
 unit, the number of tokens that *start* at one of its positions (tokens of the whole document,
 so a length is additive: the length of a union of disjoint pieces is the sum of their lengths).
+With a token counter (``unit="tokens"``: a callable ``str -> int`` or a tokenizer's name), the
+length of a set is the sum of the counter over the text of each of its maximal runs of
+consecutive positions (per document), which is not additive: every set (R, G, R ∩ G, R ∪ G,
+each excerpt's part not retrieved) is counted as itself.
 
 - ``span_recall`` = |R ∩ G| / |G|, ``span_precision`` = |R ∩ G| / |R|,
   ``span_iou`` = |R ∩ G| / |R ∪ G|, ``span_f1`` = their harmonic mean of precision and recall;
@@ -25,8 +29,8 @@ so a length is additive: the length of a union of disjoint pieces is the sum of 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
 from ctxeval.metrics.reference import f1_score
@@ -36,11 +40,13 @@ __all__ = [
     "RecordSpans",
     "SpanConvention",
     "SpanCounts",
+    "bounded",
     "span_counts",
     "span_f1",
     "span_iou",
     "span_precision",
     "span_recall",
+    "truncate_spans",
 ]
 
 SpanConvention = Literal["union", "chroma"]
@@ -61,12 +67,16 @@ class SpanCounts(NamedTuple):
 class RecordSpans:
     """One record's spans: ``retrieved`` in rank order and ``truth`` (None: not located);
     ``missing_truth``: the total length of the ground-truth texts that could not be located;
-    ``token_starts``: per document, the positions where its tokens start (None: characters)."""
+    ``token_starts``: per document, the positions where its tokens start (None: characters);
+    ``counter`` with ``documents``: a token counter and the documents' texts it counts in
+    (``unit="tokens"``)."""
 
     retrieved: tuple[Span | None, ...]
     truth: tuple[Span | None, ...]
     missing_truth: int = 0
     token_starts: Mapping[str, frozenset[int]] | None = None
+    counter: Callable[[str], int] | None = None
+    documents: Mapping[str, str] | None = None
 
     @property
     def num_relevant(self) -> int:
@@ -83,7 +93,22 @@ def _positions(span: Span, end: int | None = None) -> set[Position]:
     return {(span.doc, i) for i in range(span.start, stop)}
 
 
+def _runs(positions: Iterable[Position]) -> list[tuple[str, int, int]]:
+    """The maximal runs ``(doc, start, end)`` of consecutive positions."""
+    ordered = sorted(positions)
+    runs: list[tuple[str, int, int]] = []
+    for doc, i in ordered:
+        if runs and runs[-1][0] == doc and runs[-1][2] == i:
+            runs[-1] = (doc, runs[-1][1], i + 1)
+        else:
+            runs.append((doc, i, i + 1))
+    return runs
+
+
 def _length(spans: RecordSpans, positions: Iterable[Position]) -> int:
+    if spans.counter is not None:
+        texts = spans.documents or {}
+        return sum(spans.counter(texts.get(d, "")[a:b]) for d, a, b in _runs(positions))
     starts = spans.token_starts
     if starts is None:
         return sum(1 for _ in positions)
@@ -98,6 +123,21 @@ def _kept(spans: RecordSpans, kept: int, extra: int) -> list[set[Position]]:
     if extra > 0 and following is not None:
         found.append(_positions(following, min(following.end, following.start + extra)))
     return found
+
+
+def truncate_spans(spans: RecordSpans, kept: int, extra: int) -> RecordSpans:
+    """The spans of what a budget under ``"truncate"`` feeds: item ``kept`` (the one that
+    crosses the budget, fed as ``text[:extra]``) becomes the first ``extra`` characters of its
+    span (all of it when the span is shorter: docs/decisions.md); the items before it are
+    whole, the ones after it are left for the cut-off (``kept + 1``) to drop."""
+    if extra <= 0 or kept >= len(spans.retrieved):
+        return spans
+    crossing = spans.retrieved[kept]
+    if crossing is None:
+        return spans
+    prefix = Span(crossing.doc, crossing.start, min(crossing.end, crossing.start + extra))
+    retrieved = (*spans.retrieved[:kept], prefix, *spans.retrieved[kept + 1 :])
+    return replace(spans, retrieved=retrieved)
 
 
 def span_counts(
@@ -115,12 +155,32 @@ def span_counts(
         retrieved_sum = sum(_length(spans, chunk) for chunk in retrieved)
         excerpt_sum = sum(_length(spans, excerpt) for excerpt in excerpts) + missing
         not_retrieved = sum(_length(spans, excerpt - r) for excerpt in excerpts) + missing
-        return SpanCounts(intersection, retrieved_sum, excerpt_sum, retrieved_sum + not_retrieved)
+        found = SpanCounts(intersection, retrieved_sum, excerpt_sum, retrieved_sum + not_retrieved)
+    else:
+        found = SpanCounts(
+            intersection,
+            _length(spans, r),
+            _length(spans, g) + missing,
+            _length(spans, r | g) + missing,
+        )
+    return found if spans.counter is None else bounded(found, convention)
+
+
+def bounded(counts: SpanCounts, convention: SpanConvention = "union") -> SpanCounts:
+    """Counts of a token counter, bounded as lengths of sets are. A counter counts a token cut
+    by a boundary once in each piece, so the intersection's pieces could count more than R or G
+    (a ratio above 1), and R ∪ G less than R: the intersection is capped at the precision and
+    recall denominators, and the IoU denominator is at least the intersection (the union
+    convention: at least |R| and |G| too)."""
+    intersection = min(counts.intersection, counts.precision_denominator, counts.recall_denominator)
+    least = [intersection]
+    if convention == "union":
+        least += [counts.precision_denominator, counts.recall_denominator]
     return SpanCounts(
         intersection,
-        _length(spans, r),
-        _length(spans, g) + missing,
-        _length(spans, r | g) + missing,
+        counts.precision_denominator,
+        counts.recall_denominator,
+        max(counts.iou_denominator, *least),
     )
 
 
