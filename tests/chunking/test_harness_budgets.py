@@ -263,3 +263,25 @@ def test_the_report_shows_the_context_fed_at_the_comparison_budget(budgeted) -> 
     assert f"@250w: {used['chunks']:.2f} chunks" in page  # what was compared
     assert "compared at 250w" in page  # the chunking section's note
     assert f"<td>{used['words']:.1f}</td>" in page  # words fed @250w in its table
+
+
+def test_mixed_units_are_compared_at_the_budget_that_fed_the_most_text() -> None:
+    outcome = compare_chunkers(
+        CORPUS, QUESTIONS, CHUNKERS, k=["100w", "2000c", "512t"], n_resamples=20,
+        metrics=["context_recall"],
+    )  # fmt: skip
+    fed = {
+        str(k): sum(run.context[k]["characters"] for run in outcome.runs.values())
+        for k in outcome.ks
+    }
+    assert max(fed, key=fed.__getitem__) == "512t"  # 512 ROUGE tokens feed ~2,950 characters
+    assert str(outcome.top) == "512t"
+    assert outcome.summary()["compared_at"] == "512t"
+    assert list(outcome.comparison.metrics) == ["context_recall@512t"]
+    # By unit alone (no data), words would come last: the order the data corrects.
+    assert str(comparison_cutoff(outcome.ks)) == "100w"
+    # compare() on the saved results picks the same budget.
+    from ctxeval.comparison import compare
+
+    again = compare(outcome.results, n_resamples=20)
+    assert {column.split("@")[1] for column in again.metrics} == {"512t"}

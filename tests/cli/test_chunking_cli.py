@@ -173,3 +173,19 @@ def test_budget_option_errors_name_the_flag(tmp_path: Path, arguments: list, exp
     assert expected in done.stderr
     assert "Traceback" not in done.stderr
     assert not any(tmp_path.iterdir())  # refused before any work
+
+
+def test_mixed_unit_budgets_compare_where_the_most_text_was_fed(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "100w", "-k", "2000c", "-k", "512t",
+        "--out-dir", out, "--format", "json", "--n-resamples", "20",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["compared_at"] == "512t"
+    again = ctxeval(
+        "compare", f"fixed={out / 'fixed.result.jsonl'}", f"sent={out / 'sent.result.jsonl'}",
+        "--n-resamples", "20", "--format", "json",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["metrics"] == ["context_recall@512t", "ndcg@512t"]

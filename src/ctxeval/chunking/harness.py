@@ -34,6 +34,7 @@ from ctxeval.chunking.retrieval import (
 )
 from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
+from ctxeval.comparison.family import characters_fed, label_depth
 from ctxeval.cutoffs import Budget, Cutoff, cutoff_label, sort_cutoffs
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.evaluator import RetrievalEvaluator
@@ -106,11 +107,13 @@ class HarnessResult:
     timings: dict[str, float] = field(default_factory=dict)
     budget_policy: BudgetPolicy = "whole"
     attribution: str = "match"
+    top: Cutoff = None
+    """The cut-off the runs are compared at (:func:`comparison_cutoff`)."""
 
-    @property
-    def top(self) -> Cutoff:
-        """The cut-off the runs are compared at (:func:`comparison_cutoff`)."""
-        return comparison_cutoff(self.ks)
+    def __post_init__(self) -> None:
+        if self.top is None:
+            fed = characters_fed([run.result.summary for run in self.runs.values()])
+            self.top = comparison_cutoff(self.ks, fed)
 
     @property
     def results(self) -> dict[str, EvaluationResult]:
@@ -215,7 +218,7 @@ def compare_chunkers(
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
-    compared = compare_columns(compare_metrics or metrics, metrics, ks)
+    compare_columns(compare_metrics or metrics, metrics, ks)  # checked before any work
     strategy = _chunk_strategy(matching)
     settings = _Settings(
         check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
@@ -250,6 +253,9 @@ def compare_chunkers(
         for name, chunker in resolved.items()
     }
     clock = time.perf_counter()
+    fed = characters_fed([run.result.summary for run in runs.values()])
+    top = comparison_cutoff(ks, fed)
+    compared = compare_columns(compare_metrics or metrics, metrics, ks, top=top)
     comparison = compare(
         {name: run.result for name, run in runs.items()},
         metrics=compared,
@@ -269,6 +275,7 @@ def compare_chunkers(
         timings,
         settings.policy,
         rule,
+        top,
     )
     if plan is not None:
         plan.write(outcome)
@@ -276,11 +283,17 @@ def compare_chunkers(
     return outcome
 
 
-def comparison_cutoff(ks: Sequence[Cutoff]) -> Cutoff:
-    """The cut-off chunkings are compared at: the largest budget when there are budgets (the
-    last in :func:`~ctxeval.cutoffs.sort_cutoffs` order: by unit, then size), where each run
-    feeds the same amount of text; else the largest k."""
-    return sort_cutoffs(ks)[-1]
+def comparison_cutoff(ks: Sequence[Cutoff], fed: Mapping[str, float] | None = None) -> Cutoff:
+    """The cut-off chunkings are compared at: the largest budget when there are budgets, where
+    each run feeds the same amount of text; else the largest k. Budgets of different units are
+    ordered by ``fed`` (``{label: mean characters fed}``, over the runs) when it is given: the
+    budget that fed the most text (``512t`` may feed more than ``2000c``); else by unit, then
+    size (:func:`~ctxeval.cutoffs.sort_cutoffs`)."""
+    budgets = [k for k in ks if isinstance(k, Budget)]
+    if not budgets:
+        return sort_cutoffs(ks)[-1]
+    ordered = sort_cutoffs(budgets)
+    return max(ordered, key=lambda k: label_depth(cutoff_label(k), fed))
 
 
 def compare_columns(
@@ -288,12 +301,14 @@ def compare_columns(
     metrics: Sequence[str],
     ks: Sequence[Cutoff],
     where: str = "compare_chunkers(compare_metrics=...)",
+    top: Cutoff = None,
 ) -> list[str]:
     """The result columns to compare: each of ``wanted`` (``"context_recall@300w"``, or a
-    metric without ``@`` at :func:`comparison_cutoff`), checked against the ``metrics`` and
-    cut-offs ``ks`` the runs are evaluated with, before any work."""
+    metric without ``@`` at ``top``, by default :func:`comparison_cutoff`), checked against the
+    ``metrics`` and cut-offs ``ks`` the runs are evaluated with (so it can run before any
+    work)."""
     labels = [cutoff_label(k) for k in ks]
-    top = cutoff_label(comparison_cutoff(ks))
+    at_top = cutoff_label(comparison_cutoff(ks) if top is None else top)
     columns = []
     for given in wanted:
         name, at, label = given.partition("@")
@@ -301,7 +316,7 @@ def compare_columns(
             raise unknown_name(None, "metric", name, list(metrics), where=where)
         if at and label not in labels:
             raise unknown_name(None, "cut-off", label, labels, where=where)
-        columns.append(f"{name}@{label if at else top}")
+        columns.append(f"{name}@{label if at else at_top}")
     return columns
 
 

@@ -129,7 +129,9 @@ def _baseline(given: str | None, named: list[tuple[str, str]]) -> str | None:
 
 
 # -- metric columns -----------------------------------------------------------------------------
-def _column(given: str, columns: Sequence[str], flag: str) -> str:
+def _column(
+    given: str, columns: Sequence[str], flag: str, fed: dict[str, float] | None = None
+) -> str:
     """A metric named on the command line as a result column; a name without '@k' is the
     measure at its deepest cut-off."""
     from ctxeval.comparison.family import deepest_columns
@@ -138,14 +140,17 @@ def _column(given: str, columns: Sequence[str], flag: str) -> str:
     column = result_column(given)
     if column in columns:
         return column
-    if "@" not in given and column in deepest_columns(columns):
-        return deepest_columns(columns)[column]
+    if "@" not in given and column in deepest_columns(columns, fed):
+        return deepest_columns(columns, fed)[column]
     available = [c for c in columns if not c.startswith("micro_")]
     fail(str(unknown_name(None, "measure", given, available, where=f"{flag} {given}")))
 
 
 def chosen_metrics(
-    metrics: Sequence[str], gates: Sequence[str], columns: dict[str, list[str]]
+    metrics: Sequence[str],
+    gates: Sequence[str],
+    columns: dict[str, list[str]],
+    fed: dict[str, float] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The columns to compare (``--metric``; default
     :func:`~ctxeval.comparison.family.default_metrics`, as ``compare()``'s; ``all``: every
@@ -155,12 +160,12 @@ def chosen_metrics(
 
     first = next(iter(columns.values()))
     if list(metrics) == ["all"]:
-        wanted = list(deepest_columns(first).values())
+        wanted = list(deepest_columns(first, fed).values())
     elif metrics:
-        wanted = [_column(given, first, "--metric") for given in metrics]
+        wanted = [_column(given, first, "--metric", fed) for given in metrics]
     else:
-        wanted = default_metrics(first)
-    gated = [_column(given, first, "--fail-if-worse") for given in gates]
+        wanted = default_metrics(first, fed)
+    gated = [_column(given, first, "--fail-if-worse", fed) for given in gates]
     wanted += [column for column in dict.fromkeys(gated) if column not in wanted]
     for run, available in columns.items():
         for column in wanted:
@@ -386,8 +391,13 @@ def _evaluate_runs(
         else:
             prepared[name] = (path, _prepare(path, options))
             columns[name] = prepared[name][1].per_query_columns()
+    from ctxeval.comparison.family import characters_fed
+
+    # Saved results say how much text each cut-off fed: budgets of different units are then
+    # ordered by it (runs still to be scored are ordered by unit, then size).
+    fed = characters_fed([r.summary for r in results.values()]) if not prepared else None
     options["chosen"], options["gated"] = chosen_metrics(
-        options["metric_columns"], options["gates"], columns
+        options["metric_columns"], options["gates"], columns, fed
     )
     datasets: dict[str, Any] = {}
     for name, (path, run) in prepared.items():

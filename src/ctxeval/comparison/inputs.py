@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxeval.comparison.family import deepest_columns, default_metrics
+from ctxeval.comparison.family import characters_fed, deepest_columns, default_metrics
 from ctxeval.comparison.model import SHOWN_IDS, Alignment, RunAlignment, id_list
 from ctxeval.errors import (
     ConventionWarning,
@@ -212,9 +212,10 @@ def choose_metrics(named: list[tuple[str, EvaluationResult]], metrics: object) -
                 "compare(): the runs share no metric column; evaluate them with the same "
                 "metrics and cut-offs, or name the columns with metrics=[...]"
             )
+        fed = characters_fed([getattr(result, "summary", None) or {} for _, result in named])
         if metrics == "all":
-            return list(deepest_columns(shared).values())
-        return default_metrics(shared)
+            return list(deepest_columns(shared, fed).values())
+        return default_metrics(shared, fed)
     if isinstance(metrics, str) or not isinstance(metrics, Iterable):
         raise InvalidArgumentTypeError(
             f"compare(metrics={metrics!r}): give a list of result columns, e.g. "

@@ -183,7 +183,8 @@ def _context_cell(used: Mapping[str, Mapping[str, float]]) -> str:
     """The context at the deepest cut-off: chunks (and characters, words when known)."""
     if not used:
         return "n/a"
-    label = max(used, key=label_depth)  # the largest budget, else the largest k
+    fed = {label: float(sizes.get("characters") or 0.0) for label, sizes in used.items()}
+    label = max(used, key=lambda label: label_depth(label, fed))  # the budget feeding most
     sizes = used[label]
     parts = [f"{sizes['chunks']:.2f} chunks"]
     if "characters" in sizes:
