@@ -259,14 +259,16 @@ class RetrievalEvaluator:
         *,
         relevance_level: float = 1,
         max_retrieved: int | None = None,
+        missing_queries: str = "zero",
         **options: Any,
     ) -> RetrievalEvaluator:
         """ID-mode evaluation of a TREC run file against qrels: a TREC qrels file, or JSON
         (llama-index's ``EmbeddingQAFinetuneDataset``, ranx's ``{qid: {doc: relevance}}``).
 
         Documents are ranked by score (ties: docid descending, as trec_eval); a query judged in
-        the qrels but absent from the run gets an empty ranking and scores 0 (trec_eval ``-c``);
-        a query of the run without judgments is left out, as trec_eval does.
+        the qrels but absent from the run gets an empty ranking and scores 0 (trec_eval ``-c``;
+        ``missing_queries="skip"`` leaves it out, as trec_eval without ``-c``); a query of the
+        run without judgments is left out, as trec_eval does.
         ``relevance_level``: the lowest grade that counts as relevant (trec_eval ``-l``);
         ``max_retrieved``: only each query's first ``max_retrieved`` documents count (trec_eval
         ``-M``), for every measure and cut-off.
@@ -284,7 +286,8 @@ class RetrievalEvaluator:
                 "-M: the documents counted per query), or None for all of them"
             )
         metrics = at_relevance_level(owner, metrics, check_relevance_level(owner, relevance_level))
-        records = trec_records(run, qrels, max_retrieved)
+        check_choice(owner, "missing_queries", missing_queries, ("zero", "skip"))
+        records = trec_records(run, qrels, max_retrieved, missing_queries)
         evaluator = cls(records, metrics, **options)
         evaluator.source = os.fspath(run)
         evaluator.extra_inputs = [os.fspath(qrels)]

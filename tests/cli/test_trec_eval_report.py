@@ -23,9 +23,7 @@ TREC_EVAL_10 = [
 
 
 def expected(name: str) -> list[str]:
-    # ctxeval prints no runid line: the run's tag is not read.
-    lines = (FIXTURES / name).read_text().splitlines()
-    return [line for line in lines if not line.startswith("runid")]
+    return (FIXTURES / name).read_text().splitlines()
 
 
 def report(*args: str | Path) -> list[str]:
@@ -96,8 +94,8 @@ def test_trec_eval_version_applies_to_named_iprec_measures() -> None:
     args = ("--qrels", FIXTURES / "qrels.test", "-m", "iprec_at_recall_0.60", "-m", "map")
     want = {line.split("\t")[0].strip(): line for line in expected("out.test")}
     got = report(*args, "--trec-eval-version", "10")
-    assert got == [want["iprec_at_recall_0.60"], want["map"]]
-    assert report(*args)[0] != want["iprec_at_recall_0.60"]  # trec_eval 9 differs there
+    assert got == [want["runid"], want["iprec_at_recall_0.60"], want["map"]]
+    assert report(*args)[1] != want["iprec_at_recall_0.60"]  # trec_eval 9 differs there
 
 
 @pytest.mark.parametrize(
@@ -157,6 +155,7 @@ def test_counts_and_gm_map_are_summary_aggregates() -> None:
         for line in report("--qrels", FIXTURES / "qrels.test", "-m", "num_q", "-m", "gm_map")
     )
     assert {name.strip(): value for name, value in got.items()} == {
+        "runid": "STANDARD",
         "num_q": "3",
         "gm_map": "0.1051",
     }
@@ -180,6 +179,37 @@ def test_flag_errors(args: list[str], message: str) -> None:
 def test_trec_flags_refused_for_a_dataset(tmp_path: Path) -> None:
     data = tmp_path / "records.jsonl"
     data.write_text('{"retrieved_ids": ["a"], "relevant_ids": ["a"]}\n')
-    done = ctxeval("evaluate", data, "-l", "2")
-    assert done.returncode == 2
-    assert "-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels" in done.stderr
+    for flag in (["-l", "2"], ["-c"], ["--skip-missing"]):
+        done = ctxeval("evaluate", data, *flag)
+        assert done.returncode == 2
+        assert "-c/--complete and --skip-missing apply to --run/--qrels" in done.stderr
+
+
+def test_queries_missing_from_the_run_are_left_out_unless_c(tmp_path: Path) -> None:
+    """trec_eval averages over the queries the run answered, and with -c over every judged
+    query (a missing one scores 0). The run here answers q1 and q2 of three judged queries."""
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 2.0 mine\nq1 Q0 d2 2 1.0 mine\nq2 Q0 d3 1 1.0 mine\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d2 1\nq2 0 d3 1\nq3 0 d9 1\n")
+
+    def summary(*flags: str) -> dict[str, str]:
+        done = ctxeval("evaluate", "--run", run, "--qrels", qrels, "--format", "trec_eval", *flags)
+        assert done.returncode == 0, done.stderr
+        return {line.split()[0]: line.split()[2] for line in done.stdout.splitlines()}
+
+    # q1: relevant d2 at rank 2 (AP 0.5); q2: d3 at rank 1 (AP 1).
+    default = summary()
+    assert default["runid"] == "mine"
+    assert (default["num_q"], default["num_rel"], default["map"]) == ("2", "2", "0.7500")
+    complete = summary("-c")
+    assert (complete["num_q"], complete["num_rel"], complete["map"]) == ("3", "3", "0.5000")
+    assert summary("--skip-missing") == default
+    # The other formats keep every judged query unless asked (-c's convention, as before).
+    done = ctxeval("evaluate", "--run", run, "--qrels", qrels, "-m", "map", "--format", "json")
+    assert json.loads(done.stdout)["aggregate"]["average_precision"] == 0.5
+    done = ctxeval(
+        "evaluate", "--run", run, "--qrels", qrels, "-m", "map", "--format", "json",
+        "--skip-missing",
+    )  # fmt: skip
+    assert json.loads(done.stdout)["aggregate"]["average_precision"] == 0.75

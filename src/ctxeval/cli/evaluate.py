@@ -97,6 +97,23 @@ Examples:
     help="With --run/--qrels: only the first M documents of each query count (trec_eval -M).",
 )
 @click.option(
+    "-c",
+    "--complete",
+    "complete",
+    flag_value=True,
+    default=None,
+    help="With --run/--qrels: a query of the qrels with no results in the run scores 0 and "
+    "counts in every mean (trec_eval -c). Default: yes, except with --format trec_eval, which "
+    "like trec_eval leaves such queries out unless -c is given.",
+)
+@click.option(
+    "--skip-missing",
+    "complete",
+    flag_value=False,
+    help="With --run/--qrels: leave out the queries of the qrels with no results in the run "
+    "(trec_eval without -c).",
+)
+@click.option(
     "--trec-eval-version",
     type=click.Choice(list(TREC_EVAL_VERSIONS)),
     help="Round iprec_at_recall's recall levels as this trec_eval does: 9 (pytrec_eval's; the "
@@ -157,10 +174,14 @@ def evaluate_command(path: str | None, **options: Any) -> None:
             result, records = _evaluate_trec(options, gates)
         elif path is None:
             fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
-        elif options["relevance_level"] is not None or options["max_retrieved"] is not None:
+        elif (
+            options["relevance_level"] is not None
+            or options["max_retrieved"] is not None
+            or options["complete"] is not None
+        ):
             fail(
-                "-l/--relevance-level and -M/--max-retrieved apply to --run/--qrels, not to a "
-                "dataset"
+                "-l/--relevance-level, -M/--max-retrieved, -c/--complete and --skip-missing "
+                "apply to --run/--qrels, not to a dataset"
             )
         elif path == "-":
             _trec_eval_version(options)
@@ -180,7 +201,10 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         report_skipped(result)
         if options["fmt"] == "trec_eval":
             rows = result.per_query if options["per_query"] else ()
-            click.echo(render_trec_eval(result.aggregate, rows))
+            from ctxeval.io.trec import run_tag
+
+            tag = run_tag(options["run_file"]) if options["run_file"] else None
+            click.echo(render_trec_eval(result.aggregate, rows, runid=tag))
         else:
             click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
         if options["report_path"]:
@@ -286,6 +310,9 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
         measures = with_trec_eval_version(measures, options["trec_eval_version"])
     run_file = options["run_file"]
     level = options["relevance_level"]
+    complete = options["complete"]
+    if complete is None:  # trec_eval's report is trec_eval's default: without -c
+        complete = options["fmt"] != "trec_eval"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConventionWarning)
         evaluator = RetrievalEvaluator.from_trec(
@@ -294,6 +321,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
             measures,
             relevance_level=1 if level is None else level,
             max_retrieved=options["max_retrieved"],
+            missing_queries="zero" if complete else "skip",
             workers=options["workers"],
             progress=options["progress"],
         )

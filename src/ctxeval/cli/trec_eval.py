@@ -88,9 +88,11 @@ def _line(name: str, query: str, value: float, count: bool) -> str:
 def render_trec_eval(
     aggregate: dict[str, float | None],
     per_query: Iterable[dict[str, Any]] = (),
+    runid: str | None = None,
 ) -> str:
     """The report as trec_eval prints it: each query's lines (when ``per_query`` rows are
-    given, in query id order, as trec_eval -q), then the summary lines ("all")."""
+    given, in query id order, as trec_eval -q), then the summary lines ("all"), the first of
+    them ``runid`` (the run's tag) when given."""
     columns = list(aggregate)
     counts = {column: _is_count(column) for column in columns}
     names = {column: trec_eval_name(column) for column in columns}
@@ -100,6 +102,8 @@ def render_trec_eval(
             value = row.get(column)
             if value is not None and column not in _SUMMARY_ONLY:
                 lines.append(_line(names[column], str(row["id"]), value, counts[column]))
+    if runid is not None:
+        lines.append(f"{'runid':<22}\tall\t{runid}")
     for column in columns:
         value = aggregate[column]
         if value is not None:

@@ -30,6 +30,7 @@ __all__ = [
     "read_qrels",
     "read_trec_qrels",
     "read_trec_run",
+    "run_tag",
     "trec_records",
     "write_trec_qrels",
     "write_trec_run",
@@ -217,13 +218,26 @@ def write_trec_qrels(
                 out.write(f"{qid} 0 {docno} {int(relevance)}\n")
 
 
+def run_tag(path: str | os.PathLike[str]) -> str | None:
+    """The run's tag (the 6th column of its first result line), which trec_eval prints as
+    ``runid``; None when the run has no line or no tag."""
+    for _, _, parts in _lines(path):
+        return parts[5] if len(parts) >= 6 else None
+    return None
+
+
 def trec_records(
-    run: str | os.PathLike[str], qrels: str | os.PathLike[str], max_retrieved: int | None = None
+    run: str | os.PathLike[str],
+    qrels: str | os.PathLike[str],
+    max_retrieved: int | None = None,
+    missing_queries: str = "zero",
 ) -> list[dict[str, Any]]:
     """ID-mode records of a TREC run judged by ``qrels`` (see
-    :meth:`~ctxeval.RetrievalEvaluator.from_trec`): one per judged query, documents ranked by
-    score (ties: docid descending, as trec_eval), the first ``max_retrieved`` kept; warns of
-    the queries missing from the run and of ties that straddle relevance."""
+    :meth:`~ctxeval.RetrievalEvaluator.from_trec`): one per judged query (``missing_queries=
+    "skip"``: per judged query the run has results for, as trec_eval without ``-c``),
+    documents ranked by score (ties: docid descending, as trec_eval), the first
+    ``max_retrieved`` kept; warns of the queries missing from the run and of ties that straddle
+    relevance."""
     from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
 
     ranked = read_trec_run(run)
@@ -231,11 +245,13 @@ def trec_records(
     records = []
     tied = 0
     for qid, grades in judged.items():
+        if missing_queries == "skip" and qid not in ranked:
+            continue
         scored = ranked.get(qid, {})
         order = rank_documents(scored, location=f"{run}: {qid}")
         if len(set(scored.values())) < len(scored):
             tied += ties_straddle_relevance(scored, order, grades)
         records.append({"id": qid, "retrieved_ids": order[:max_retrieved], "qrels": grades})
     missing = [qid for qid in judged if qid not in ranked]
-    warn_policies(ranked, judged, missing, "zero", tied, "trec_eval")
+    warn_policies(ranked, judged, missing, missing_queries, tied, "trec_eval")
     return records
