@@ -285,3 +285,23 @@ def test_mixed_units_are_compared_at_the_budget_that_fed_the_most_text() -> None
 
     again = compare(outcome.results, n_resamples=20)
     assert {column.split("@")[1] for column in again.metrics} == {"512t"}
+
+
+def test_the_reports_queries_show_only_the_chunks_fed() -> None:
+    from ctxeval.chunking.report import harness_report
+
+    outcome = compare_chunkers(
+        {"a": DOC},
+        [{"id": "q", "question": "q", "excerpts": ["echo foxtrot golf"]}],
+        {"w4": "fixed(words=4)", "w2": "fixed(words=2)"},
+        retriever=_first_to_last,
+        k=[1, "4w"],
+        n_resamples=10,
+    )
+    page = harness_report(outcome)
+    # At 4w, w4 feeds chunk 0 only: its chunk 1, which holds the excerpt, is not shown (nor
+    # marked), as context_recall@4w = 0 did not count it.
+    assert outcome.runs["w4"].result.aggregate["context_recall@4w"] == 0.0
+    assert "alpha bravo charlie delta" in page
+    assert "echo foxtrot golf hotel" not in page
+    assert "show the chunks fed at 4w" in page

@@ -109,6 +109,7 @@ class HarnessResult:
     attribution: str = "match"
     top: Cutoff = None
     """The cut-off the runs are compared at (:func:`comparison_cutoff`)."""
+    token_counter: Any = "rouge"
 
     def __post_init__(self) -> None:
         if self.top is None:
@@ -276,6 +277,7 @@ def compare_chunkers(
         settings.policy,
         rule,
         top,
+        settings.tokens,
     )
     if plan is not None:
         plan.write(outcome)

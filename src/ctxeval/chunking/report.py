@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxeval.cutoffs import cutoff_label
+from ctxeval.budgets import ContextSizes
+from ctxeval.cutoffs import Budget, cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
 
@@ -120,13 +121,30 @@ def _attribution_bars(outcome: HarnessResult) -> str:
     )
 
 
-def _shown(record: dict[str, Any]) -> dict[str, Any]:
+def _fed(outcome: HarnessResult, records: list[dict[str, Any]]) -> list[list[str]]:
+    """Each record's chunks fed at the comparison cut-off (the cut chunk's kept text last,
+    under ``truncate``): what the metrics there judged."""
+    texts = [record["retrieved_context"] for record in records]
+    top = outcome.top
+    if not isinstance(top, Budget):
+        return [list(t) if top is None else list(t[:top]) for t in texts]
+    sizes = ContextSizes(texts, outcome.token_counter)
+    cut = sizes.cut(top, outcome.budget_policy)
+    partial = sizes.partial_texts(cut)
+    return [
+        [*t[: int(n)], *([partial[b]] if b in partial else [])]
+        for b, (t, n) in enumerate(zip(texts, cut.chunks.tolist(), strict=True))
+    ]
+
+
+def _shown(record: dict[str, Any], fed: list[str]) -> dict[str, Any]:
     """What the worst-query list reads of a run record: the question, the ground truth and the
-    top three chunks (each chunk is judged on its own, so its mark is the same)."""
+    chunks fed at the comparison cut-off (the list shows the first few, each judged on its
+    own, so its mark is the metric's)."""
     return {
         "id": record["id"],
         "question": record["question"],
-        "retrieved_context": record["retrieved_context"][:3],
+        "retrieved_context": fed,
         "ground_truth_context": record["ground_truth_context"],
     }
 
@@ -141,11 +159,16 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
         f"policy: {_esc(outcome.budget_policy)}; compared at {_esc(cutoff_label(outcome.top))}. "
         "A chunking with bigger chunks feeds the model more text at the same k: compare at a "
         "budget (equal context), read recall against the words fed, and the misses against "
-        "the ceiling (see docs/chunking.md).</p>"
+        "the ceiling (see docs/chunking.md). The queries further down show the chunks fed at "
+        f"{_esc(cutoff_label(outcome.top))}.</p>"
     )
     section = f'{note}{_table(outcome)}<div class="figs">{figures}</div>'
     datasets: Mapping[str, Any] = {
-        name: [_shown(record) for record in run.records] for name, run in outcome.runs.items()
+        name: [
+            _shown(record, fed)
+            for record, fed in zip(run.records, _fed(outcome, run.records), strict=True)
+        ]
+        for name, run in outcome.runs.items()
     }
     return html_report(
         outcome.comparison,
