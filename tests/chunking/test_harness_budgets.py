@@ -305,3 +305,20 @@ def test_the_reports_queries_show_only_the_chunks_fed() -> None:
     assert "alpha bravo charlie delta" in page
     assert "echo foxtrot golf hotel" not in page
     assert "show the chunks fed at 4w" in page
+
+
+def test_budget_columns_get_curves_of_their_own(budgeted) -> None:
+    from ctxeval.comparison.curves import metric_curves
+
+    curves = metric_curves(budgeted.results, n_resamples=50)
+    assert [p.k for p in curves["ndcg"]["fixed"]] == [3]
+    assert [(p.k, p.unit) for p in curves["ndcg @ words"]["fixed"]] == [
+        (100, "words"),
+        (250, "words"),
+    ]
+    assert [(p.k, p.unit) for p in curves["ndcg @ characters"]["sentences"]] == [
+        (1500, "characters")
+    ]
+    point = curves["context_recall @ words"]["sentences"][1]
+    assert point.mean == budgeted.runs["sentences"].result.aggregate["context_recall@250w"]
+    assert point.low <= point.mean <= point.high

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxeval.comparison.stats import mean_interval, random_stream
+from ctxeval.cutoffs import budget_problem, parse_budget
 from ctxeval.results import EvaluationResult
 
 __all__ = ["BAND_RESAMPLES", "CurvePoint", "metric_curves", "split_column"]
@@ -31,12 +32,26 @@ class CurvePoint:
     low: float
     high: float
     queries: int
+    unit: str = "k"
+    """What ``k`` counts: ``"k"`` (chunks), or a budget's unit (``"words"``, ``"characters"``,
+    ``"tokens"``)."""
 
 
 def split_column(column: str) -> tuple[str, int | None]:
     """``"ndcg@10"`` -> ``("ndcg", 10)``; a column without a numeric cut-off gives ``None``."""
     name, _, k = column.partition("@")
     return name, int(k) if k.isdigit() else None
+
+
+def _cut_off(label: str) -> tuple[int, str] | None:
+    """A column's cut-off as ``(size, unit)``: ``(5, "k")``, ``(300, "words")``; None for the
+    whole list."""
+    if label.isdigit():
+        return int(label), "k"
+    if label and budget_problem(label) is None:
+        budget = parse_budget(label)
+        return budget.size, budget.unit_name
+    return None
 
 
 def metric_curves(
@@ -46,17 +61,21 @@ def metric_curves(
     alpha: float = 0.05,
     n_resamples: int = BAND_RESAMPLES,
 ) -> dict[str, dict[str, list[CurvePoint]]]:
-    """``{measure: {run: points in order of k}}`` for every macro column with a numeric cut-off,
-    measures in the order of the first run's columns."""
+    """``{panel: {run: points in order of k}}`` for every macro column with a cut-off,
+    measures in the order of the first run's columns: a measure's counts in one panel (named
+    by the measure), its budgets in one panel per unit (``"ndcg @ words"``)."""
     curves: dict[str, dict[str, list[CurvePoint]]] = {}
     for run, result in results.items():
         for column, mean in result.aggregate.items():
-            measure, k = split_column(column)
-            if column.startswith("micro_") or k is None or mean is None:
+            measure, _, label = column.partition("@")
+            cut = _cut_off(label)
+            if column.startswith("micro_") or cut is None or mean is None:
                 continue
-            point = _point(run, column, k, mean, result, seed, alpha, n_resamples)
+            k, unit = cut
+            point = _point(run, column, k, mean, result, seed, alpha, n_resamples, unit)
             if point is not None:
-                curves.setdefault(measure, {}).setdefault(run, []).append(point)
+                panel = measure if unit == "k" else f"{measure} @ {unit}"
+                curves.setdefault(panel, {}).setdefault(run, []).append(point)
     for by_run in curves.values():
         for points in by_run.values():
             points.sort(key=lambda point: point.k)
@@ -72,6 +91,7 @@ def _point(
     seed: int,
     alpha: float,
     n_resamples: int,
+    unit: str = "k",
 ) -> CurvePoint | None:
     values = np.array(
         [row[column] for row in result.per_query if row.get(column) is not None],
@@ -81,4 +101,4 @@ def _point(
         return None
     rng = random_stream(seed, f"{column}\n{run}", "bootstrap")
     low, high = mean_interval(values, rng, n_resamples, alpha)
-    return CurvePoint(k=k, mean=mean, low=low, high=high, queries=len(values))
+    return CurvePoint(k=k, mean=mean, low=low, high=high, queries=len(values), unit=unit)

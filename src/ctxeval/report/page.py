@@ -220,15 +220,14 @@ def runs_table(
 
 # -- plots ----------------------------------------------------------------------------------------
 def curves_plot(curves: Mapping[str, Mapping[str, Sequence[CurvePoint]]], alpha: float) -> str:
-    """Every metric against k, one panel per metric, each run a line with its band."""
+    """Every metric against k (and against each budget unit), one panel per metric and axis,
+    each run a line with its band."""
     if not curves:
         return ""
     plt = pyplot()
     columns = min(3, len(curves))
     rows = -(-len(curves) // columns)
-    fig, axes = plt.subplots(
-        rows, columns, figsize=(3.6 * columns, 2.8 * rows), squeeze=False, sharex=True
-    )
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.8 * rows), squeeze=False)
     runs = list(dict.fromkeys(run for by_run in curves.values() for run in by_run))
     for ax, (measure, by_run) in zip(axes.flat, curves.items(), strict=False):
         for run, points in by_run.items():
@@ -239,10 +238,10 @@ def curves_plot(curves: Mapping[str, Mapping[str, Sequence[CurvePoint]]], alpha:
                             alpha=0.15, linewidth=0)  # fmt: skip
         ax.set_title(measure, fontsize=10)
         ax.grid(alpha=0.3)
+        unit = next(iter(by_run.values()))[0].unit
+        ax.set_xlabel("k (chunks)" if unit == "k" else f"budget ({unit})", fontsize=8)
     for ax in axes.flat[len(curves) :]:
         ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("k")
     axes.flat[0].legend(fontsize=8)
     fig.tight_layout()
     return figure_html(
