@@ -375,6 +375,11 @@ def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
                 f"chunker name {name!r}: use letters, digits, '.', '_' and '-' (it names the "
                 "run file NAME.jsonl), starting with a letter or digit"
             )
+        if name.lower().endswith(".result"):
+            raise InvalidArgumentError(
+                f"chunker name {name!r}: a name may not end in '.result' (NAME.result.jsonl is "
+                "the file of the chunker NAME's evaluation); choose another name"
+            )
         resolved[name] = as_chunker(chunker)
     return resolved
 

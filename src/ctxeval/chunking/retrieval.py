@@ -222,5 +222,12 @@ def _ranking(name: str, returned: object, count: int) -> Ranking:
                 f"retriever {name}: returned chunk {position} twice; return each chunk once"
             )
         seen.add(position)
+        if score is not None and (
+            isinstance(score, bool) or not isinstance(score, int | float | np.number)
+        ):
+            raise InvalidArgumentTypeError(
+                f"retriever {name}: returned {item!r}; a score must be a number, e.g. "
+                "(position, 0.83)"
+            )
         ranking.append((position, None if score is None else float(score)))
     return ranking
