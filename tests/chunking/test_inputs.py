@@ -159,3 +159,27 @@ def test_a_splitter_that_rewrites_text_is_an_error() -> None:
         as_chunker(lambda text: ["Nothing like this is in the text"]).chunk(TEXT, "assert")
     with pytest.raises(CtxevalError, match="expected a spec"):
         as_chunker(42)
+
+
+def test_excerpts_are_located_normalised_then_fuzzily_and_counted() -> None:
+    from ctxeval.chunking.questions import ExcerptWarning
+
+    rows = [
+        {"id": "space", "question": "q", "excerpts": ["then  run the\ntool."]},
+        # One letter differs ("prints" -> "print"): found fuzzily, at the document's text.
+        {"id": "typo", "question": "q", "excerpts": ["It print a table."]},
+        {"id": "exact", "question": "q", "excerpts": ["Install it first."]},
+    ]
+    with pytest.warns(ExcerptWarning, match=r"1 excerpt text\(s\) located after normalising"):
+        questions = load_questions(rows, CORPUS)
+    assert questions[0].excerpts == (Excerpt("guide", 19, 37, "Then run the tool."),)
+    typo = questions[1].excerpts[0]
+    assert typo.doc == "guide"
+    assert CORPUS["guide"][typo.start : typo.end] == typo.text
+    assert "print" in typo.text
+    assert questions[2].excerpts == (Excerpt("guide", 0, 17, "Install it first."),)
+    # A text in another document than its doc is not taken from there.
+    with pytest.raises(CtxevalError, match="not fuzzily"):
+        load_questions(
+            [{"question": "q", "excerpts": [{"text": "Why offline?", "doc": "guide"}]}], CORPUS
+        )

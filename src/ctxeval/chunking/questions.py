@@ -12,9 +12,13 @@
   ``[{"content", "start_index", "end_index"}]``) and ``corpus_id``, as it is. Its questions have
   no ids: each is named by its 1-based row number.
 
-A text without a span is located exactly (``str.find``), in its ``doc`` when one is given, else
-in the documents in corpus order (the first occurrence wins). Offsets are Python string indices
-into the document. Every problem names the file and line (or row), the field and the fix.
+A text without a span is located in its ``doc`` when one is given, else in the documents in
+corpus order (the first occurrence wins): exactly (``str.find``), then, like ``--corpus``
+locating (:class:`~ctxeval.matching.locate.Locator`), whitespace- and case-normalised, then fuzzy
+(rapidfuzz alignment of at least 90). A text found the second or third way takes the document's
+text at its span, and one :class:`ExcerptWarning` says how many were; a text found no way stops
+the run. Offsets are Python string indices into the document. Every problem names the file and
+line (or row), the field and the fix.
 """
 
 from __future__ import annotations
@@ -22,15 +26,59 @@ from __future__ import annotations
 import csv
 import json
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, type_name
+from ctxeval.errors import CtxevalWarning, InvalidArgumentError, type_name
 from ctxeval.io.sources import text_lines
+from ctxeval.matching.locate import Locator
 
-__all__ = ["Excerpt", "Question", "load_questions"]
+__all__ = ["Excerpt", "ExcerptWarning", "Question", "load_questions"]
+
+
+class ExcerptWarning(CtxevalWarning):
+    """Excerpts located only after normalising whitespace and case, or fuzzily."""
+
+
+class _Finder:
+    """Locates excerpt texts in the corpus: exactly, else by a shared
+    :class:`~ctxeval.matching.locate.Locator` (built on first need); counts how."""
+
+    def __init__(self, corpus: Mapping[str, str]) -> None:
+        self.corpus = corpus
+        self.counts = {"normalised": 0, "fuzzy": 0}
+        self._locator: Locator | None = None
+
+    def find(self, text: str, doc: str | None) -> Excerpt | None:
+        names = [doc] if doc is not None else list(self.corpus)
+        for name in names:
+            start = self.corpus[name].find(text)
+            if start >= 0:
+                return Excerpt(name, start, start + len(text), text)
+        if self._locator is None:
+            self._locator = Locator(self.corpus)
+        found = self._locator.locate(text, doc)
+        span = found.span
+        if span is None or (doc is not None and span.doc != doc):
+            return None
+        self.counts[found.how] = self.counts.get(found.how, 0) + 1
+        return Excerpt(span.doc, span.start, span.end, self.corpus[span.doc][span.start : span.end])
+
+    def report(self, source: object) -> None:
+        if any(self.counts.values()):
+            warnings.warn(
+                ExcerptWarning(
+                    f"questions {source}: {self.counts['normalised']} excerpt text(s) located "
+                    f"after normalising whitespace and case, {self.counts['fuzzy']} fuzzily; "
+                    "each takes the document's text at its span (give spans, or copy the "
+                    "texts exactly, to silence this)"
+                ),
+                stacklevel=3,
+            )
+
 
 _ID_FIELDS = ("id", "query_id", "qid", "_id")
 _QUESTION_FIELDS = ("question", "query")
@@ -78,7 +126,9 @@ def load_questions(
             )
     else:
         rows = ((f"questions[{i}]", _with_id(row, str(i + 1))) for i, row in enumerate(source))
-    questions = [_question(where, row, corpus) for where, row in rows]
+    finder = _Finder(corpus)
+    questions = [_question(where, row, finder) for where, row in rows]
+    finder.report(source if isinstance(source, str | os.PathLike) else "(in memory)")
     _check_unique(questions)
     if not questions:
         raise InvalidArgumentError(f"questions {source}: no questions")
@@ -146,7 +196,7 @@ def _chroma_reference(where: str, reference: object, corpus_id: str) -> dict[str
     }
 
 
-def _question(where: str, row: object, corpus: Mapping[str, str]) -> Question:
+def _question(where: str, row: object, finder: _Finder) -> Question:
     if not isinstance(row, dict):
         raise InvalidArgumentError(
             f'{where}: expected a {{"id": ..., "question": ..., "excerpts": [...]}} object, '
@@ -165,7 +215,7 @@ def _question(where: str, row: object, corpus: Mapping[str, str]) -> Question:
     here = f"{where} (question {qid!r})"
     items = _raw_excerpts(here, row)
     excerpts = tuple(
-        _excerpt(f"{here}: {field} {n}", item, corpus) for n, (field, item) in enumerate(items, 1)
+        _excerpt(f"{here}: {field} {n}", item, finder) for n, (field, item) in enumerate(items, 1)
     )
     return Question(qid, text, excerpts)
 
@@ -210,9 +260,10 @@ def _fixture_items(row: dict[str, Any], texts: list[object]) -> list[object]:
     return items
 
 
-def _excerpt(where: str, item: object, corpus: Mapping[str, str]) -> Excerpt:
+def _excerpt(where: str, item: object, finder: _Finder) -> Excerpt:
+    corpus = finder.corpus
     if isinstance(item, str):
-        return _located(where, item, None, corpus)
+        return _located(where, item, None, finder)
     if not isinstance(item, dict):
         raise InvalidArgumentError(
             f"{where}: give a text or a {{'doc': ..., 'start': ..., 'end': ...}} span, "
@@ -230,7 +281,7 @@ def _excerpt(where: str, item: object, corpus: Mapping[str, str]) -> Excerpt:
             raise InvalidArgumentError(
                 f"{where}: give the excerpt's text, or its span as doc, start and end"
             )
-        return _located(where, text, doc, corpus)
+        return _located(where, text, doc, finder)
     if doc is None:
         raise InvalidArgumentError(f"{where}: a span needs 'doc', the document it is in")
     start, end = _offset(where, "start", item.get("start")), _offset(where, "end", item.get("end"))
@@ -268,18 +319,17 @@ def _corpus_name(where: str, doc: object, corpus: Mapping[str, str]) -> str:
     )
 
 
-def _located(where: str, text: str, doc: str | None, corpus: Mapping[str, str]) -> Excerpt:
+def _located(where: str, text: str, doc: str | None, finder: _Finder) -> Excerpt:
     if not text.strip():
         raise InvalidArgumentError(f"{where}: the excerpt text is empty")
-    names = [doc] if doc is not None else list(corpus)
-    for name in names:
-        start = corpus[name].find(text)
-        if start >= 0:
-            return Excerpt(name, start, start + len(text), text)
+    found = finder.find(text, doc)
+    if found is not None:
+        return found
     inside = f"document {doc!r}" if doc is not None else "any document of the corpus"
     raise InvalidArgumentError(
-        f"{where}: the text {_clip(text)} is not in {inside} (exactly, character for "
-        "character); give its span as doc, start and end, or copy the text from the document"
+        f"{where}: the text {_clip(text)} is not in {inside} (not exactly, not after "
+        "normalising whitespace and case, not fuzzily); give its span as doc, start and end, "
+        "or copy the text from the document"
     )
 
 
