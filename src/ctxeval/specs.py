@@ -99,8 +99,12 @@ def _literal(spec: str, node: ast.expr) -> Any:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         value = _NOT_LITERAL
     if not isinstance(value, _LITERAL_TYPES):
+        hint = ""
+        if isinstance(node, ast.Name):  # an unquoted word: tokenizer=unicode
+            hint = f"; quote text values, e.g. {node.id!r} (on a shell, wrap the spec in quotes)"
         raise SpecError(
-            f"{spec!r}: option values must be literals (numbers, quoted strings, True/False)"
+            f"{spec!r}: option values must be literals (numbers, quoted strings, "
+            f"True/False){hint}"
         )
     return value
 

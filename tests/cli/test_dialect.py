@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from cli_helpers import ctxeval
 
 from ctxeval.cli.dialect import cli_syntax
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -50,3 +55,19 @@ from ctxeval.cli.dialect import cli_syntax
 )
 def test_cli_syntax(python: str, cli: str) -> None:
     assert cli_syntax(python) == cli
+
+
+@pytest.mark.parametrize(
+    ("match", "expected"),
+    [
+        ("rouge-chunk(threshold=2)", "--match rouge-chunk(threshold=2): threshold must be between"),
+        ("rouge-chnk", "--match rouge-chnk: unknown strategy 'rouge-chnk'; did you mean"),
+        ("rouge-chunk(tokenizer=foo)", "quote text values, e.g. 'foo'"),
+    ],
+)
+def test_match_errors_name_the_flag_without_python_class_names(match: str, expected: str) -> None:
+    done = ctxeval("evaluate", ROOT / "fixtures" / "records.jsonl", "--match", match)
+    assert done.returncode == 2
+    assert expected in done.stderr
+    assert "RougeChunkMatch" not in done.stderr
+    assert done.stderr.count("\n") == 1

@@ -630,7 +630,7 @@ def test_a_function_returning_the_wrong_type_is_reported(returned: object, messa
             "sentencex(language=de)",
             SpecError,
             "'sentencex(language=de)': option values must be literals (numbers, quoted strings, "
-            "True/False)",
+            "True/False); quote text values, e.g. 'de' (on a shell, wrap the spec in quotes)",
         ),
         (
             "sentencex(language=5)",

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -241,9 +242,16 @@ def field_options(options: dict[str, Any]) -> dict[str, str]:
 
 
 def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -> Any:
+    from ctxeval.errors import CtxevalError
     from ctxeval.matching.specs import parse_strategy
 
-    strategy = parse_strategy(match)
+    try:
+        strategy = parse_strategy(match)
+    except CtxevalError as exc:
+        # "'spec': Class(option=...): problem" -> "--match spec: problem", in CLI terms.
+        problem = str(exc).split(": ", 1)[-1]
+        problem = re.sub(r"^[A-Z]\w*\([^)]*\): ", "", problem)
+        fail(f"--match {match}: {problem}")
     if threshold is None and tokenizer is None:
         return strategy
     options = strategy.options()
