@@ -66,7 +66,11 @@ class SeenIds:
         """Register ``record_id`` as claimed at ``where``. For a record (``record=True``; a bad
         record claims its id too, with ``record=False``), return where the id was first claimed
         if that is elsewhere: the record is a duplicate. Else None."""
-        value = self._hash(record_id)
+        return self.claim_hash(self._hash(record_id), where, record=record)
+
+    def claim_hash(self, value: int, where: int, *, record: bool) -> int | None:
+        """:meth:`claim` for an id already hashed (``value``: its ``hash_id``), so that worker
+        processes can hash the ids of their partitions and one table checks them all."""
         low, high = value & _MASK64, value >> 64
         slots = self._slots
         end = len(slots)
