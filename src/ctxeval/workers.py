@@ -365,7 +365,7 @@ def check_claims(
     as a run in one process claims them): ``{position: where the id was first claimed}`` for
     its records whose id was claimed before. ``files``: ``{number: (name, format)}``."""
     found: dict[int, str] = {}
-    count = len(files)
+    count = max(files) + 1  # file numbers may skip an empty file
     for value, pos, record in claims:
         first = seen.claim_hash(value, pos * count + number, record=record)
         if first is not None:

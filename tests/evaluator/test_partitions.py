@@ -268,3 +268,23 @@ def test_parquet_partitions_with_duplicates_equal_one_process(tmp_path: Path) ->
     ).run()
     _same(many, one)
     assert [s["location"] for s in one.skipped] == [f"{path}:row {n}" for n in (91, 101)]
+
+
+def test_a_glob_with_an_empty_file_and_duplicates_across_files(tmp_path: Path) -> None:
+    _lines_dataset(tmp_path / "a.jsonl", [_record(i, f"q{i}") for i in range(80)])
+    (tmp_path / "b.jsonl").write_bytes(b"")
+    # c.jsonl:n holds a.jsonl:n+1's id (numbering that skipped the empty file would not see it)
+    later = [*range(1, 6), *range(100, 180)]
+    _lines_dataset(tmp_path / "c.jsonl", [_record(i, f"q{i}") for i in later])
+    pattern = str(tmp_path / "*.jsonl")
+    one = RetrievalEvaluator(pattern, MEASURES, workers=1, on_error="skip").run()
+    many = RetrievalEvaluator(
+        pattern, MEASURES, workers=2, partition_bytes=2_000, on_error="skip"
+    ).run()
+    _same(many, one)
+    assert [s["location"] for s in many.skipped] == [
+        f"{tmp_path / 'c.jsonl'}:{n}" for n in range(1, 6)
+    ]
+    assert many.skipped[0]["message"].startswith(
+        f"duplicate id 'q1', first seen at {tmp_path / 'a.jsonl'}:2"
+    )
