@@ -8,12 +8,15 @@ The dataset: JSONL text records of 10 distinct ~120-word chunks and 1-3 ground-t
 (CPU-bound scoring; :func:`benchmarks.dask_scaling.make_dataset`). Every run's aggregate and
 per-query rows are checked equal to ``workers=1``'s. Each repeat runs the three modes one after
 the other, so that a speed-up is a ratio of two runs close in time; the table gives every
-repeat's range (min-max), and the load average (1 min) before each repeat, since on a shared
-machine other processes take cores. Parent CPU is this process's user+system time during the
-run; worker CPU is the children's (``RUSAGE_CHILDREN``, counted when the pool has shut down).
-CPU times are less disturbed by other processes than wall times: ``CPU efficiency`` is
-``workers=1``'s CPU per record over the workers' (1.0: a worker does no work one process does
-not), and ``2 x efficiency`` the speed-up two otherwise idle cores would give. The implied
+repeat's range (min-max), then the ratio of the best walls, and the load average (1 min) before
+each repeat, since on a shared machine other processes take cores. Parent CPU is this
+process's user+system time during the run; worker CPU is the children's (``RUSAGE_CHILDREN``,
+counted when the pool has shut down). CPU times are less disturbed by other processes than
+wall times: ``CPU efficiency`` is ``workers=1``'s CPU per record over the workers' (1.0: a
+worker does no work one process does not), and ``2 x efficiency`` the speed-up two otherwise
+idle cores would give, before start-up and the last block's wait. The control before each
+repeat: two pure-Python loops in two processes at once against one alone (2.0x when two cores
+are free). The implied
 speed-up on ``n`` cores, when the parent's serial work per record ``p`` and a worker's ``w``
 are all there is: ``n / max(1, n * p / w)``.
 """
@@ -54,6 +57,28 @@ def run(path: Path, workers: int, partitions: bool) -> tuple[float, float, float
     return wall, parent, children, result
 
 
+def _burn(_: object = None) -> float:
+    """Seconds of a pure-Python loop (the control: what two processes can get at the moment)."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(4_000_000):
+        total += i
+    return time.perf_counter() - started
+
+
+def control() -> float:
+    """Two burns at once in two processes against one alone: the throughput two processes get
+    from this machine right now (2.0 on two idle cores; less when other processes take them)."""
+    import multiprocessing
+
+    alone = _burn()
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        started = time.perf_counter()
+        pool.map(_burn, [0, 1])
+        together = time.perf_counter() - started
+    return 2 * alone / together
+
+
 def _range(values: list[float], form: str) -> str:
     low, high = min(values), max(values)
     return (
@@ -85,8 +110,10 @@ def main() -> None:
         runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _, _ in MODES}
         loads = []
         reference = None
+        controls = []
         for _ in range(args.repeats):
             loads.append(os.getloadavg()[0])
+            controls.append(control())
             for label, workers, partitions in MODES:
                 wall, parent, children, result = run(path, workers, partitions)
                 runs[label].append((wall, parent, children))
@@ -99,6 +126,10 @@ def main() -> None:
         base = runs["workers=1"]
         one_cpu = [parent / n for _, parent, _ in base]
         print(f"load average (1 min) before each repeat: {', '.join(f'{x:.2f}' for x in loads)}")
+        print(
+            "control, two pure-Python loops at once / one alone, before each repeat: "
+            f"{', '.join(f'{x:.2f}x' for x in controls)}"
+        )
         print()
         print(
             "| run | wall s | speed-up (wall) | parent CPU µs/record | workers' CPU µs/record "
@@ -123,6 +154,11 @@ def main() -> None:
                 f"{_range(parents, '.0f')} | {_range(children, '.0f')} | {efficiency} | "
                 f"{double} |"
             )
+        print()
+        best_one = min(wall for wall, _, _ in base)
+        for label, _, _ in MODES[1:]:
+            best = min(wall for wall, _, _ in runs[label])
+            print(f"best of {args.repeats} walls, {label}: {best_one / best:.2f}x workers=1's")
         rows = runs["workers=2, workers read their partitions"]
         shares = [parent / child for _, parent, child in rows]
         print()
