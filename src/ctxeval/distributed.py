@@ -473,11 +473,13 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
             o["batch_size"],
             return_rows,
             stop_at_error,
+            max(files) + 1,
         )
 
-    futures = [submit(n, {}) for n in range(len(positioned))]
-    seen = SeenIds()
     files = {block.number: (block.name, block.format) for block in blocks}
+    futures = [submit(n, {}) for n in range(len(positioned))]
+    # Sized for every record at once, when the first ids come (a record claims one id at most)
+    seen: SeenIds | None = None
     progress = o["progress"]
     # In input order, so that rows are kept and streamed in order, ids are checked as one
     # process checks them, and the first bad record stops the run as soon as its block is in.
@@ -485,7 +487,9 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
         block = positioned[n]
         try:
             state, claims = future.result()
-            duplicates = check_claims(seen, claims, block.number, files)
+            if seen is None and claims:
+                seen = SeenIds(capacity=sum(records for _, records in counts))
+            duplicates = check_claims(seen, claims, files) if seen is not None else {}
             if duplicates:  # rare: score the block again, its duplicates known
                 state, _ = submit(n, duplicates).result()
         except WorkerProcessError as exc:  # a worker died: name the records it held

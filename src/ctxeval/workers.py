@@ -39,7 +39,7 @@ from ctxeval.errors import InvalidArgumentError, WorkerProcessError
 from ctxeval.io.atomic import terminate_raises
 from ctxeval.io.blocks import Block, read_block
 from ctxeval.io.fields import ResolvedFields
-from ctxeval.io.seen_ids import SeenIds, hash_id
+from ctxeval.io.seen_ids import SeenIds, hash_id, split_hash
 from ctxeval.io.sources import locate
 from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
@@ -287,7 +287,9 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
 
 # --- partitions: the tasks of a run whose workers read their own blocks -------------------
 
-HashedClaims = list[tuple[int, int, bool]]  # (hash_id of an id, its position, a good record's)
+# The ids a partition claimed, for SeenIds.claim_many: (the id's hash_id as its low and high
+# 64 bits, where it was claimed: position * places + file number, whether a good record's).
+HashedClaims = list[tuple[int, int, int, bool]]
 
 
 def score_block(
@@ -336,11 +338,13 @@ def score_partition(
     batch_size: int,
     keep_rows: bool,
     stop_at_error: bool,
+    places: int,
 ) -> tuple[AggregatorState, HashedClaims]:
     """A local partitioned run's task: one block read and scored at its place in the dataset
     (``block.first_pos``, ``first_index``), with the ids it claimed, hashed, for the parent's
-    check (:func:`check_claims`). Only ``duplicates`` are taken for duplicates: the parent
-    scores a block again when the check finds one in it."""
+    check (:func:`check_claims`; ``places``: the dataset's last file number + 1). Only
+    ``duplicates`` are taken for duplicates: the parent scores a block again when the check
+    finds one in it."""
     claims: list[tuple[int, str, bool]] = []
     aggregator, _ = score_block(
         block,
@@ -355,22 +359,25 @@ def score_partition(
         stop_at_error=stop_at_error,
         claims=claims,
     )
-    return aggregator.state(), [(hash_id(rid), pos, record) for pos, rid, record in claims]
+    number = block.number
+    return aggregator.state(), [
+        (*split_hash(hash_id(record_id)), pos * places + number, record)
+        for pos, record_id, record in claims
+    ]
 
 
 def check_claims(
-    seen: SeenIds, claims: HashedClaims, number: int, files: Mapping[int, tuple[str, str]]
+    seen: SeenIds, claims: HashedClaims, files: Mapping[int, tuple[str, str]]
 ) -> dict[int, str]:
-    """Register the claims of a block of file ``number`` in ``seen`` (the blocks in input order,
-    as a run in one process claims them): ``{position: where the id was first claimed}`` for
-    its records whose id was claimed before. ``files``: ``{number: (name, format)}``."""
+    """Register a block's claims in ``seen`` (the blocks in input order, as a run in one process
+    claims them): ``{position: where the id was first claimed}`` for its records whose id was
+    claimed before. ``files``: ``{number: (name, format)}``; a place is ``position * places +
+    number``, with ``places = max(files) + 1`` (file numbers skip an empty file)."""
+    places = max(files) + 1
     found: dict[int, str] = {}
-    count = max(files) + 1  # file numbers may skip an empty file
-    for value, pos, record in claims:
-        first = seen.claim_hash(value, pos * count + number, record=record)
-        if first is not None:
-            first_pos, first_number = divmod(first, count)
-            found[pos] = locate(*files[first_number], first_pos)
+    for where, first in seen.claim_many(claims):
+        first_pos, first_number = divmod(first, places)
+        found[where // places] = locate(*files[first_number], first_pos)
     return found
 
 
