@@ -155,6 +155,13 @@ def main() -> None:
                 f"{double} |"
             )
         print()
+        labels = " | ".join(label for label, _, _ in MODES[1:])
+        print(f"| repeat | load (1 min) | control | {labels} |")
+        print("|---:|---:|---:|" + "---:|" * (len(MODES) - 1))
+        for i, (load, ctl) in enumerate(zip(loads, controls, strict=True)):
+            ratios = [f"{base[i][0] / runs[label][i][0]:.2f}x" for label, _, _ in MODES[1:]]
+            print(f"| {i + 1} | {load:.2f} | {ctl:.2f}x | " + " | ".join(ratios) + " |")
+        print()
         best_one = min(wall for wall, _, _ in base)
         for label, _, _ in MODES[1:]:
             best = min(wall for wall, _, _ in runs[label])
