@@ -524,6 +524,8 @@ def _settle_fields(
     """The blocks, the fields resolved for each block's file, and the field map to read it
     with: from the first file's first records, then every other file in the same mode."""
     field_map = as_field_map(fields)
+    if not groups:  # no file holds a byte
+        return [], [], []
     first = client.submit(
         file_fields, _whole_file(groups[0]), field_map, pure=False, retries=retries
     ).result()
