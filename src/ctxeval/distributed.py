@@ -61,7 +61,14 @@ from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.results.parts import parts_store, write_part
 from ctxeval.scoring import ScoringPlan
-from ctxeval.workers import LocalPool, check_claims, score_block, score_partition
+from ctxeval.workers import (
+    HashedClaims,
+    LocalFuture,
+    LocalPool,
+    check_claims,
+    score_block,
+    score_partition,
+)
 
 __all__ = [
     "dataset_bytes",
@@ -460,7 +467,7 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
     return_rows = aggregator.keep_rows or aggregator.row_sink is not None
     stop_at_error = o["on_error"] == "raise"
 
-    def submit(n: int, duplicates: dict[int, str]) -> Any:
+    def submit(n: int, duplicates: dict[int, str]) -> LocalFuture:
         return pool.submit(
             score_partition,
             positioned[n],
@@ -476,25 +483,13 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
             max(files) + 1,
         )
 
-    files = {block.number: (block.name, block.format) for block in blocks}
-    futures = [submit(n, {}) for n in range(len(positioned))]
-    # Sized for every record at once, when the first ids come (a record claims one id at most)
-    seen: SeenIds | None = None
-    progress = o["progress"]
-    # In input order, so that rows are kept and streamed in order, ids are checked as one
-    # process checks them, and the first bad record stops the run as soon as its block is in.
-    for n, future in enumerate(futures):
-        block = positioned[n]
+    def result(n: int, future: LocalFuture) -> tuple[AggregatorState, HashedClaims]:
         try:
-            state, claims = future.result()
-            if seen is None and claims:
-                seen = SeenIds(capacity=sum(records for _, records in counts))
-            duplicates = check_claims(seen, claims, files) if seen is not None else {}
-            if duplicates:  # rare: score the block again, its duplicates known
-                state, _ = submit(n, duplicates).result()
+            done: tuple[AggregatorState, HashedClaims] = future.result()
+            return done
         except WorkerProcessError as exc:  # a worker died: name the records it held
-            first = block.first_pos
-            last = first + max(counts[n][0], 1) - 1
+            block = positioned[n]
+            first, last = block.first_pos, block.first_pos + max(counts[n][0], 1) - 1
             raise WorkerProcessError(
                 f"a worker process died while scoring the records from "
                 f"{_locate(block, first)} to {_locate(block, last)}; "
@@ -502,11 +497,43 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
                 "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
                 "give the run more memory"
             ) from exc
-        aggregator.merge(state)
-        if progress is not None:
-            progress.update(state.values["_queries"] + len(state.values["skipped"]))
-        if aggregator.skipped and stop_at_error:
-            raise _first_bad(aggregator)
+
+    progress = o["progress"]
+    # Each block's final state, or the future of its second scoring (its duplicates known).
+    final: list[AggregatorState | LocalFuture] = []
+    merged = 0
+
+    def merge(wait: bool) -> None:
+        """Merge the blocks whose final state is in, in input order (rows are kept and
+        streamed in order; the first bad record stops the run as soon as its block is in)."""
+        nonlocal merged
+        while merged < len(final):
+            state = final[merged]
+            if isinstance(state, LocalFuture):
+                if not wait and not state.done():
+                    return
+                state = result(merged, state)[0]
+            aggregator.merge(state)
+            if progress is not None:
+                progress.update(state.values["_queries"] + len(state.values["skipped"]))
+            if aggregator.skipped and stop_at_error:
+                raise _first_bad(aggregator)
+            merged += 1
+
+    files = {block.number: (block.name, block.format) for block in blocks}
+    futures = [submit(n, {}) for n in range(len(positioned))]
+    # Sized for every record at once, when the first ids come (a record claims one id at most)
+    seen: SeenIds | None = None
+    # The ids in input order, as one process checks them. A block with a duplicate is scored
+    # again at once, while the next blocks are checked (their claims do not change).
+    for n, future in enumerate(futures):
+        state, claims = result(n, future)
+        if seen is None and claims:
+            seen = SeenIds(capacity=sum(records for _, records in counts))
+        duplicates = check_claims(seen, claims, files) if seen is not None else {}
+        final.append(submit(n, duplicates) if duplicates else state)
+        merge(wait=False)
+    merge(wait=True)
     aggregator.skipped.sort(key=lambda s: s["index"])
     return aggregator.result()
 

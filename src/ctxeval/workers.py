@@ -206,6 +206,9 @@ class LocalFuture:
         self.future = future
         self.name = name
 
+    def done(self) -> bool:
+        return self.future.done()
+
     def result(self) -> Any:
         try:
             return self.future.result()

@@ -288,3 +288,22 @@ def test_a_glob_with_an_empty_file_and_duplicates_across_files(tmp_path: Path) -
     assert many.skipped[0]["message"].startswith(
         f"duplicate id 'q1', first seen at {tmp_path / 'a.jsonl'}:2"
     )
+
+
+def test_every_later_block_a_duplicate_stops_and_skips_as_one_process(tmp_path: Path) -> None:
+    # Two copies of a file: every block of the second copy is scored again, its duplicates
+    # known, while the next blocks are checked; rows still come in input order.
+    lines = [_record(i, f"q{i}") for i in range(150)]
+    path = _lines_dataset(tmp_path / "d.jsonl", lines + lines)
+    one = RetrievalEvaluator(path, MEASURES, workers=1, on_error="skip").run()
+    many = RetrievalEvaluator(
+        path, MEASURES, workers=2, partition_bytes=1_500, on_error="skip"
+    ).run()
+    _same(many, one)
+    assert len(many.skipped) == 150
+    with pytest.raises(InvalidRecordError) as local:
+        RetrievalEvaluator(path, MEASURES, workers=1).run()
+    with pytest.raises(InvalidRecordError) as split:
+        RetrievalEvaluator(path, MEASURES, workers=2, partition_bytes=1_500).run()
+    assert str(split.value) == str(local.value)
+    assert f"first seen at {path}:1;" in str(split.value)
