@@ -32,7 +32,6 @@ import zlib
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from itertools import islice
 from typing import Any
 
 from ctxeval.aggregation import Aggregator, AggregatorState
@@ -45,21 +44,31 @@ from ctxeval.errors import (
 )
 from ctxeval.io.blocks import (
     Block,
+    block_extent,
     expand_paths,
     file_fields,
     file_size,
     format_of,
+    place_blocks,
     plan_blocks,
     read_block,
 )
 from ctxeval.io.fields import ResolvedFields, as_field_map
+from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import locate
 from ctxeval.optional import require
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, arrow_table, iter_parts
 from ctxeval.results.parts import parts_store, write_part
-from ctxeval.scoring import ScoringPlan, score_batch
-from ctxeval.workers import LocalPool
+from ctxeval.scoring import ScoringPlan
+from ctxeval.workers import (
+    HashedClaims,
+    LocalFuture,
+    LocalPool,
+    check_claims,
+    score_block,
+    score_partition,
+)
 
 __all__ = [
     "dataset_bytes",
@@ -157,19 +166,24 @@ def _score(
 ) -> AggregatorState:
     """Read, check and score one block: its sums, and its rows when ``return_rows`` (a local
     run keeps them; a cluster run writes them to ``part`` instead)."""
-    # The block's rows, stored by column until they are written (see PerQueryTable).
-    aggregator = Aggregator(plan, source, keep_rows=part is not None or return_rows)
-    items = read_block(
-        block, resolved, fields=fields, first_index=first_index, known_duplicates=duplicates
+    keep_rows = part is not None or return_rows
+    aggregator, complete = score_block(
+        block,
+        resolved,
+        fields,
+        plan,
+        source,
+        first_index,
+        duplicates,
+        batch_size,
+        keep_rows=keep_rows,
+        stop_at_error=stop_at_error,
+        claims=[],
     )
-    while batch := list(islice(items, batch_size)):
-        for item in score_batch(plan, batch):
-            aggregator.add(item)
-            if stop_at_error and isinstance(item, RecordError):
-                return aggregator.state()  # the run stops at its first bad record
-    if part is not None:
-        _write_part(part, aggregator.rows)
-    aggregator.keep_rows = return_rows
+    if complete:  # else the run stops at the block's first bad record
+        if part is not None:
+            _write_part(part, aggregator.rows)
+        aggregator.keep_rows = return_rows
     return aggregator.state()
 
 
@@ -323,20 +337,16 @@ def evaluate_in_processes(
     if block_records is None:
         block_records = max(1_000, 20_000 // workers)
     with LocalPool(plan, workers) as pool:
-        return _evaluate(
+        return _evaluate_local(
             pool,
             dataset,
             plan,
             fields=fields,
             format=format,
             on_error=on_error,
-            output=None,
-            source=aggregator.source,
             batch_size=batch_size,
             block_bytes=block_bytes,
             block_records=block_records,
-            buckets=workers,
-            retries=0,
             aggregator=aggregator,
             progress=progress,
         )
@@ -362,32 +372,10 @@ def partitionable(dataset: Any, format: str | None) -> bool:
 
 
 def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> EvaluationResult:
-    field_map = as_field_map(o["fields"])
-    groups = plan_blocks(
-        dataset, format=o["format"], block_bytes=o["block_bytes"], block_records=o["block_records"]
-    )
-    groups = [g for g in groups if g]
+    groups = _groups(dataset, o)
     submit = client.submit
     retries = o["retries"]
-
-    # Fields: from the first file's first records, then every other file in the same mode.
-    resolved: list[ResolvedFields | None] = []
-    for number, group in enumerate(groups):
-        whole = _whole_file(group)
-        field_input: Any = (
-            field_map
-            if number == 0 or not resolved or resolved[0] is None
-            else (replace(field_map, mode=resolved[0].mode))
-        )
-        resolved.append(
-            submit(file_fields, whole, field_input, pure=False, retries=retries).result()
-        )
-    blocks = [block for group in groups for block in group]
-    block_fields = [resolved[n] for n, group in enumerate(groups) for _ in group]
-    fields_for = [
-        field_map if resolved[0] is None else replace(field_map, mode=resolved[0].mode)
-        for _ in blocks
-    ]
+    blocks, block_fields, fields_for = _settle_fields(client, groups, o["fields"], retries)
 
     # Survey: positions and records per block, and the ids they claim.
     surveys = [
@@ -395,18 +383,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
         for b, f, fm in zip(blocks, block_fields, fields_for, strict=True)
     ]
     counts = client.gather([submit(_counts, s, pure=False) for s in surveys])
-    first_index, index = [], 0
-    positioned: list[Block] = []
-    next_pos: dict[int, int] = {}
-    for block, (positions, records) in zip(blocks, counts, strict=True):
-        first_index.append(index)
-        index += records
-        if block.format == "jsonl":
-            start = next_pos.get(block.number, 1)
-            positioned.append(replace(block, first_pos=start))
-            next_pos[block.number] = start + positions
-        else:
-            positioned.append(block)
+    first_index, positioned = place_blocks(blocks, counts)
 
     # Duplicate ids across blocks, bucket by bucket on the workers.
     found: dict[int, dict[int, str]] = {}
@@ -429,10 +406,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
     store = None if output is None else parts_store(output)
     if store is not None:
         store.prepare()
-    aggregator: Aggregator = o.get("aggregator") or Aggregator(
-        plan, o["source"], keep_rows=False, fields=o["fields"]
-    )
-    return_rows = aggregator.keep_rows or aggregator.row_sink is not None
+    aggregator = Aggregator(plan, o["source"], keep_rows=False, fields=o["fields"])
     futures = [
         submit(
             _score,
@@ -445,44 +419,21 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             found.get(n, {}),
             None if store is None else store.part(n),
             o["batch_size"],
-            return_rows,
+            False,
             o["on_error"] == "raise",
             pure=False,
             retries=retries,
         )
         for n, block in enumerate(positioned)
     ]
-    progress = o.get("progress")
-    # In input order, so that rows are kept and streamed in order, and the first bad record
-    # stops the run as soon as its block is in.
+    # In input order, so that the first bad record stops the run as soon as its block is in.
     for number, future in enumerate(futures):
-        try:
-            state = future.result()
-        except WorkerProcessError as exc:  # a local worker died: name the records it held
-            block, (positions, _) = positioned[number], counts[number]
-            first = _global_pos(block, 1 if block.format in ("jsonl", "parquet") else 0)
-            raise WorkerProcessError(
-                f"a worker process died while scoring the records from "
-                f"{_locate(block, first)} to {_locate(block, first + max(positions, 1) - 1)}; "
-                "something outside ctxeval killed it, most often the operating system's "
-                "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
-                "give the run more memory"
-            ) from exc
-        aggregator.merge(state)
-        if progress is not None:
-            progress.update(state.values["_queries"] + len(state.values["skipped"]))
+        aggregator.merge(future.result())
         if aggregator.skipped and o["on_error"] == "raise":
             if store is not None:  # no part may be written after the output is removed
                 _settle(futures[number + 1 :])
                 store.remove()
-            bad = min(aggregator.skipped, key=lambda s: s["index"])
-            error = RecordError(
-                bad["index"], bad["id"], bad["location"], bad["field"], bad["message"]
-            )
-            raise InvalidRecordError(
-                f"{error}. Fix the record, or pass on_error='skip' to skip bad records and "
-                "count them in the results"
-            )
+            raise _first_bad(aggregator)
     aggregator.skipped.sort(key=lambda s: s["index"])
     result = aggregator.result()
     if store is not None:
@@ -495,6 +446,134 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
         }
         store.write_header(header)
     return result
+
+
+def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) -> EvaluationResult:
+    """:func:`evaluate_in_processes`'s run: each block is read once, by a worker that scores it.
+
+    Where each block starts (its first line and record index) comes from a cheap pass over
+    its raw lines (:func:`~ctxeval.io.blocks.block_extent`: no JSON parsed), so the workers
+    score with the run's line numbers and indices from the start. They score as if no id were
+    a duplicate and send the ids they claimed back, hashed; this process checks them in input
+    order in one table, as a run in one process does, and scores again, with the duplicates
+    given, the rare block that holds one.
+    """
+    groups = _groups(dataset, o)
+    blocks, block_fields, fields_for = _settle_fields(pool, groups, o["fields"], 0)
+    counts = pool.gather([pool.submit(block_extent, block) for block in blocks])
+    first_index, positioned = place_blocks(blocks, counts)
+
+    aggregator: Aggregator = o["aggregator"]
+    return_rows = aggregator.keep_rows or aggregator.row_sink is not None
+    stop_at_error = o["on_error"] == "raise"
+
+    def submit(n: int, duplicates: dict[int, str]) -> LocalFuture:
+        return pool.submit(
+            score_partition,
+            positioned[n],
+            block_fields[n],
+            fields_for[n],
+            plan,
+            aggregator.source,
+            first_index[n],
+            duplicates,
+            o["batch_size"],
+            return_rows,
+            stop_at_error,
+            max(files) + 1,
+        )
+
+    def result(n: int, future: LocalFuture) -> tuple[AggregatorState, HashedClaims]:
+        try:
+            done: tuple[AggregatorState, HashedClaims] = future.result()
+            return done
+        except WorkerProcessError as exc:  # a worker died: name the records it held
+            block = positioned[n]
+            first, last = block.first_pos, block.first_pos + max(counts[n][0], 1) - 1
+            raise WorkerProcessError(
+                f"a worker process died while scoring the records from "
+                f"{_locate(block, first)} to {_locate(block, last)}; "
+                "something outside ctxeval killed it, most often the operating system's "
+                "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
+                "give the run more memory"
+            ) from exc
+
+    progress = o["progress"]
+    # Each block's final state, or the future of its second scoring (its duplicates known).
+    final: list[AggregatorState | LocalFuture] = []
+    merged = 0
+
+    def merge(wait: bool) -> None:
+        """Merge the blocks whose final state is in, in input order (rows are kept and
+        streamed in order; the first bad record stops the run as soon as its block is in)."""
+        nonlocal merged
+        while merged < len(final):
+            state = final[merged]
+            if isinstance(state, LocalFuture):
+                if not wait and not state.done():
+                    return
+                state = result(merged, state)[0]
+            aggregator.merge(state)
+            if progress is not None:
+                progress.update(state.values["_queries"] + len(state.values["skipped"]))
+            if aggregator.skipped and stop_at_error:
+                raise _first_bad(aggregator)
+            merged += 1
+
+    files = {block.number: (block.name, block.format) for block in blocks}
+    futures = [submit(n, {}) for n in range(len(positioned))]
+    # Sized for every record at once, when the first ids come (a record claims one id at most)
+    seen: SeenIds | None = None
+    # The ids in input order, as one process checks them. A block with a duplicate is scored
+    # again at once, while the next blocks are checked (their claims do not change).
+    for n, future in enumerate(futures):
+        state, claims = result(n, future)
+        if seen is None and claims:
+            seen = SeenIds(capacity=sum(records for _, records in counts))
+        duplicates = check_claims(seen, claims, files) if seen is not None else {}
+        final.append(submit(n, duplicates) if duplicates else state)
+        merge(wait=False)
+    merge(wait=True)
+    aggregator.skipped.sort(key=lambda s: s["index"])
+    return aggregator.result()
+
+
+def _groups(dataset: Any, o: dict[str, Any]) -> list[list[Block]]:
+    groups = plan_blocks(
+        dataset, format=o["format"], block_bytes=o["block_bytes"], block_records=o["block_records"]
+    )
+    return [g for g in groups if g]
+
+
+def _settle_fields(
+    client: Any, groups: list[list[Block]], fields: Any, retries: int
+) -> tuple[list[Block], list[ResolvedFields | None], list[Any]]:
+    """The blocks, the fields resolved for each block's file, and the field map to read it
+    with: from the first file's first records, then every other file in the same mode."""
+    field_map = as_field_map(fields)
+    if not groups:  # no file holds a byte
+        return [], [], []
+    first = client.submit(
+        file_fields, _whole_file(groups[0]), field_map, pure=False, retries=retries
+    ).result()
+    settled = field_map if first is None else replace(field_map, mode=first.mode)
+    others = [
+        client.submit(file_fields, _whole_file(group), settled, pure=False, retries=retries)
+        for group in groups[1:]
+    ]
+    resolved = [first, *(future.result() for future in others)]
+    blocks = [block for group in groups for block in group]
+    block_fields = [resolved[n] for n, group in enumerate(groups) for _ in group]
+    return blocks, block_fields, [settled for _ in blocks]
+
+
+def _first_bad(aggregator: Aggregator) -> InvalidRecordError:
+    bad = min(aggregator.skipped, key=lambda s: s["index"])
+    error = RecordError(bad["index"], bad["id"], bad["location"], bad["field"], bad["message"])
+    return InvalidRecordError(
+        f"{error}. Fix the record, or pass on_error='skip' to skip bad records and count them "
+        "in the results"
+    )
 
 
 def _settle(futures: list[Any]) -> None:

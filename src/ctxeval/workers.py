@@ -26,27 +26,37 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import suppress
+from itertools import islice
 from types import TracebackType
 from typing import Any
 
+from ctxeval.aggregation import Aggregator, AggregatorState
 from ctxeval.errors import InvalidArgumentError, WorkerProcessError
 from ctxeval.io.atomic import terminate_raises
+from ctxeval.io.blocks import Block, read_block
+from ctxeval.io.fields import ResolvedFields
+from ctxeval.io.seen_ids import SeenIds, hash_id, split_hash
+from ctxeval.io.sources import locate
 from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
 
 __all__ = [
     "PARALLEL_MIN_SECONDS_PER_RECORD",
+    "HashedClaims",
     "LocalFuture",
     "LocalPool",
+    "check_claims",
     "pays_to_start_workers",
     "pool_context",
     "prepend_batches",
+    "score_block",
     "score_in_order",
     "score_in_workers",
+    "score_partition",
     "unsendable",
 ]
 
@@ -175,11 +185,6 @@ class LocalPool:
         )
         return LocalFuture(self.pool.submit(_call, function, given), _describe(args[0]))
 
-    def _sendable(self, arg: Any) -> Any:
-        if arg is self.plan:
-            return _PlanToken()
-        return arg.result() if isinstance(arg, LocalFuture) else arg
-
     def gather(self, futures: Iterable[LocalFuture]) -> list[Any]:
         return [future.result() for future in futures]
 
@@ -200,6 +205,9 @@ class LocalFuture:
     def __init__(self, future: Future[Any], name: str) -> None:
         self.future = future
         self.name = name
+
+    def done(self) -> bool:
+        return self.future.done()
 
     def result(self) -> Any:
         try:
@@ -278,6 +286,102 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     for process in list(processes.values()):
         with suppress(OSError, ValueError):  # already gone, or closed
             process.kill()
+
+
+# --- partitions: the tasks of a run whose workers read their own blocks -------------------
+
+# The ids a partition claimed, for SeenIds.claim_many: (the id's hash_id as its low and high
+# 64 bits, where it was claimed: position * places + file number, whether a good record's).
+HashedClaims = list[tuple[int, int, int, bool]]
+
+
+def score_block(
+    block: Block,
+    resolved: ResolvedFields | None,
+    fields: Any,
+    plan: ScoringPlan,
+    source: str,
+    first_index: int,
+    duplicates: Mapping[int, str],
+    batch_size: int,
+    *,
+    keep_rows: bool,
+    stop_at_error: bool,
+    claims: list[tuple[int, str, bool]],
+) -> tuple[Aggregator, bool]:
+    """Read, check and score one block (:func:`~ctxeval.io.blocks.read_block`, its ids claimed
+    into ``claims``, ``duplicates`` known) into an aggregator; and whether every record was
+    scored (False: it stopped at the first bad record, as ``stop_at_error`` asks)."""
+    # The block's rows, stored by column until they are sent or written (see PerQueryTable).
+    aggregator = Aggregator(plan, source, keep_rows=keep_rows)
+    items = read_block(
+        block,
+        resolved,
+        fields=fields,
+        first_index=first_index,
+        claims=claims,
+        known_duplicates=duplicates,
+    )
+    while batch := list(islice(items, batch_size)):
+        for item in score_batch(plan, batch):
+            aggregator.add(item)
+            if stop_at_error and isinstance(item, RecordError):
+                return aggregator, False
+    return aggregator, True
+
+
+def score_partition(
+    block: Block,
+    resolved: ResolvedFields | None,
+    fields: Any,
+    plan: ScoringPlan,
+    source: str,
+    first_index: int,
+    duplicates: Mapping[int, str],
+    batch_size: int,
+    keep_rows: bool,
+    stop_at_error: bool,
+    places: int,
+) -> tuple[AggregatorState, HashedClaims]:
+    """A local partitioned run's task: one block read and scored at its place in the dataset
+    (``block.first_pos``, ``first_index``), with the ids it claimed, hashed, for the parent's
+    check (:func:`check_claims`; ``places``: the dataset's last file number + 1). Only
+    ``duplicates`` are taken for duplicates: the parent scores a block again when the check
+    finds one in it."""
+    claims: list[tuple[int, str, bool]] = []
+    aggregator, _ = score_block(
+        block,
+        resolved,
+        fields,
+        plan,
+        source,
+        first_index,
+        duplicates,
+        batch_size,
+        keep_rows=keep_rows,
+        stop_at_error=stop_at_error,
+        claims=claims,
+    )
+    number = block.number
+    return aggregator.state(), [
+        (*split_hash(hash_id(record_id)), pos * places + number, record)
+        for pos, record_id, record in claims
+    ]
+
+
+def check_claims(
+    seen: SeenIds, claims: HashedClaims, files: Mapping[int, tuple[str, str]]
+) -> dict[int, str]:
+    """Register a block's claims in ``seen`` (the blocks in input order, as a run in one process
+    claims them): ``{position: where the id was first claimed}`` for its records whose id was
+    claimed before. ``files``: ``{number: (name, format)}``; a place is ``position * places +
+    number``, with ``places = max(files) + 1`` (file numbers skip an empty file)."""
+    places = max(files) + 1
+    found: dict[int, str] = {}
+    for where, first in seen.claim_many(claims):
+        first_pos, first_number = divmod(first, places)
+        found[where // places] = locate(*files[first_number], first_pos)
+    return found
 
 
 # --- choosing: in this process or in workers ------------------------------------------------

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from ctxeval import InvalidRecordError, PrecisionRecallF1, RetrievalEvaluator, RougeChunkMatch
 from ctxeval.io.fields import as_field_map
 from ctxeval.io.readers import read_records
-from ctxeval.io.seen_ids import SeenIds, hash_id
+from ctxeval.io.seen_ids import SeenIds, hash_id, split_hash
 from ctxeval.io.sources import source_segments
 from ctxeval.io.stream import RecordStream
 from ctxeval.records import RecordError
@@ -332,6 +332,35 @@ def test_the_table_answers_as_a_dict(claims: list[tuple[int, bool]], crowded: bo
     assert len(seen) == len(exact.first)
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    claims=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=1200), st.booleans()), max_size=3000
+    ),
+    crowded=st.booleans(),
+    split=st.integers(min_value=0, max_value=3000),
+)
+def test_claims_of_hashed_ids_answer_as_one_at_a_time(
+    claims: list[tuple[int, bool]], crowded: bool, split: int
+) -> None:
+    # claim_many (a local partitioned run's parent, ids hashed by the workers) against claim,
+    # in two calls (two partitions), through resizes and (crowded) long wrapped probes.
+    hashing = one_slot if crowded else hash_id
+    one, many = SeenIds(hashing), SeenIds()
+    expected = []
+    hashed = []
+    for where, (n, record) in enumerate(claims):
+        record_id = f"id-{n}"
+        first = one.claim(record_id, where, record=record)
+        if first is not None:
+            expected.append((where, first))
+        hashed.append((*split_hash(hashing(record_id)), where, record))
+    found = many.claim_many(hashed[:split]) + many.claim_many(hashed[split:])
+    assert found == expected
+    assert len(many) == len(one)
+    assert many.nbytes == one.nbytes  # the same resizes (more than 716 ids: at least one)
+
+
 def test_ids_cost_a_few_tens_of_bytes() -> None:
     seen = SeenIds()
     count = 100_000
@@ -360,6 +389,28 @@ def test_resizes_keep_crowded_slots_and_wrapped_probes() -> None:
             record_id, where, record=True
         )
     assert len(seen) == len(ids)
+
+
+def test_hashed_claims_through_resizes_and_wrapped_probes() -> None:
+    def crowded(record_id: str) -> int:
+        return hash_id(record_id) >> 64 << 64 | (2**64 - 1 - (len(record_id) % 4 << 60))
+
+    one, many = SeenIds(crowded), SeenIds()
+    ids = [f"{'x' * (n % 4)}{n}" for n in range(2500)]
+    claims = [(*split_hash(crowded(i)), where, True) for where, i in enumerate(ids + ids[::7])]
+    expected = [
+        (where, first)
+        for where, (_, _, _, record) in enumerate(claims)
+        if (first := one.claim((ids + ids[::7])[where], where, record=record)) is not None
+    ]
+    found = [
+        pair
+        for start in range(0, len(claims), 700)
+        for pair in many.claim_many(claims[start : start + 700])
+    ]
+    assert found == expected
+    assert len(expected) == len(ids[::7])
+    assert len(many) == len(ids)
 
 
 def test_the_hash_is_the_same_in_every_process() -> None:

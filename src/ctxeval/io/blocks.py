@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import glob as globlib
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -25,14 +25,21 @@ from ctxeval.records import Record, RecordError
 
 __all__ = [
     "Block",
+    "block_extent",
     "expand_paths",
     "file_fields",
     "file_size",
     "format_of",
     "owned_lines",
+    "place_blocks",
     "plan_blocks",
     "read_block",
 ]
+
+
+# The read buffer of a JSONL block's lines: lines of kilobytes read through the default 8 KiB
+# buffer cost several times as much (measured: 7.2 against 2.3 µs a 7 KB line).
+LINE_BUFFER = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,28 @@ def owned_lines(handle: Any, start: int, end: int) -> Iterator[bytes]:
         offset += len(line)
 
 
+def block_extent(block: Block) -> tuple[int, int]:
+    """How many positions (lines, rows) and records a JSONL or Parquet block has, without
+    reading its records: the lines that start in its byte range and those that are not blank
+    (:func:`~ctxeval.io.formats.jsonl_items` skips the blank ones), or the rows of its row
+    groups. Cheap next to reading the records: no JSON is parsed."""
+    if block.format == "jsonl":
+        lines = records = 0
+        with open_binary(block.target, LINE_BUFFER) as handle:
+            for line in owned_lines(handle, block.start, block.end):
+                lines += 1
+                # what jsonl_items skips: nothing left after bytes.rstrip (ASCII whitespace)
+                records += not line.isspace()
+        return lines, records
+    if block.format == "parquet":
+        pq = import_parquet()
+        with open_binary(block.target) as handle, pq.ParquetFile(handle) as file:
+            meta = file.metadata
+            rows = sum(meta.row_group(i).num_rows for i in range(block.start, block.end))
+        return rows, rows
+    raise ValueError(f"block_extent: a {block.format} block has no cheap extent")
+
+
 def _block_stream(block: Block, fields: FieldsInput, **options: Any) -> RecordStream:
     segment = Segment(block.name, block.format, block.target, block.number)
     return RecordStream(as_field_map(fields), [segment], **options)
@@ -74,7 +103,7 @@ def _block_stream(block: Block, fields: FieldsInput, **options: Any) -> RecordSt
 def _block_records(stream: RecordStream, block: Block) -> Iterator[Record | RecordError]:
     segment = stream.segments[0]
     if block.format == "jsonl":
-        with open_binary(block.target) as handle:
+        with open_binary(block.target, LINE_BUFFER) as handle:
             lines = owned_lines(handle, block.start, block.end)
             yield from stream.read(segment, jsonl_items(lines, block.first_pos))
     elif block.format == "parquet":
@@ -210,6 +239,27 @@ def plan_blocks(
         blocks.append(Block("records", "iterable", 0, chunk, first_pos=position))
         position += len(chunk)
     return [blocks]
+
+
+def place_blocks(
+    blocks: Sequence[Block], counts: Sequence[tuple[int, int]]
+) -> tuple[list[int], list[Block]]:
+    """Each block's first record index in the dataset, and the blocks with the line their JSONL
+    part starts at, from every block's ``(positions, records)`` (a survey or
+    :func:`block_extent`)."""
+    first_index, index = [], 0
+    positioned: list[Block] = []
+    next_pos: dict[int, int] = {}
+    for block, (positions, records) in zip(blocks, counts, strict=True):
+        first_index.append(index)
+        index += records
+        if block.format == "jsonl":
+            start = next_pos.get(block.number, 1)
+            positioned.append(replace(block, first_pos=start))
+            next_pos[block.number] = start + positions
+        else:
+            positioned.append(block)
+    return first_index, positioned
 
 
 def _parquet_blocks(path: str, number: int, block_records: int) -> list[Block]:

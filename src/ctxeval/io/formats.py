@@ -147,7 +147,8 @@ def jsonl_items(lines: Iterable[str | bytes], first: int = 1) -> Iterator[Item]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            value = Problem(_malformed(exc, line, number == first))
+            # the hint about a JSON array is for a file's first line, not a block's
+            value = Problem(_malformed(exc, line, number == 1))
         except UnicodeDecodeError as exc:
             value = Problem(f"the line is {not_utf8(exc)}")
         except RecursionError:

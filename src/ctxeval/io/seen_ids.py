@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from hashlib import blake2b
 
 import numpy as np
 
-__all__ = ["SeenIds", "hash_id"]
+__all__ = ["SeenIds", "hash_id", "split_hash"]
 
 _MASK64 = (1 << 64) - 1
 _PARTS = 16
@@ -34,21 +34,28 @@ def hash_id(record_id: str) -> int:
     return int.from_bytes(digest, "little")
 
 
+def split_hash(value: int) -> tuple[int, int]:
+    """A ``hash_id`` as :meth:`SeenIds.claim_many` takes it: its low and high 64 bits."""
+    return value & _MASK64, value >> 64
+
+
 class SeenIds:
     """The ids claimed so far, as 128-bit hashes, each with where it was first claimed.
 
     ``where`` is the caller's compact location of a record (an integer in ``[0, 2**63)``: the
     reader packs the file's number and the line or row into it). ``hash_id`` is the hash,
     replaceable so that tests can force collisions; it must return an integer in ``[0, 2**128)``.
+    ``capacity``: how many ids the table holds before its first resize (a caller that knows
+    how many ids will come saves the resizes; the table's memory is then that of those ids).
     """
 
     _MAX_LOAD = 0.7
     _INITIAL_SLOTS = 1024
 
-    def __init__(self, hash_id: Callable[[str], int] = hash_id) -> None:
+    def __init__(self, hash_id: Callable[[str], int] = hash_id, *, capacity: int = 0) -> None:
         self._hash = hash_id
         self._count = 0
-        self._size = self._INITIAL_SLOTS
+        self._size = max(self._INITIAL_SLOTS, int(capacity / self._MAX_LOAD) + 2)
         # Slot i is words 3i, 3i+1, 3i+2: the hash's low and high 64 bits, and the first
         # location + 1 (0: an empty slot). One flat array: one lookup per probe, no objects.
         self._slots = array("Q", [0]) * (3 * self._size)
@@ -85,6 +92,35 @@ class SeenIds:
         if self._count > self._limit:
             self._grow()
         return None
+
+    def claim_many(self, claims: Iterable[tuple[int, int, int, bool]]) -> list[tuple[int, int]]:
+        """:meth:`claim` for each ``(low, high, where, record)`` in order, of ids already hashed
+        (``low``, ``high``: the ``hash_id``'s 64-bit halves, :func:`split_hash`), in one loop:
+        the ``(where, first)`` of each record whose id was first claimed elsewhere. So that
+        worker processes hash the ids of their partitions, and one table checks them all."""
+        found: list[tuple[int, int]] = []
+        slots, size, end = self._slots, self._size, len(self._slots)
+        count, limit = self._count, self._limit
+        for low, high, where, record in claims:
+            j = ((low >> 32) * size >> 32) * 3
+            while stored := slots[j + 2]:
+                if slots[j] == low and slots[j + 1] == high:
+                    if record and stored - 1 != where:
+                        found.append((where, stored - 1))
+                    break
+                j += 3
+                if j == end:
+                    j = 0
+            else:  # not claimed before
+                slots[j], slots[j + 1], slots[j + 2] = low, high, where + 1
+                count += 1
+                if count > limit:
+                    self._count = count
+                    self._grow()
+                    slots, size, end = self._slots, self._size, len(self._slots)
+                    limit = self._limit
+        self._count = count
+        return found
 
     def _grow(self) -> None:
         """Move every entry into a table half as large again, with numpy rather than a loop.

@@ -233,8 +233,9 @@ def import_parquet() -> ModuleType:
     return require("pyarrow.parquet", purpose="reading Parquet", extra="parquet")
 
 
-def open_binary(path: str) -> Any:
-    """Open a local path, or a remote URL (``s3://...``) through fsspec, for reading bytes."""
+def open_binary(path: str, buffering: int = -1) -> Any:
+    """Open a local path, or a remote URL (``s3://...``) through fsspec, for reading bytes;
+    ``buffering`` as :func:`open` takes it (a local file's buffer)."""
     if "://" in path:
         fsspec = require(
             "fsspec",
@@ -242,7 +243,7 @@ def open_binary(path: str) -> Any:
             hint="also install the filesystem's package (e.g. s3fs, gcsfs)",
         )
         return fsspec.open(path, "rb").open()
-    return open(path, "rb")
+    return open(path, "rb", buffering=buffering)
 
 
 # --- text encodings ----------------------------------------------------------------------------
