@@ -103,8 +103,7 @@ def _literal(spec: str, node: ast.expr) -> Any:
         if isinstance(node, ast.Name):  # an unquoted word: tokenizer=unicode
             hint = f"; quote text values, e.g. {node.id!r} (on a shell, wrap the spec in quotes)"
         raise SpecError(
-            f"{spec!r}: option values must be literals (numbers, quoted strings, "
-            f"True/False){hint}"
+            f"{spec!r}: option values must be literals (numbers, quoted strings, True/False){hint}"
         )
     return value
 
