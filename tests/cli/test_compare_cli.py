@@ -211,3 +211,11 @@ def test_the_gate_from_a_config_file(saved: dict[str, Path], tmp_path: Path) -> 
     )
     assert done.returncode == 1, done.stderr
     assert "gate failed: p is worse than base on context_recall@10" in done.stderr
+
+
+def test_a_gate_at_a_cut_off_the_runs_lack_says_which_they_have(saved: dict[str, Path]) -> None:
+    base, para = f"base={saved['fixed-100']}", f"para={saved['paragraph']}"
+    done = ctxeval("compare", base, para, "--fail-if-worse", "ndcg@7")
+    assert done.returncode == 2
+    assert "--fail-if-worse ndcg@7: the runs have ndcg at 10, not at 7" in done.stderr
+    assert "did you mean" not in done.stderr

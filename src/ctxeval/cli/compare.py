@@ -143,6 +143,14 @@ def _column(
     if "@" not in given and column in deepest_columns(columns, fed):
         return deepest_columns(columns, fed)[column]
     available = [c for c in columns if not c.startswith("micro_")]
+    name, at, label = column.partition("@")
+    evaluated = [c.partition("@")[2] for c in available if c.partition("@")[0] == name]
+    if at and evaluated:  # a known measure at a cut-off the runs were not evaluated at
+        fail(
+            f"{flag} {given}: the runs have {name} at {', '.join(filter(None, evaluated))}, "
+            f"not at {label}; choose one of those, or evaluate at it (-k {label} for dataset "
+            "runs)"
+        )
     fail(str(unknown_name(None, "measure", given, available, where=f"{flag} {given}")))
 
 
