@@ -97,7 +97,18 @@ def test_bad_jsonl_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(CtxevalError, match=r"q\.jsonl:2: not valid JSON"):
         load_questions(path, CORPUS)
     path.write_text('{"id": "a", "question": "q", "excerpts": ["Install it"]}\n' * 2)
-    with pytest.raises(CtxevalError, match="duplicate id 'a'"):
+    with pytest.raises(
+        CtxevalError, match=r"q\.jsonl:2: duplicate question id 'a' \(first at .*q\.jsonl:1\)"
+    ):
+        load_questions(path, CORPUS)
+    # A misspelt field says which it may be.
+    path.write_text('{"id": "a", "question": "q", "excerpt": ["Install it"]}\n')
+    with pytest.raises(CtxevalError, match="is 'excerpt' meant to be 'excerpts'"):
+        load_questions(path, CORPUS)
+    path.write_text(
+        '{"id": "a", "question": "q", "excerpts": [{"text": "Install", "dok": "guide"}]}\n'
+    )
+    with pytest.raises(CtxevalError, match="unknown field 'dok'; did you mean 'doc'"):
         load_questions(path, CORPUS)
 
 

@@ -24,6 +24,7 @@ line (or row), the field and the fix.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import os
 import warnings
@@ -82,6 +83,7 @@ class _Finder:
 
 _ID_FIELDS = ("id", "query_id", "qid", "_id")
 _QUESTION_FIELDS = ("question", "query")
+_EXCERPT_KEYS = ("text", "content", "doc", "start", "end")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +129,18 @@ def load_questions(
     else:
         rows = ((f"questions[{i}]", _with_id(row, str(i + 1))) for i, row in enumerate(source))
     finder = _Finder(corpus)
-    questions = [_question(where, row, finder) for where, row in rows]
+    questions = []
+    first_seen: dict[str, str] = {}
+    for where, row in rows:
+        question = _question(where, row, finder)
+        if question.id in first_seen:
+            raise InvalidArgumentError(
+                f"{where}: duplicate question id {question.id!r} (first at "
+                f"{first_seen[question.id]}); give each question its own id"
+            )
+        first_seen[question.id] = where
+        questions.append(question)
     finder.report(source if isinstance(source, str | os.PathLike) else "(in memory)")
-    _check_unique(questions)
     if not questions:
         raise InvalidArgumentError(f"questions {source}: no questions")
     return questions
@@ -238,9 +249,17 @@ def _raw_excerpts(here: str, row: dict[str, Any]) -> list[tuple[str, object]]:
                 f"{here}: field 'ground_truth_context' must be a non-empty list of texts"
             )
         return [("ground_truth_context", item) for item in _fixture_items(row, texts)]
+    fields = ("excerpts", "ground_truth_context")
+    typos = [
+        f"; is {key!r} meant to be {close[0]!r}?"
+        for key in row
+        if isinstance(key, str)
+        and (close := difflib.get_close_matches(key, fields, n=1, cutoff=0.6))
+    ]
+    hint = typos[0] if typos else ""
     raise InvalidArgumentError(
         f"{here}: no ground truth; give 'excerpts' (texts or "
-        '{"doc": ..., "start": ..., "end": ...} spans) or \'ground_truth_context\''
+        '{"doc": ..., "start": ..., "end": ...} spans) or \'ground_truth_context\'' + hint
     )
 
 
@@ -268,6 +287,14 @@ def _excerpt(where: str, item: object, finder: _Finder) -> Excerpt:
         raise InvalidArgumentError(
             f"{where}: give a text or a {{'doc': ..., 'start': ..., 'end': ...}} span, "
             f"got {type_name(item)}"
+        )
+    unknown = [key for key in item if key not in _EXCERPT_KEYS]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _EXCERPT_KEYS, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise InvalidArgumentError(
+            f"{where}: unknown field {unknown[0]!r}{hint} (an excerpt has 'text' and/or its "
+            "span 'doc', 'start', 'end')"
         )
     text = item.get("text", item.get("content"))
     if text is not None and not isinstance(text, str):
@@ -351,13 +378,3 @@ def _first(row: dict[str, Any], names: tuple[str, ...]) -> object:
 
 def _clip(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _check_unique(questions: list[Question]) -> None:
-    seen: set[str] = set()
-    for question in questions:
-        if question.id in seen:
-            raise InvalidArgumentError(
-                f"questions: duplicate id {question.id!r}; give each question its own id"
-            )
-        seen.add(question.id)
