@@ -36,7 +36,12 @@ from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
 from ctxeval.comparison.family import characters_fed, label_depth
 from ctxeval.cutoffs import Budget, Cutoff, cutoff_label, sort_cutoffs
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.errors import (
+    CtxevalError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    type_name,
+)
 from ctxeval.evaluator import RetrievalEvaluator
 from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
@@ -423,8 +428,12 @@ def _run(
         progress, stream=sys.stderr, unit="documents", label=f"chunking {name}"
     )
     before = dict(getattr(chunker, "locating", {}))
-    chunks = chunk_corpus(chunker, documents, bar)
-    bar.close()
+    try:
+        chunks = chunk_corpus(chunker, documents, bar)
+    except CtxevalError as exc:
+        raise type(exc)(f"chunker {name}: {exc}") from None
+    finally:
+        bar.close()
     statistics = chunk_statistics(chunks)
     located = getattr(chunker, "locating", None)
     if located is not None:  # a third-party splitter: how its chunks were placed, this run

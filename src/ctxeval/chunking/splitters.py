@@ -31,7 +31,7 @@ whitespace-only chunks are dropped (they hold no text to retrieve).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from ctxeval.chunking.chunkers import Chunk, Chunker, parse_chunker
@@ -112,7 +112,13 @@ class ExternalChunker(Chunker):
         return [Chunk(doc, s, e, text[s:e]) for s, e in self._spans(text, doc)]
 
     def _spans(self, text: str, doc: str | None) -> list[tuple[int, int]]:
-        pieces = list(self._split(text))
+        returned = self._split(text)
+        if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
+            raise InvalidArgumentTypeError(
+                f"{self.spec}: returned {type_name(returned)} for document {doc!r}; return a "
+                "list of chunk texts or (start, end) spans"
+            )
+        pieces = list(returned)
         if pieces and all(_is_span(piece) for piece in pieces):
             spans = [_checked_span(self.spec, text, piece) for piece in pieces]
             self.locating["given"] += len(spans)

@@ -157,6 +157,8 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     from ctxeval.cli.common import build_strategy
 
     strategy = build_strategy(options["match"], None, None)
+    retriever = _retriever(options["retriever"])
+    attribution = _attribution(options["attribution"])
     # Checked with the command line's names before any work; compare_chunkers checks again.
     OutputPlan(
         options["out_dir"],
@@ -172,12 +174,12 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             corpus,
             questions,
             chunkers,
-            retriever=_retriever(options["retriever"]),
+            retriever=retriever,
             k=options["ks"] or (1, 3, 5, 10),
             matching=strategy,
             budget_policy=options["budget_policy"],
             token_counter=options["token_counter"],
-            attribution=_attribution(options["attribution"]),
+            attribution=attribution,
             compare_metrics=list(options["metric_columns"]) or None,
             baseline=options["baseline"],
             seed=options["seed"],
