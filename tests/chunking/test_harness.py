@@ -155,7 +155,7 @@ def test_bm25_breaks_ties_by_chunk_order_and_drops_zero_scores() -> None:
         ({"retriever": lambda q, c: [(0, "x")]}, "a score must be a number"),
         (
             {"chunkers": {"mine": lambda text: 5, "y": "fixed(words=2)"}},
-            "chunker mine: <lambda>(): returned int for document 'a'",
+            "returned int for document 'a'; return a list",
         ),
         ({"k": []}, "cut-offs"),
         ({"matching": "rouge-sentence"}, "chunk strategy"),
