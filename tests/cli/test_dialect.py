@@ -50,6 +50,11 @@ ROOT = Path(__file__).resolve().parents[2]
             "name the file .jsonl or pass format='jsonl'",
             "name the file .jsonl",
         ),
+        (
+            "which records do not carry; use evaluate_run(run, qrels, ...) with {doc: score} runs",
+            "which the command line does not use yet (only the rank order); in Python, "
+            "ctxeval.evaluate_run(run, qrels, [...]) computes it from {doc: score} runs",
+        ),
         ("nothing to change here", "nothing to change here"),
     ],
 )
