@@ -219,3 +219,10 @@ def test_a_gate_at_a_cut_off_the_runs_lack_says_which_they_have(saved: dict[str,
     assert done.returncode == 2
     assert "--fail-if-worse ndcg@7: the runs have ndcg at 10, not at 7" in done.stderr
     assert "did you mean" not in done.stderr
+
+
+def test_evaluate_on_a_saved_result_says_what_the_file_is(saved: dict[str, Path]) -> None:
+    done = ctxeval("evaluate", saved["paragraph"])
+    assert done.returncode == 2
+    assert "is a result ctxeval saved, not a dataset" in done.stderr
+    assert done.stderr.count("\n") == 1

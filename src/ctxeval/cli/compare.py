@@ -43,7 +43,8 @@ def _first_line(path: str) -> bytes:
         return handle.readline()
 
 
-def _is_saved_result(path: str) -> bool:
+def is_saved_result(path: str) -> bool:
+    """Whether ``path`` is a result ctxeval saved (``.jsonl`` whose first line says so)."""
     if not path.lower().endswith(".jsonl"):
         return False
     try:
@@ -393,7 +394,7 @@ def _evaluate_runs(
     prepared: dict[str, tuple[str, PreparedRun]] = {}
     columns: dict[str, list[str]] = {}
     for name, path in named:
-        if _is_saved_result(path):
+        if is_saved_result(path):
             results[name] = EvaluationResult.load(path)
             columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
         else:

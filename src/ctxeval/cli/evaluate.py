@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -195,6 +196,13 @@ def evaluate_command(path: str | None, **options: Any) -> None:
                 shutil.copyfileobj(sys.stdin.buffer, out)
             result = _evaluate_dataset(str(records), options, gates, source="<stdin>")
         else:
+            from ctxeval.cli.compare import is_saved_result
+
+            if os.path.isfile(path) and is_saved_result(path):
+                fail(
+                    f"{path} is a result ctxeval saved, not a dataset: compare it with others "
+                    f"(ctxeval compare NAME={path} ...), or evaluate the dataset it came from"
+                )
             _trec_eval_version(options)
             _check_output(options, [path])
             result = _evaluate_dataset(path, options, gates)
