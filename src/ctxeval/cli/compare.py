@@ -23,8 +23,8 @@ from ctxeval.cli.common import (
     report_skipped,
     result_column,
     save_or_fail,
+    show_warning,
 )
-from ctxeval.cli.dialect import cli_syntax
 
 _EPILOG_COMPARE = """\b
 Examples:
@@ -367,7 +367,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
             correction=options["correction"],
         )
     for warning in caught:
-        click.echo(f"ctxeval: warning: {cli_syntax(str(warning.message))}", err=True)
+        show_warning(warning.message, warning.category, warning.filename, warning.lineno)
     click.echo(_rendered(report, options["fmt"]))
     if options["report_path"]:
         from ctxeval.report import write_html_report
