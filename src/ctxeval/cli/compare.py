@@ -47,9 +47,12 @@ def is_saved_result(path: str) -> bool:
     """Whether ``path`` is a result ctxeval saved (``.jsonl`` whose first line says so)."""
     if not path.lower().endswith(".jsonl"):
         return False
+    line = _first_line(path)
+    if b'"ctxeval_result"' not in line:  # no parse of a line that is data (it may be deep)
+        return False
     try:
-        first = json.loads(_first_line(path))
-    except ValueError:
+        first = json.loads(line)
+    except (ValueError, RecursionError):
         return False
     return isinstance(first, dict) and "ctxeval_result" in first
 
