@@ -45,27 +45,26 @@ class ExcerptWarning(CtxevalWarning):
 
 
 class _Finder:
-    """Locates excerpt texts in the corpus: exactly, else by a shared
-    :class:`~ctxeval.matching.locate.Locator` (built on first need); counts how."""
+    """Locates excerpt texts in the corpus, or in their ``doc`` alone, with one
+    :class:`~ctxeval.matching.locate.Locator` per scope (exact, normalised, fuzzy); counts the
+    texts found only the second or third way."""
 
     def __init__(self, corpus: Mapping[str, str]) -> None:
         self.corpus = corpus
         self.counts = {"normalised": 0, "fuzzy": 0}
-        self._locator: Locator | None = None
+        self._locators: dict[str | None, Locator] = {}
 
     def find(self, text: str, doc: str | None) -> Excerpt | None:
-        names = [doc] if doc is not None else list(self.corpus)
-        for name in names:
-            start = self.corpus[name].find(text)
-            if start >= 0:
-                return Excerpt(name, start, start + len(text), text)
-        if self._locator is None:
-            self._locator = Locator(self.corpus)
-        found = self._locator.locate(text, doc)
+        locator = self._locators.get(doc)
+        if locator is None:
+            scope = self.corpus if doc is None else {doc: self.corpus[doc]}
+            locator = self._locators[doc] = Locator(scope)
+        found = locator.locate(text)
         span = found.span
-        if span is None or (doc is not None and span.doc != doc):
+        if span is None:
             return None
-        self.counts[found.how] = self.counts.get(found.how, 0) + 1
+        if found.how in self.counts:
+            self.counts[found.how] += 1
         return Excerpt(span.doc, span.start, span.end, self.corpus[span.doc][span.start : span.end])
 
     def report(self, source: object) -> None:
