@@ -16,11 +16,13 @@ tokenizer), ``"unicode"``, or any callable ``str -> int`` such as
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from ctxeval.arrays import IntArray
 from ctxeval.cutoffs import Budget, BudgetUnit
@@ -88,34 +90,102 @@ SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
 def word_counts(texts: Sequence[str]) -> IntArray:
     """``len(text.split())`` of every text, computed for all of them at once: a word starts
     where a non-space follows a space (or a text's start). A text that occurs several times
-    (chunks repeat across queries) is counted once."""
+    (chunks repeat across queries) is counted once, and its count is remembered for later
+    batches (see :class:`WordMemo`)."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
-    distinct = dict.fromkeys(texts)
-    if len(distinct) < len(texts):
-        counted = dict(zip(distinct, _word_counts(list(distinct)).tolist(), strict=True))
-        return np.fromiter(map(counted.__getitem__, texts), dtype=np.int64, count=len(texts))
-    return _word_counts(texts)
+    memo = _memo()
+    known: list[int | None] = list(map(memo.counts.get, texts))
+    if None in known:
+        fresh = list(dict.fromkeys(itertools.compress(texts, [k is None for k in known])))
+        counted = dict(zip(fresh, _word_counts(fresh).tolist(), strict=True))
+        memo.keep(counted)
+        known = [counted[t] if k is None else k for t, k in zip(texts, known, strict=True)]
+    return np.array(known, dtype=np.int64)
+
+
+class WordMemo:
+    """Word counts of texts counted before, for the next batches: chunks repeat across the
+    queries of a run (a retriever over a fixed corpus), so each is counted once per run, not
+    once per batch. At most ``max_chars`` characters of texts are kept (the texts are the keys);
+    when a batch's new texts would pass that, the memo starts afresh with them."""
+
+    def __init__(self, max_chars: int = 1 << 23) -> None:
+        self.max_chars = max_chars
+        self.counts: dict[str, int] = {}
+        self.chars = 0
+
+    def keep(self, counted: dict[str, int]) -> None:
+        size = sum(map(len, counted))
+        if self.chars + size > self.max_chars:
+            self.counts.clear()
+            self.chars = 0
+            if size > self.max_chars:
+                return
+        self.counts.update(counted)
+        self.chars += size
+
+
+_local = threading.local()
+
+
+def _memo() -> WordMemo:
+    """This thread's memo (a thread's batches never see another's resets)."""
+    memo: WordMemo | None = getattr(_local, "memo", None)
+    if memo is None:
+        memo = _local.memo = WordMemo()
+    return memo
 
 
 def _word_counts(texts: Sequence[str]) -> IntArray:
-    joined = "\n".join(texts)
-    if not joined.isascii():
-        # str.split in C beats numpy over UTF-32 code points (measured: 0.27 s against 0.45 s
-        # for 25,000 texts of 120 words), and it is the definition.
-        return np.fromiter(map(_words, texts), dtype=np.int64, count=len(texts))
-    # ASCII: one byte per character; the spaces are 9-13 and 28-32 (about 2x str.split).
-    byte = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-    space = (byte == 32) | (byte - np.uint8(9) <= 4) | (byte - np.uint8(28) <= 3)
-    starts = ~space
-    starts[1:] &= space[:-1]
-    positions = np.flatnonzero(starts)  # where each word starts, in order
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    offsets = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
-    counts: IntArray = np.searchsorted(positions, offsets + lengths) - np.searchsorted(
-        positions, offsets
-    )
+    """``len(text.split())`` of every text, on their UTF-8 bytes all at once (2.5x faster
+    than str.split text by text on 120-word chunks, 15% of them beyond ASCII): each byte
+    becomes 1 when it belongs to a space and 0 otherwise, a word starts where a 1 is followed
+    by a 0, and each text's starts are summed. Every text has a separator before it and the
+    last one after it, so no start counts for the wrong text. ASCII spaces are single bytes;
+    the other spaces (U+0085, U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F,
+    U+3000) are two or three bytes, each marked, and no other character's bytes are below
+    0x80."""
+    # Encoded one by one: joining first would widen every ASCII text to the widest one's form.
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    joined = b"\n" + b"\n".join(encoded) + b"\n"
+    space = np.frombuffer(joined.translate(_SPACE_BYTES), dtype=np.uint8)
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(texts))
+    if len(joined) > sum(map(len, texts)) + len(texts) + 1:  # some text beyond ASCII
+        space = _mark_wide_spaces(np.frombuffer(joined, dtype=np.uint8), space.copy())
+    starts = (space[:-1] > space[1:]).view(np.uint8)
+    separators = np.cumsum(lengths + 1) - lengths - 1  # where each text's separator is
+    counts: IntArray = np.add.reduceat(starts, separators, dtype=np.uint32).astype(np.int64)
     return counts
+
+
+def _mark_wide_spaces(byte: npt.NDArray[np.uint8], space: npt.NDArray[np.uint8]) -> Any:
+    """``space`` with every byte of each two- and three-byte UTF-8 space set to 1."""
+    lead = np.flatnonzero(byte >= 0xC2)  # lead bytes beyond ASCII (continuations are < 0xC0)
+    lead = lead[lead < len(byte) - 2]  # a space's bytes end before the final separator
+    code = byte[lead].astype(np.int64) << 16 | byte[lead + 1].astype(np.int64) << 8
+    code |= byte[lead + 2]
+    two = lead[np.isin(code >> 8, _NARROW_SPACES)]
+    three = lead[np.isin(code, _WIDE_SPACES)]
+    for at, width in ((two, 2), (three, 3)):
+        for shift in range(width):
+            space[at + shift] = 1
+    return space
+
+
+# Byte -> 1 for an ASCII space (str.isspace: 9-13 and 28-32), else 0 (so every byte of a
+# character beyond ASCII is 0 until _mark_wide_spaces marks the spaces among them).
+_SPACE_BYTES = bytes(1 if b < 128 and chr(b).isspace() else 0 for b in range(256))
+# The two-byte UTF-8 encodings of U+0085 and U+00A0, as 16-bit numbers, and the three-byte
+# ones of the spaces beyond U+00FF, as 24-bit numbers.
+_NARROW_SPACES = np.array([0xC285, 0xC2A0], dtype=np.int64)
+_WIDE_SPACES = np.array(
+    [
+        int.from_bytes(chr(c).encode("utf-8"), "big")
+        for c in (0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+    ],
+    dtype=np.int64,
+)
 
 
 @dataclass(frozen=True)

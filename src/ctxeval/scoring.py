@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -239,28 +239,36 @@ def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | Rec
 
 @contextmanager
 def _named(record: Record, metric: MetricBase) -> Iterator[None]:
-    """Errors that stop the run name the record that met them.
+    """Errors that stop the run name the record that met them (see :func:`_named_error`)."""
+    try:
+        yield
+    except Exception as exc:
+        raise _named_error(record, metric, exc)  # noqa: B904 (chained there, or raised as is)
+
+
+def _named_error(record: Record, metric: MetricBase, exc: Exception) -> Exception:
+    """What to raise for ``exc``, met while judging ``record`` for ``metric``.
 
     A configuration mistake (a strategy that returns a wrong shape or strings, a metric of the
     wrong mode) stops the run; so does any exception raised by a custom strategy's code, which
     is chained, not taken for a bad record. A ``CtxevalError`` about the record itself passes
     through, to be counted as a bad record.
     """
-    try:
-        yield
-    except (InvalidArgumentError, InvalidArgumentTypeError) as exc:
+    if isinstance(exc, InvalidArgumentError | InvalidArgumentTypeError):
         if str(exc).startswith(record.location):
-            raise
-        raise type(exc)(f"{_where(record)}: {exc}") from exc
-    except (CtxevalError, MemoryError):
-        raise
-    except Exception as exc:
+            return exc
+        named: Exception = type(exc)(f"{_where(record)}: {exc}")
+    elif isinstance(exc, CtxevalError | MemoryError):
+        return exc
+    else:
         strategy = getattr(metric, "matching_strategy", None)
         culprit = f"strategy {strategy.spec}" if strategy is not None else repr(metric)
-        raise InvalidArgumentError(
+        named = InvalidArgumentError(
             f"{_where(record)}: {culprit} raised {type(exc).__name__}: {exc} (fix the strategy; "
             "the original error and its traceback are chained to this one)"
-        ) from exc
+        )
+    named.__cause__ = exc
+    return named
 
 
 def _where(record: Record) -> str:
@@ -311,15 +319,19 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
     for metric in plan.metrics:
         passes.setdefault(_pass_key(plan, metric), metric)
     staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
+    # Per pass, once per batch: its metric and how deep it judges.
+    steps = [(key, metric, plan.depth(metric)) for key, metric in passes.items()]
     for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
         lost = 0
         try:
             located = _locate(plan, record)
-            for key, metric in passes.items():
-                with _named(record, metric):
+            for key, metric, depth in steps:
+                try:
                     _check_mode(metric, record)
-                    result, tokens = _judge_one(plan, metric, record, located)
+                    result, tokens = _judge_one(plan, metric, record, located, depth)
+                except Exception as exc:
+                    raise _named_error(record, metric, exc)  # noqa: B904 (chained there)
                 results[key] = result
                 lost = max(lost, tokens)
         except (InvalidArgumentError, InvalidArgumentTypeError):
@@ -343,13 +355,17 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
 
 
 def _judge_one(
-    plan: ScoringPlan, metric: MetricBase, record: Record, located: LocatedRecord | None
+    plan: ScoringPlan,
+    metric: MetricBase,
+    record: Record,
+    located: LocatedRecord | None,
+    depth: int | None,
 ) -> tuple[Any, int]:
-    """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments."""
+    """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments
+    (``depth``: the pass's, :meth:`ScoringPlan.depth`)."""
     if isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk":
         strategy = metric.matching_strategy
         truth, grades = ground_truth_units(strategy, record.ground_truth)  # type: ignore[arg-type]
-        depth = plan.depth(metric)
         chunks: list[str] = record.retrieved  # validated by the reader: strings only
         shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
         matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
@@ -458,16 +474,17 @@ def _rows(
         column += width
     values = table.tolist()
     context = context_used(cuts, plan.all_ks())
+    any_skipped = cast("list[bool]", skipped.any(axis=1).tolist())
     out: list[RowResult | RecordError] = []
     for row, record in enumerate(records):
         if row in errors:
             out.append(errors[row])
             continue
         row_values: list[Any] = values[row]
-        missing = skipped[row]
-        if missing.any():
+        if any_skipped[row]:
             row_values = [
-                None if gone else v for v, gone in zip(row_values, missing.tolist(), strict=True)
+                None if gone else v
+                for v, gone in zip(row_values, skipped[row].tolist(), strict=True)
             ]
         out.append(
             RowResult(
@@ -480,7 +497,7 @@ def _rows(
                 num_retrieved=len(record.retrieved),
                 empty_ground_truth=relevant[row] == 0,
                 tokenless=judged.tokenless.get(ids[row], 0),
-                skipped_values=bool(missing.any()),
+                skipped_values=any_skipped[row],
                 span_counts=lengths[row],
                 **_located_fields(judged.located.get(ids[row])),
                 context=context[row],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -420,34 +420,38 @@ _STR = frozenset({str})
 
 
 def _clean_strings(items: list[Any] | tuple[Any, ...]) -> bool:
-    """True when every item is a string and none holds a surrogate (one C-level pass over
-    their concatenation; ``isascii`` is a flag check)."""
-    if not _STR.issuperset(map(type, items)):
-        return False
-    joined = "".join(items)
-    return joined.isascii() or _surrogate_at(joined) is None
+    """True when every item is a string and none holds a surrogate."""
+    return _STR.issuperset(map(type, items)) and _no_surrogates(items)
+
+
+def _no_surrogates(strings: Sequence[str]) -> bool:
+    """True when no string holds a surrogate. ``isascii`` is a flag check; only the strings
+    beyond ASCII are encoded, one by one (joining them first would widen every string to the
+    widest one's form, and cost more than the check)."""
+    return all(map(str.isascii, strings)) or all(map(_surrogate_free, strings))
+
+
+def _surrogate_free(text: str) -> bool:
+    return text.isascii() or _surrogate_at(text) is None
 
 
 def plainly_writable(record: dict[Any, Any]) -> bool:
     """The fast answer for the usual record: True when its keys are strings and its values
     strings, numbers, None or flat lists of strings, none holding a surrogate (then
     :func:`find_unwritable` would find nothing). False means "look closer", not "bad"."""
-    strings: list[str] = []
     for key, value in record.items():
-        if type(key) is not str:
+        if type(key) is not str or not (key.isascii() or _surrogate_free(key)):
             return False
-        strings.append(key)
         kind = type(value)
         if kind is str:
-            strings.append(value)
-        elif kind is list:
-            if not _STR.issuperset(map(type, value)):
+            if not (value.isascii() or _surrogate_free(value)):
                 return False
-            strings.extend(value)
+        elif kind is list:
+            if not _clean_strings(value):
+                return False
         elif kind not in _SCALARS:
             return False
-    joined = "".join(strings)
-    return joined.isascii() or _surrogate_at(joined) is None
+    return True
 
 
 def _surrogate_at(text: str) -> int | None:

@@ -261,7 +261,12 @@ def test_budget_cut_is_vectorised_over_records() -> None:
     st.lists(
         st.text(
             alphabet=st.sampled_from(
-                [*"ab \t\n\r\x0b\x0c\x1c\x1f\x85", "\u00e9", "\u00a0", "\u2003"]
+                [
+                    *"ab \t\n\r\x0b\x0c\x1c\x1f\x85",
+                    # beyond ASCII: spaces of two and three UTF-8 bytes, and characters that
+                    # share their lead bytes (U+00C2, U+2014, U+200B) or are lone surrogates
+                    *"\u00e9\u00a0\u00c2\u2003\u2014\u200b\u3000\u1680\u2028\u202f\u205f\ud800",
+                ]
             ),
             max_size=20,
         ),

@@ -93,6 +93,8 @@ class RecordStream:
         # The fields of the segment being read, once settled.
         self.resolved: ResolvedFields | None = None
         self._names: dict[ResolvedFields, dict[str, str]] = {}
+        # the fields a text record uses -> with the span fields (not metadata either)
+        self._text_used: dict[frozenset[str], frozenset[str]] = {}
 
     def records(self) -> Iterator[Record | RecordError]:
         for segment in self.segments:
@@ -223,11 +225,12 @@ class RecordStream:
         spans: dict[str, list[Span | None] | None] = {}
         used = resolved.used
         if resolved.mode == "text":
-            try:
-                spans = self._spans(value, resolved, len(retrieved), len(ground_truth))
-            except InvalidRecordError as exc:
-                return RecordError(index, record_id, location, exc.field, str(exc))
-            used = used | _SPAN_NAMES
+            if not _SPAN_NAMES.isdisjoint(value):
+                try:
+                    spans = self._spans(value, resolved, len(retrieved), len(ground_truth))
+                except InvalidRecordError as exc:
+                    return RecordError(index, record_id, location, exc.field, str(exc))
+            used = self._text_used.get(used) or self._text_used.setdefault(used, used | _SPAN_NAMES)
         metadata = {k: v for k, v in value.items() if k not in used}
         for name, kept in metadata.items():
             # Only containers can nest; the reader has looked at strings that may hold
