@@ -89,12 +89,9 @@ def floored_log(value: float) -> float:
     return math.log(max(value, GEOMETRIC_FLOOR))
 
 
-def _chunks_used(item: RowResult, k: Cutoff) -> int:
-    """The chunks fed at ``k``: from the row's context used, else (a row built without it)
-    the count ``k`` keeps."""
-    used = item.context.get(cutoff_label(k))
-    if used is not None:
-        return used[0]
+def _chunks_kept(item: RowResult, k: Cutoff) -> int:
+    """The chunks fed at ``k`` by a row built without its context used: the count ``k``
+    keeps."""
     return item.num_retrieved if not isinstance(k, int) else min(k, item.num_retrieved)
 
 
@@ -152,6 +149,7 @@ class Aggregator:
         self._relevant = 0
         self._retrieved = 0
         self._k_used = {k: 0 for k in self._all_ks()}
+        self._k_labels = [(k, cutoff_label(k)) for k in self._k_used]
         # cut-off label -> sums of chunks, words, characters fed (words, characters: text mode)
         self._context: dict[str, list[int]] = {}
         self._text = any(metric.mode == "text" for metric in plan.metrics)
@@ -271,10 +269,19 @@ class Aggregator:
         self._retrieved += item.num_retrieved
         self._tokenless += item.tokenless
         self._tokenless_records += item.tokenless > 0
-        for k in self._k_used:
-            self._k_used[k] += _chunks_used(item, k)
-        for label, used in item.context.items():
-            self._add_context(label, used)
+        context = item.context
+        k_used = self._k_used
+        for k, label in self._k_labels:
+            used = context.get(label)
+            k_used[k] += used[0] if used is not None else _chunks_kept(item, k)
+        for label, used in context.items():
+            sums = self._context.get(label)
+            if sums is None:
+                self._context[label] = [value or 0 for value in used]
+            else:
+                sums[0] += used[0]
+                sums[1] += used[1] or 0
+                sums[2] += used[2] or 0
         micro = self._micro
         for key, counts in item.counts.items():
             sums = micro.get(key)

@@ -10,7 +10,7 @@ The table of names it recognises is in ``docs/datasets.md``.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Literal
 
@@ -153,14 +153,14 @@ class ResolvedFields:
     retrieved: str
     ground_truth: str
     id: str | None
+    # The fields that are not metadata (looked at for every record: made once).
+    used: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def used(self) -> frozenset[str]:
-        """The fields that are not metadata."""
+    def __post_init__(self) -> None:
         names = {self.retrieved, self.ground_truth}
         if self.id is not None:
             names.add(self.id)
-        return frozenset(names)
+        object.__setattr__(self, "used", frozenset(names))
 
 
 class FieldsNotFoundError(InvalidArgumentError):

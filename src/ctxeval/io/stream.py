@@ -179,12 +179,13 @@ class RecordStream:
                 )
         else:
             raw_id = claimed_id(value.get(resolved.id))
-        for role in ("retrieved", "ground_truth", "id"):
-            name = getattr(resolved, role)
-            if name is not None and name not in value:
-                return RecordError(
-                    index, raw_id, location, name, self._missing(role, name, value.keys())
-                )
+        if not resolved.used.issubset(value):  # (used: the three fields, and a text key)
+            for role in ("retrieved", "ground_truth", "id"):
+                name = getattr(resolved, role)
+                if name is not None and name not in value:
+                    return RecordError(
+                        index, raw_id, location, name, self._missing(role, name, value.keys())
+                    )
 
         names = self._names.get(resolved)
         if names is None:
