@@ -1,0 +1,121 @@
+"""The text path of several ctxeval sources, side by side: CPU time per record of each phase.
+
+Run from the repository root; each SOURCE is a directory holding a ctxeval checkout (its
+``src/``), for instance a ``git worktree`` at an older commit:
+
+    git worktree add /tmp/ctxeval-old be5da2a
+    .venv/bin/python benchmarks/text_sources.py /tmp/ctxeval-old .          # both datasets
+    .venv/bin/python benchmarks/text_sources.py --rounds 3 --records 5000 /tmp/ctxeval-old .
+
+Each source runs in its own process (``PYTHONPATH=SOURCE/src``), the sources alternated for
+``--rounds`` rounds so that a change of load hits them alike. A process times, best of
+``--repeats``, with ``time.process_time`` (CPU, not wall: it moves less with other work on the
+machine): ``RetrievalEvaluator(records, [PrecisionRecallF1(RougeChunkMatch()),
+RankedRetrievalMetrics(RougeChunkMatch())], workers=1).run(k=None)`` over freshly parsed
+records (the benchmark datasets of ``_data.py``; token caches emptied before each repeat), and
+prints one line per dataset. Ratios against the first source are printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def measure(data: str, records: int, repeats: int) -> float:
+    """Best CPU seconds of ``repeats`` evaluations of ``records`` records (in this process)."""
+    sys.path.insert(0, str(HERE))
+    from _data import corpus_records, text_records
+    from ctxeval import (
+        PrecisionRecallF1,
+        RankedRetrievalMetrics,
+        RetrievalEvaluator,
+        RougeChunkMatch,
+    )
+
+    made = corpus_records if data == "corpus" else text_records
+    lines = [json.dumps(r) for r in made(records, seed=0)]
+    best = float("inf")
+    for _ in range(repeats):
+        fresh = [json.loads(line) for line in lines]
+        _empty_caches()
+        gc.collect()
+        start = time.process_time()
+        RetrievalEvaluator(
+            fresh,
+            [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())],
+            workers=1,
+            progress=False,
+        ).run(k=None)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _empty_caches() -> None:
+    """Every per-thread cache a source has (the token cache; the word counts' memo)."""
+    for name in ("ctxeval.matching.base", "ctxeval.budgets"):
+        module = sys.modules.get(name)
+        local = getattr(module, "_local", None)
+        if local is not None:
+            local.__dict__.clear()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", nargs="*", help="ctxeval checkouts (directories with src/)")
+    parser.add_argument("--data", choices=("corpus", "distinct", "both"), default="both")
+    parser.add_argument("--records", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(measure(args.child, args.records, args.repeats))
+        return
+    if not args.sources:
+        parser.error("give at least one source: a ctxeval checkout (a directory with src/)")
+    datasets = ("corpus", "distinct") if args.data == "both" else (args.data,)
+    sources = [Path(s).resolve() for s in args.sources]
+    times: dict[tuple[Path, str], list[float]] = {}
+    print("| round | dataset | source | commit | CPU s | µs/record |")
+    print("|---:|---|---|---|---:|---:|")
+    for round_ in range(1, args.rounds + 1):
+        for data in datasets:
+            for source in sources:
+                env = {**os.environ, "PYTHONPATH": str(source / "src")}
+                command = [sys.executable, __file__, "--child", data]
+                command += ["--records", str(args.records), "--repeats", str(args.repeats)]
+                out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+                seconds = float(out.stdout.split()[-1])
+                times.setdefault((source, data), []).append(seconds)
+                commit = _commit(source)
+                per = seconds / args.records * 1e6
+                print(
+                    f"| {round_} | {data} | {source.name} | {commit} | {seconds:.3f} | {per:.0f} |"
+                )
+    print("\n| dataset | source | best CPU s | against the first source |")
+    print("|---|---|---:|---:|")
+    for data in datasets:
+        first = min(times[sources[0], data])
+        for source in sources:
+            best = min(times[source, data])
+            print(f"| {data} | {source.name} | {best:.3f} | {best / first:.2f}x |")
+
+
+def _commit(source: Path) -> str:
+    found = subprocess.run(
+        ["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return found.stdout.strip() or "?"
+
+
+if __name__ == "__main__":
+    main()
