@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxeval.budgets import ContextSizes
-from ctxeval.cutoffs import Budget, cutoff_label
+from ctxeval.cutoffs import Budget, Cutoff, cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
 
@@ -77,15 +77,27 @@ def _sizes(outcome: HarnessResult) -> str:
 def _recall_curves(outcome: HarnessResult) -> str:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    points: dict[Cutoff, list[tuple[float, float]]] = {k: [] for k in outcome.ks}
     for (name, run), color in zip(outcome.runs.items(), _COLORS * 4, strict=False):
         xs = [run.context[k]["words"] for k in outcome.ks]
         ys = [run.attribution.found[k] for k in outcome.ks]
         ax.plot(xs, ys, marker="o", color=color, label=name)
         for k, x, y in zip(outcome.ks, xs, ys, strict=True):
-            ax.annotate(
-                cutoff_label(k), (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points"
-            )
+            points[k].append((x, y))
         ax.axhline(run.attribution.ceiling, color=color, linestyle="--", linewidth=0.8)
+    # Each cut-off labelled once, under its lowest point (a budget puts every run at about the
+    # same x; one label per run would print over the others).
+    for k, found in points.items():
+        x, y = min(found, key=lambda point: point[1])
+        ax.annotate(
+            cutoff_label(k),
+            (x, y),
+            fontsize=7,
+            xytext=(0, -11),
+            ha="center",
+            textcoords="offset points",
+        )
+    ax.plot([], [], color="0.4", linestyle="--", linewidth=0.8, label="ceiling (dashed)")
     ax.set_xlabel("mean words fed per question")
     ax.set_ylabel("found (context recall)" if outcome.attribution == "match" else "found")
     ax.set_ylim(0, 1.02)
