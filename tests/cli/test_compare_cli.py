@@ -83,6 +83,19 @@ def test_a_glob_gives_every_file_it_matches(saved: dict[str, Path], tmp_path: Pa
     assert "matches 2 files and NAME=PATH names one run" in named.stderr
 
 
+def test_saved_results_are_named_without_their_result_suffix(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    for name in ("fixed-100", "paragraph"):
+        shutil.copy(saved[name], tmp_path / f"{name}.result.jsonl")
+    (tmp_path / "again").mkdir()
+    shutil.copy(saved["paragraph"], tmp_path / "again" / "paragraph.result.jsonl")
+    report = _json(str(tmp_path / "*.result.jsonl"), tmp_path / "again" / "paragraph.result.jsonl")
+    assert report["runs"] == ["fixed-100", "paragraph", "paragraph-2"]
+    named = _json(f"x.result={tmp_path / 'fixed-100.result.jsonl'}", saved["paragraph"])
+    assert named["runs"] == ["x.result", "results"]  # a name given is kept as given
+
+
 def test_default_output_collapses_identical_columns_and_shows_the_signal(
     saved: dict[str, Path],
 ) -> None:

@@ -8,7 +8,6 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
@@ -95,7 +94,10 @@ def _expand(arg: str, name: str | None, path: str) -> list[str]:
 
 def named_run_paths(args: Sequence[str]) -> list[tuple[str, str]]:
     """``[(run name, path)]``: NAME=PATH names a run; other runs are named after their file
-    stems, made unique with -2, -3, ...; globs are expanded."""
+    stems (:func:`~ctxeval.comparison.inputs.run_name`: a saved result's ``.result`` dropped),
+    made unique with -2, -3, ...; globs are expanded."""
+    from ctxeval.comparison.inputs import run_name
+
     given: list[tuple[str | None, str]] = []
     for arg in args:
         name, path = _split_name(arg)
@@ -108,7 +110,7 @@ def named_run_paths(args: Sequence[str]) -> list[tuple[str, str]]:
     named: list[tuple[str, str]] = []
     for name, path in given:
         if name is None:
-            stem = Path(path).stem or "run"
+            stem = run_name(path) or "run"
             name, n = stem, 2
             while name in taken:
                 name, n = f"{stem}-{n}", n + 1
