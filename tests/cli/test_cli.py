@@ -156,6 +156,30 @@ def test_ctxeval_alone_shows_its_help() -> None:
     assert "Commands:" in done.stderr
 
 
+def test_evaluate_m_prints_the_measures_asked_and_their_micro_averages_only(
+    tmp_path: Path,
+) -> None:
+    asked = ["-m", "context_recall", "-m", "ndcg@3", "-k", "3", "--tokenizer", "unicode"]
+    done = ctxeval("evaluate", RECORDS, *asked, "--format", "json", "-o", tmp_path / "r.json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)["aggregate"]
+    assert list(printed) == ["context_recall@3", "ndcg@3", "micro_context_recall@3"]
+    # The library's result keeps every micro average of the counts (the saved file does too).
+    saved = EvaluationResult.load(tmp_path / "r.json").aggregate
+    assert {"micro_context_precision@3", "micro_context_f1@3"} <= set(saved)
+    assert printed == {column: saved[column] for column in printed}
+    table = ctxeval("evaluate", RECORDS, *asked)
+    assert table.returncode == 0, table.stderr
+    assert "micro_context_precision" not in table.stdout
+    assert "micro_context_f1" not in table.stdout
+    assert "micro_context_recall@3" in table.stdout
+    # Without -m, every set measure is evaluated: each micro average is printed.
+    every = ctxeval("evaluate", RECORDS, "-k", "3", "--tokenizer", "unicode", "--format", "csv")
+    assert every.returncode == 0, every.stderr
+    for name in ("precision", "recall", "f1"):
+        assert f"micro_context_{name}@3," in every.stdout
+
+
 def test_bad_record_names_its_line_and_skip_counts_it(tmp_path: Path) -> None:
     lines = RECORDS.read_text(encoding="utf-8").splitlines()
     lines.insert(
