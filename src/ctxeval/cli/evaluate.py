@@ -196,7 +196,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
                 shutil.copyfileobj(sys.stdin.buffer, out)
             result = _evaluate_dataset(str(records), options, gates, source="<stdin>")
         else:
-            from ctxeval.cli.compare import is_saved_result
+            from ctxeval.cli.runs import is_saved_result
 
             if os.path.isfile(path) and is_saved_result(path):
                 fail(
