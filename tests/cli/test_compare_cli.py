@@ -202,7 +202,8 @@ def test_trec_runs_compare_with_the_numbers_of_evaluate(tmp_path: Path) -> None:
     assert {row["metric"] for row in report["rows"]} <= set(aggregate)
     text = ctxeval("compare", a, b, "--qrels", qrels, "--n-resamples", "100")
     assert text.returncode == 0, text.stderr
-    assert "matching by id; cut-offs 5, 10, 100, all" in text.stdout  # TREC's default measures
+    # TREC's default measures: judged by id, rank measures with trec_eval's options.
+    assert "matching by id; convention trec_eval; cut-offs 5, 10, 100, all" in text.stdout
 
 
 def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:
@@ -347,3 +348,70 @@ def test_a_metric_the_runs_were_not_evaluated_with_says_how_to_add_it(
     for done in (dataset, asked, results, trec, micro, typo):
         assert done.stderr.count("ctxeval: error:") == 1
         assert "evaluating" not in done.stderr
+
+
+def test_the_header_says_how_the_compared_metrics_were_judged(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    runs = [RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl"]
+    corpus = ROOT / "fixtures" / "corpus"
+    spans = ctxeval(
+        "compare", *runs, "-m", "span_iou@10", "-m", "span_recall@10", "--corpus", corpus,
+        "--n-resamples", "200", "--report", tmp_path / "spans.html",
+    )  # fmt: skip
+    assert spans.returncode == 0, spans.stderr
+    assert spans.stdout.splitlines()[1] == "spans located in the corpus; cut-offs 10"
+    page = (tmp_path / "spans.html").read_text(encoding="utf-8")
+    runs_table = page[page.index('class="runs"') :].split("</table>")[0]
+    assert runs_table.count("<td>spans located in the corpus</td>") == 2
+    assert "n/a" not in runs_table
+    assert "by id" not in runs_table
+    both = ctxeval(
+        "compare", *runs, "-m", "span_iou@10", "-m", "context_recall@10", "-m", "ndcg@10",
+        "--corpus", corpus, "--metric", "all", "--n-resamples", "200",
+    )  # fmt: skip
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.splitlines()[1] == (
+        "matching rouge-chunk(threshold=0.7); spans located in the corpus; convention "
+        "trec_eval; cut-offs 10"
+    )
+    # -m names rank measures: their convention is read from their specs.
+    exponential = ctxeval(
+        "compare", *runs, "-m", "ndcg(gain='exponential')@10", "-m", "recall@10",
+        "--n-resamples", "200",
+    )  # fmt: skip
+    assert exponential.returncode == 0, exponential.stderr
+    assert exponential.stdout.splitlines()[1] == (
+        "matching rouge-chunk(threshold=0.7); convention custom (gain='exponential'); cut-offs 10"
+    )
+
+
+def test_no_convention_n_a_for_a_run_without_rank_metrics(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    set_only = tmp_path / "set.result.jsonl"
+    done = ctxeval(
+        "evaluate", RUNS / "fixed-100.jsonl", "-k", "10", "--metrics", "set", "-o", set_only
+    )
+    assert done.returncode == 0, done.stderr
+    report = tmp_path / "report.html"
+    compared = ctxeval(
+        "compare", set_only, saved["paragraph"], "--n-resamples", "200", "--report", report
+    )
+    assert compared.returncode == 0, compared.stderr
+    # context_recall@10 is compared: a set measure, which no rank convention concerns.
+    assert compared.stdout.splitlines()[1] == "matching rouge-chunk(threshold=0.7); cut-offs 10"
+    assert "n/a" not in compared.stdout
+    page = report.read_text(encoding="utf-8")
+    runs_table = page[page.index('class="runs"') :].split("</table>")[0]
+    assert "n/a" not in runs_table
+    assert runs_table.count("<td>rouge-chunk(threshold=0.7)</td>") == 2
+    assert "<td>trec_eval</td>" in runs_table  # the run that has rank metrics says which
+    exact = ctxeval(
+        "compare", RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl", "--match", "exact-chunk",
+        "-k", "10", "--n-resamples", "200", "--report", tmp_path / "exact.html",
+    )  # fmt: skip
+    assert exact.returncode == 0, exact.stderr
+    page = (tmp_path / "exact.html").read_text(encoding="utf-8")
+    runs_table = page[page.index('class="runs"') :].split("</table>")[0]
+    assert "n/a" not in runs_table  # exact-chunk has no threshold: the cell is blank
