@@ -260,6 +260,9 @@ def test_k_sets_the_cut_offs_of_trec_runs(tmp_path: Path) -> None:
     ]
     named = _json(a, b, "--qrels", qrels, "-k", "2", "-k", "3", "--metric", "ndcg@3")
     assert [row["metric"] for row in named["rows"]] == ["ndcg@3"]
+    budget = ctxeval("compare", a, b, "--qrels", qrels, "-k", "300w")
+    assert budget.returncode == 2
+    assert "ctxeval: error: -k 300w: a context budget counts the retrieved texts" in budget.stderr
     other = ctxeval("compare", a, b, "--qrels", qrels, "-k", "2", "--metric", "ndcg@10")
     assert other.returncode == 2
     assert (

@@ -243,6 +243,12 @@ def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
             f"{_apply(given)} to datasets, not to TREC runs (judged by id against "
             "--qrels); name the measures with --metric, e.g. --metric ndcg@10"
         )
+    budgets = [k for k in options["ks"] if not isinstance(k, int)]
+    if budgets:
+        fail(
+            f"-k {budgets[0]}: a context budget counts the retrieved texts, and TREC runs have "
+            "ids only; give -k a number of documents, e.g. -k 10"
+        )
     evaluator = RetrievalEvaluator.from_trec(
         path,
         options["qrels"],
