@@ -49,7 +49,9 @@ Remedy = Callable[[str, str], str]
 
 
 def _generic_remedy(kind: str, given: str) -> str:
-    return f"evaluate the runs with it (-m {given})" if kind == "measure" else f"-k {given}"
+    if kind == "measure":
+        return f"evaluate the runs with it (-m {given})"
+    return f"evaluate the runs at it (-k {given})"
 
 
 def _measure(spec: str) -> Any:
@@ -399,8 +401,9 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
 
     Each PATH is a dataset evaluated with the options below, a result saved with
     'ctxeval evaluate -o results.jsonl', or, with --qrels, a TREC run; a glob pattern gives
-    every file it matches. NAME=PATH names a run; other runs are named after their file stems.
-    Metrics whose per-query values are identical in every run are compared once.
+    every file it matches. NAME=PATH names a run; other runs are named after their file stems
+    (bm25.result.jsonl: bm25). -k sets the cut-offs compared, for every kind of run. Metrics
+    whose per-query values are identical in every run are compared once.
     """
     from ctxeval.comparison import compare as compare_runs
 
