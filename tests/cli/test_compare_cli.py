@@ -348,7 +348,14 @@ def test_a_metric_the_runs_were_not_evaluated_with_says_how_to_add_it(
     typo = ctxeval("compare", saved["fixed-100"], saved["paragraph"], "--metric", "ndgc@10")
     assert typo.returncode == 2
     assert "did you mean 'ndcg@10'" in typo.stderr
-    for done in (dataset, asked, results, trec, micro, typo):
+    option = ctxeval(
+        "compare", saved["fixed-100"], saved["paragraph"], "--metric", "ndcg(gian=1)@10"
+    )
+    assert option.returncode == 2
+    assert (
+        "ctxeval: error: --metric ndcg(gian=1)@10: unknown ndcg option 'gian'; did you mean 'gain'?"
+    ) in option.stderr
+    for done in (dataset, asked, results, trec, micro, typo, option):
         assert done.stderr.count("ctxeval: error:") == 1
         assert "evaluating" not in done.stderr
 

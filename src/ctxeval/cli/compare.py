@@ -101,7 +101,21 @@ def _column(
             f"{flag} {given}: the runs were not evaluated with {name} (their measures: "
             f"{measures}); {remedy('measure', given)}"
         )
+    problem = _spec_problem(given)
+    if problem is not None and not problem.startswith("unknown measure"):
+        fail(f"{flag} {given}: {problem}")  # a known measure's spec, mistyped: its own message
     fail(str(unknown_name(None, "measure", given, available, where=f"{flag} {given}")))
+
+
+def _spec_problem(spec: str) -> str | None:
+    """What is wrong with a measure spec (None when it parses)."""
+    from ctxeval.metrics.measures import parse_measure
+
+    try:
+        parse_measure(spec)
+    except ValueError as exc:
+        return str(exc).removeprefix(f"{spec!r}: ")
+    return None
 
 
 def chosen_metrics(
@@ -211,8 +225,6 @@ def _trec_measures(options: dict[str, Any]) -> list[str]:
     """The measures of a TREC run: the --metric and --fail-if-worse ones (default: evaluate's).
     With -k, each is evaluated at the -k cut-offs, as a dataset's measures are: the cut-offs
     compared are the ones asked for, and a --metric at another cut-off is an error."""
-    from ctxeval.metrics.measures import parse_measure
-
     named = [m for m in options["metric_columns"] if m != "all"]
     gates = list(options["gates"])
     measures = list(dict.fromkeys([*named, *gates])) if named else list(TREC_MEASURES)
@@ -222,10 +234,10 @@ def _trec_measures(options: dict[str, Any]) -> list[str]:
         flag = "--metric" if spec in named else "--fail-if-worse"
         if spec.startswith("micro_"):
             fail(f"{flag} {spec}: a micro average has no per-query values to pair")
-        try:
-            measure = parse_measure(spec)
-        except ValueError as exc:
-            fail(f"{flag} {spec}: {str(exc).removeprefix(f'{spec!r}: ')}")
+        problem = _spec_problem(spec)
+        if problem is not None:
+            fail(f"{flag} {spec}: {problem}")
+        measure = _measure(spec)
         if measure.definition.family == "span":
             fail(
                 f"{flag} {spec}: span measures need the texts of the retrieved chunks and "
