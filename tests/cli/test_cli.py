@@ -109,6 +109,77 @@ def test_user_mistakes_exit_2_without_traceback(
         assert fragment in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["evaluate", RECORDS, "-k", "100x"],
+            "ctxeval: error: Invalid value for '-k' / '--k': '100x': unknown budget unit 'x'; "
+            "give a size: '300w' (words), '2000c' (characters), '512t' (tokens) "
+            "(see 'ctxeval evaluate --help')",
+        ),
+        (
+            ["evaluate", RECORDS, "--budget-policy", "truncat"],
+            "ctxeval: error: Invalid value for '--budget-policy': 'truncat' is not one of "
+            "'whole', 'truncate'. (see 'ctxeval evaluate --help')",
+        ),
+        (
+            ["evaluate", RECORDS, "--formt", "json"],
+            "ctxeval: error: No such option '--formt'. (Did you mean one of: '--format', "
+            "'--report'?) (see 'ctxeval evaluate --help')",
+        ),
+        (
+            ["compar", "a", "b"],
+            "ctxeval: error: No such command 'compar'. Did you mean 'compare'? "
+            "(see 'ctxeval --help')",
+        ),
+        (
+            ["compare"],
+            "ctxeval: error: Missing argument '[NAME=]PATH...'. (see 'ctxeval compare --help')",
+        ),
+    ],
+)
+def test_click_usage_errors_are_one_line_like_ctxeval_errors(
+    args: list[str | Path], line: str
+) -> None:
+    """Click's own errors in ctxeval's form: one line, its did-you-mean kept, exit code 2."""
+    done = ctxeval(*args)
+    assert done.returncode == 2
+    assert done.stderr == line + "\n"
+    assert done.stdout == ""
+
+
+def test_ctxeval_alone_shows_its_help() -> None:
+    done = ctxeval()
+    assert done.returncode == 2
+    assert done.stderr.startswith("Usage: ctxeval [OPTIONS] COMMAND [ARGS]...")
+    assert "Commands:" in done.stderr
+
+
+def test_evaluate_m_prints_the_measures_asked_and_their_micro_averages_only(
+    tmp_path: Path,
+) -> None:
+    asked = ["-m", "context_recall", "-m", "ndcg@3", "-k", "3", "--tokenizer", "unicode"]
+    done = ctxeval("evaluate", RECORDS, *asked, "--format", "json", "-o", tmp_path / "r.json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)["aggregate"]
+    assert list(printed) == ["context_recall@3", "ndcg@3", "micro_context_recall@3"]
+    # The library's result keeps every micro average of the counts (the saved file does too).
+    saved = EvaluationResult.load(tmp_path / "r.json").aggregate
+    assert {"micro_context_precision@3", "micro_context_f1@3"} <= set(saved)
+    assert printed == {column: saved[column] for column in printed}
+    table = ctxeval("evaluate", RECORDS, *asked)
+    assert table.returncode == 0, table.stderr
+    assert "micro_context_precision" not in table.stdout
+    assert "micro_context_f1" not in table.stdout
+    assert "micro_context_recall@3" in table.stdout
+    # Without -m, every set measure is evaluated: each micro average is printed.
+    every = ctxeval("evaluate", RECORDS, "-k", "3", "--tokenizer", "unicode", "--format", "csv")
+    assert every.returncode == 0, every.stderr
+    for name in ("precision", "recall", "f1"):
+        assert f"micro_context_{name}@3," in every.stdout
+
+
 def test_bad_record_names_its_line_and_skip_counts_it(tmp_path: Path) -> None:
     lines = RECORDS.read_text(encoding="utf-8").splitlines()
     lines.insert(

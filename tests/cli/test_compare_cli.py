@@ -83,6 +83,19 @@ def test_a_glob_gives_every_file_it_matches(saved: dict[str, Path], tmp_path: Pa
     assert "matches 2 files and NAME=PATH names one run" in named.stderr
 
 
+def test_saved_results_are_named_without_their_result_suffix(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    for name in ("fixed-100", "paragraph"):
+        shutil.copy(saved[name], tmp_path / f"{name}.result.jsonl")
+    (tmp_path / "again").mkdir()
+    shutil.copy(saved["paragraph"], tmp_path / "again" / "paragraph.result.jsonl")
+    report = _json(str(tmp_path / "*.result.jsonl"), tmp_path / "again" / "paragraph.result.jsonl")
+    assert report["runs"] == ["fixed-100", "paragraph", "paragraph-2"]
+    named = _json(f"x.result={tmp_path / 'fixed-100.result.jsonl'}", saved["paragraph"])
+    assert named["runs"] == ["x.result", "results"]  # a name given is kept as given
+
+
 def test_default_output_collapses_identical_columns_and_shows_the_signal(
     saved: dict[str, Path],
 ) -> None:
@@ -189,7 +202,8 @@ def test_trec_runs_compare_with_the_numbers_of_evaluate(tmp_path: Path) -> None:
     assert {row["metric"] for row in report["rows"]} <= set(aggregate)
     text = ctxeval("compare", a, b, "--qrels", qrels, "--n-resamples", "100")
     assert text.returncode == 0, text.stderr
-    assert "matching by id; cut-offs 5, 10, 100, all" in text.stdout  # TREC's default measures
+    # TREC's default measures: judged by id, rank measures with trec_eval's options.
+    assert "matching by id; convention trec_eval; cut-offs 5, 10, 100, all" in text.stdout
 
 
 def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:
@@ -199,7 +213,7 @@ def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:
     assert f"{a} looks like a TREC run file; give its judgments with --qrels QRELS" in done.stderr
     mixed = ctxeval("compare", a, b, "--qrels", qrels, "--match", "exact-chunk")
     assert mixed.returncode == 2
-    assert "--match apply to datasets, not to TREC runs" in mixed.stderr
+    assert "--match applies to datasets, not to TREC runs" in mixed.stderr
     assert "Traceback" not in done.stderr + mixed.stderr
 
 
@@ -226,3 +240,188 @@ def test_evaluate_on_a_saved_result_says_what_the_file_is(saved: dict[str, Path]
     assert done.returncode == 2
     assert "is a result ctxeval saved, not a dataset" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_k_sets_the_cut_offs_of_trec_runs(tmp_path: Path) -> None:
+    a, b, qrels = _trec(tmp_path)
+    report = _json(a, b, "--qrels", qrels, "-k", "2")
+    # Not recall@100 and ndcg@10 (the default measures' own cut-offs): -k's.
+    assert [row["metric"] for row in report["rows"]] == ["recall@2", "ndcg@2"]
+    assert report["settings"]["a"]["ks"] == ["2"]
+    done = ctxeval(
+        "evaluate", "--run", a, "--qrels", qrels, "-m", "recall", "-m", "ndcg", "-k", "2",
+        "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    aggregate = json.loads(done.stdout)["aggregate"]
+    assert [row["means"]["a"] for row in report["rows"]] == [
+        aggregate["recall@2"],
+        aggregate["ndcg@2"],
+    ]
+    named = _json(a, b, "--qrels", qrels, "-k", "2", "-k", "3", "--metric", "ndcg@3")
+    assert [row["metric"] for row in named["rows"]] == ["ndcg@3"]
+    budget = ctxeval("compare", a, b, "--qrels", qrels, "-k", "300w")
+    assert budget.returncode == 2
+    assert "ctxeval: error: -k 300w: a context budget counts the retrieved texts" in budget.stderr
+    other = ctxeval("compare", a, b, "--qrels", qrels, "-k", "2", "--metric", "ndcg@10")
+    assert other.returncode == 2
+    assert (
+        "ctxeval: error: --metric ndcg@10: the runs have ndcg at 2, not at 10; choose one of "
+        "those, or evaluate the runs at it (-k 10)"
+    ) in other.stderr
+
+
+def test_k_sets_the_cut_offs_of_dataset_runs() -> None:
+    runs = [RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl"]
+    report = _json(*runs, "-k", "3")
+    assert [row["metric"] for row in report["rows"]] == ["context_recall@3", "ndcg@3"]
+    done = ctxeval("compare", *runs, "-k", "3", "-m", "ndcg@10", "-m", "recall")
+    assert done.returncode == 2
+    assert (
+        "ctxeval: error: -m ndcg@10: its cut-off 10 is not one of -k's (3), at which the runs "
+        "are compared; write -m ndcg to evaluate it at every -k, or add -k 10"
+    ) in done.stderr
+    assert "evaluating" not in done.stderr  # refused before any run is scored
+
+
+def test_k_chooses_among_the_cut_offs_of_saved_results(tmp_path: Path) -> None:
+    paths = []
+    for match in ("rouge-chunk(tokenizer='unicode')", "exact-chunk"):
+        path = tmp_path / f"{match.partition('(')[0]}.result.jsonl"
+        args = ["-k", "1", "-k", "3", "--match", match]
+        done = ctxeval("evaluate", ROOT / "fixtures" / "records.jsonl", *args, "-o", path)
+        assert done.returncode == 0, done.stderr
+        paths.append(path)
+    deepest = _json(*paths)
+    assert [row["metric"] for row in deepest["rows"]] == ["context_recall@3", "ndcg@3"]
+    first = _json(*paths, "-k", "1")
+    assert [row["metric"] for row in first["rows"]] == ["context_recall@1", "ndcg@1"]
+    missing = ctxeval("compare", *paths, "-k", "5")
+    assert missing.returncode == 2
+    assert (
+        "ctxeval: error: -k 5: run 'rouge-chunk' is a saved result, evaluated at 1, 3, and "
+        "cannot be evaluated again"
+    ) in missing.stderr
+    # Options for evaluating mean nothing to results evaluated already: refused, not ignored.
+    refused = ctxeval("compare", *paths, "--match", "exact-chunk", "-m", "ndcg")
+    assert refused.returncode == 2
+    assert (
+        "ctxeval: error: --match, -m/--measure apply to the runs ctxeval evaluates (datasets, "
+        "TREC runs), and every run here is a saved result, evaluated already"
+    ) in refused.stderr
+
+
+def test_a_metric_the_runs_were_not_evaluated_with_says_how_to_add_it(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    runs = [RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl"]
+    dataset = ctxeval("compare", *runs, "-k", "10", "--metric", "span_iou")
+    assert dataset.returncode == 2
+    assert (
+        "ctxeval: error: --metric span_iou: the runs were not evaluated with span_iou (their "
+        "measures: context_precision, context_recall, context_f1, average_precision, "
+        "reciprocal_rank, ndcg, hit_rate, precision, recall); add -m span_iou to evaluate it"
+    ) in dataset.stderr
+    assert "--corpus DIR" in dataset.stderr
+    asked = ctxeval("compare", *runs, "-k", "10", "-m", "context_recall", "--metric", "ndcg")
+    assert asked.returncode == 2
+    assert (
+        "--metric ndcg: the runs were not evaluated with ndcg (their measures: context_recall); "
+        "add -m ndcg to evaluate it\n"
+    ) in asked.stderr
+    results = ctxeval("compare", saved["fixed-100"], saved["paragraph"], "--metric", "span_iou")
+    assert results.returncode == 2
+    assert "evaluate the datasets again with it (ctxeval evaluate DATASET -m span_iou" in (
+        results.stderr
+    )
+    a, b, qrels = _trec(tmp_path)
+    trec = ctxeval("compare", a, b, "--qrels", qrels, "--metric", "span_iou")
+    assert trec.returncode == 2
+    assert "--metric span_iou: span measures need the texts" in trec.stderr
+    micro = ctxeval(
+        "compare", saved["fixed-100"], saved["paragraph"], "--metric", "micro_context_recall@10"
+    )
+    assert micro.returncode == 2
+    assert "a micro average has no per-query values to pair; compare context_recall@10" in (
+        micro.stderr
+    )
+    typo = ctxeval("compare", saved["fixed-100"], saved["paragraph"], "--metric", "ndgc@10")
+    assert typo.returncode == 2
+    assert "did you mean 'ndcg@10'" in typo.stderr
+    option = ctxeval(
+        "compare", saved["fixed-100"], saved["paragraph"], "--metric", "ndcg(gian=1)@10"
+    )
+    assert option.returncode == 2
+    assert (
+        "ctxeval: error: --metric ndcg(gian=1)@10: unknown ndcg option 'gian'; did you mean 'gain'?"
+    ) in option.stderr
+    for done in (dataset, asked, results, trec, micro, typo, option):
+        assert done.stderr.count("ctxeval: error:") == 1
+        assert "evaluating" not in done.stderr
+
+
+def test_the_header_says_how_the_compared_metrics_were_judged(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    runs = [RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl"]
+    corpus = ROOT / "fixtures" / "corpus"
+    spans = ctxeval(
+        "compare", *runs, "-m", "span_iou@10", "-m", "span_recall@10", "--corpus", corpus,
+        "--n-resamples", "200", "--report", tmp_path / "spans.html",
+    )  # fmt: skip
+    assert spans.returncode == 0, spans.stderr
+    assert spans.stdout.splitlines()[1] == "spans located in the corpus; cut-offs 10"
+    page = (tmp_path / "spans.html").read_text(encoding="utf-8")
+    runs_table = page[page.index('class="runs"') :].split("</table>")[0]
+    assert runs_table.count("<td>spans located in the corpus</td>") == 2
+    assert "n/a" not in runs_table
+    assert "by id" not in runs_table
+    both = ctxeval(
+        "compare", *runs, "-m", "span_iou@10", "-m", "context_recall@10", "-m", "ndcg@10",
+        "--corpus", corpus, "--metric", "all", "--n-resamples", "200",
+    )  # fmt: skip
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.splitlines()[1] == (
+        "matching rouge-chunk(threshold=0.7); spans located in the corpus; convention "
+        "trec_eval; cut-offs 10"
+    )
+    # -m names rank measures: their convention is read from their specs.
+    exponential = ctxeval(
+        "compare", *runs, "-m", "ndcg(gain='exponential')@10", "-m", "recall@10",
+        "--n-resamples", "200",
+    )  # fmt: skip
+    assert exponential.returncode == 0, exponential.stderr
+    assert exponential.stdout.splitlines()[1] == (
+        "matching rouge-chunk(threshold=0.7); convention custom (gain='exponential'); cut-offs 10"
+    )
+
+
+def test_no_convention_n_a_for_a_run_without_rank_metrics(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    set_only = tmp_path / "set.result.jsonl"
+    done = ctxeval(
+        "evaluate", RUNS / "fixed-100.jsonl", "-k", "10", "--metrics", "set", "-o", set_only
+    )
+    assert done.returncode == 0, done.stderr
+    report = tmp_path / "report.html"
+    compared = ctxeval(
+        "compare", set_only, saved["paragraph"], "--n-resamples", "200", "--report", report
+    )
+    assert compared.returncode == 0, compared.stderr
+    # context_recall@10 is compared: a set measure, which no rank convention concerns.
+    assert compared.stdout.splitlines()[1] == "matching rouge-chunk(threshold=0.7); cut-offs 10"
+    assert "n/a" not in compared.stdout
+    page = report.read_text(encoding="utf-8")
+    runs_table = page[page.index('class="runs"') :].split("</table>")[0]
+    assert "n/a" not in runs_table
+    assert runs_table.count("<td>rouge-chunk(threshold=0.7)</td>") == 2
+    assert "<td>trec_eval</td>" in runs_table  # the run that has rank metrics says which
+    exact = ctxeval(
+        "compare", RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl", "--match", "exact-chunk",
+        "-k", "10", "--n-resamples", "200", "--report", tmp_path / "exact.html",
+    )  # fmt: skip
+    assert exact.returncode == 0, exact.stderr
+    page = (tmp_path / "exact.html").read_text(encoding="utf-8")
+    runs_table = page[page.index('class="runs"') :].split("</table>")[0]
+    assert "n/a" not in runs_table  # exact-chunk has no threshold: the cell is blank

@@ -213,12 +213,16 @@ def test_a_misspelt_gate_fails_before_scoring_with_a_suggestion() -> None:
         [],
     ],
 )
-def test_predicted_columns_are_the_columns_a_run_produces(args: list[str]) -> None:
+def test_predicted_columns_are_the_columns_a_run_produces(args: list[str], tmp_path: Path) -> None:
     from ctxeval.cli.common import prepare_dataset
 
-    done = ctxeval("evaluate", RECORDS, "--format", "json", *args)
+    output = tmp_path / "result.json"
+    done = ctxeval("evaluate", RECORDS, "--format", "json", *args, "-o", output)
     assert done.returncode == 0, done.stderr
-    produced = list(json.loads(done.stdout)["aggregate"])
+    # The result's columns (printed: the measures asked for and their own micro averages).
+    produced = list(EvaluationResult.load(output).aggregate)
+    printed = list(json.loads(done.stdout)["aggregate"])
+    assert printed == [c for c in produced if c.removeprefix("micro_") in produced]
     options = {
         "match": "rouge-chunk",
         "threshold": None,

@@ -166,3 +166,59 @@ def test_settings_come_from_the_summaries(example: dict[str, EvaluationResult]) 
     )
     assert report.setting("ks") == "5"
     assert report.setting("strategy") == "a: exact-chunk; b: rouge-chunk(threshold=0.8)"
+
+
+def test_settings_say_where_spans_came_from_and_the_convention_of_measure_specs() -> None:
+    located = {"given": 0, "exact": 5, "normalised": 1, "fuzzy": 0, "unlocated": 0}
+    spans = run_settings({"located": located, "strategy": None})
+    assert spans.spans == "located in the corpus"
+    assert spans.judging() == "spans located in the corpus"
+    given = run_settings({"located": {**located, "given": 3, "exact": 0, "normalised": 0}})
+    assert given.spans == "given"
+    both = run_settings({"located": {**located, "given": 3, "unlocated": 2}})
+    assert both.spans == "given or located in the corpus (2 not located)"
+    assert run_settings({}).spans is None
+    assert run_settings({}).judging() == "by id"
+    text = run_settings({"strategy": "exact-chunk", "located": located})
+    assert text.judging() == "exact-chunk; spans located in the corpus"
+    assert text.judging(spans=False) == "exact-chunk"
+    assert text.judging(matches=False) == "spans located in the corpus"
+    # -m measure specs: the convention their options reproduce; none without rank measures.
+    specs = "TextMeasures(('context_recall@10', 'ndcg@10'), RougeChunkMatch(threshold=0.7))"
+    assert run_settings({"metrics": [specs]}).convention == "trec_eval"
+    ids = "IDMeasures(('recall@5', \"ndcg(gain='exponential')@5\"))"
+    assert run_settings({"metrics": [ids]}).convention == "custom (gain='exponential')"
+    ce = (
+        "IDMeasures((\"average_precision(ap_credit='any', ap_denominator='hits', "
+        "credit='first_come')\", \"precision(credit='first_come', "
+        "precision_denominator='retrieved')@5\"))"
+    )
+    assert run_settings({"metrics": [ce]}).convention == "continuous_eval"
+    set_only = "TextMeasures(('context_recall@10',), RougeChunkMatch(threshold=0.7))"
+    assert run_settings({"metrics": [set_only]}).convention is None
+
+
+def test_the_settings_line_describes_the_metrics_compared() -> None:
+    located = {"given": 0, "exact": 2, "normalised": 0, "fuzzy": 0, "unlocated": 0}
+    summary = {
+        "strategy": "rouge-chunk(threshold=0.7)",
+        "ks": [5],
+        "located": located,
+        "metrics": ["TextMeasures(('ndcg@5',), RougeChunkMatch(threshold=0.7))"],
+    }
+    columns = {"span_iou@5": [0.1, 0.2, 0.4], "ndcg@5": [0.5, 0.25, 1.0]}
+    runs = {
+        "a": result(columns, summary),
+        "b": result({**columns, "ndcg@5": [0.5, 0.5, 0.0]}, summary),
+    }
+    spans = compare(runs, metrics=["span_iou@5"], n_resamples=10)
+    assert spans.settings_line() == "spans located in the corpus; cut-offs 5"
+    ranked = compare(runs, metrics=["ndcg@5"], n_resamples=10)
+    assert ranked.settings_line() == (
+        "matching rouge-chunk(threshold=0.7); convention trec_eval; cut-offs 5"
+    )
+    every = compare(runs, metrics=["span_iou@5", "ndcg@5"], n_resamples=10)
+    assert every.settings_line() == (
+        "matching rouge-chunk(threshold=0.7); spans located in the corpus; convention "
+        "trec_eval; cut-offs 5"
+    )

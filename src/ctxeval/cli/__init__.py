@@ -13,7 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -22,6 +22,7 @@ from ctxeval.cli.chunking import chunking_command
 from ctxeval.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from ctxeval.cli.compare import compare_command
 from ctxeval.cli.convert import convert_command
+from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.evaluate import evaluate_command
 from ctxeval.cli.schema import schema_command
 
@@ -59,6 +60,21 @@ def _debugging(argv: Sequence[str]) -> bool:
     return flag or "--debug" in argv
 
 
+#: Raised by click (8.2 and later) for a group called with no arguments: it carries the help.
+_HELP_INSTEAD: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def _click_message(exc: click.ClickException) -> str:
+    """Click's own errors (a bad option value, an unknown option, a missing argument) in the
+    one-line form of ctxeval's: click's message, its did-you-mean included, then where the
+    help is, instead of click's three lines (usage, "Try ...", "Error: ...")."""
+    message = cli_syntax(" ".join(exc.format_message().split()))
+    ctx = exc.ctx if isinstance(exc, click.UsageError) else None
+    if ctx is None:
+        return message
+    return f"{message} (see '{ctx.command_path} --help')"
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -67,8 +83,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("ctxeval: interrupted", err=True)
         return EXIT_INTERRUPTED
-    except click.ClickException as exc:
+    except _HELP_INSTEAD as exc:  # 'ctxeval' alone: the help, as click shows it
         exc.show()
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        click.echo(f"ctxeval: error: {_click_message(exc)}", err=True)
         return EXIT_USAGE if exc.exit_code == 2 else exc.exit_code
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)

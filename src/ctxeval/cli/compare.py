@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 import sys
 import warnings
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -25,6 +22,12 @@ from ctxeval.cli.common import (
     save_or_fail,
     show_warning,
 )
+from ctxeval.cli.runs import (
+    baseline_name,
+    is_saved_result,
+    looks_like_trec_run,
+    named_run_paths,
+)
 
 _EPILOG_COMPARE = """\b
 Examples:
@@ -38,106 +41,39 @@ Examples:
 TREC_MEASURES = ("map", "mrr", "ndcg@10", "P@5", "recall@100")
 
 
-def _first_line(path: str) -> bytes:
-    with open(path, "rb") as handle:  # bytes: a non-UTF-8 dataset is the reader's to report
-        return handle.readline()
-
-
-def is_saved_result(path: str) -> bool:
-    """Whether ``path`` is a result ctxeval saved (``.jsonl`` whose first line says so)."""
-    if not path.lower().endswith(".jsonl"):
-        return False
-    line = _first_line(path)
-    if b'"ctxeval_result"' not in line:  # no parse of a line that is data (it may be deep)
-        return False
-    try:
-        first = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(first, dict) and "ctxeval_result" in first
-
-
-def _looks_like_trec_run(path: str) -> bool:
-    parts = _first_line(path).split()
-    return len(parts) >= 6 and parts[1] == b"Q0"
-
-
-# -- runs named on the command line -------------------------------------------------------------
-def _split_name(arg: str) -> tuple[str | None, str]:
-    """``NAME=PATH`` or a plain path (an existing file whose name holds '=' stays a path)."""
-    if os.path.exists(arg) or "=" not in arg:
-        return None, arg
-    name, _, path = arg.partition("=")
-    if not name:
-        fail(f"{arg!r}: the run name before '=' is empty; write NAME=PATH, e.g. base=run.jsonl")
-    if not path:
-        fail(f"{arg!r}: the path after '=' is empty; write NAME=PATH, e.g. {name}=run.jsonl")
-    return name, path
-
-
-def _expand(arg: str, name: str | None, path: str) -> list[str]:
-    """The files of one argument: the path, or the files a glob pattern matches (sorted)."""
-    if os.path.exists(path) or not glob.has_magic(path):
-        if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "does not exist"
-            fail(f"{path}: {what}; give a dataset, a saved result or a TREC run file")
-        return [path]
-    matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
-    if not matches:
-        fail(f"{path}: no file matches the pattern")
-    if name is not None and len(matches) > 1:
-        fail(
-            f"{arg!r}: the pattern matches {len(matches)} files and NAME=PATH names one run; "
-            "name each file, or drop the name to name the runs after their files"
-        )
-    return matches
-
-
-def named_run_paths(args: Sequence[str]) -> list[tuple[str, str]]:
-    """``[(run name, path)]``: NAME=PATH names a run; other runs are named after their file
-    stems, made unique with -2, -3, ...; globs are expanded."""
-    given: list[tuple[str | None, str]] = []
-    for arg in args:
-        name, path = _split_name(arg)
-        given += [(name, match) for match in _expand(arg, name, path)]
-    explicit = [name for name, _ in given if name is not None]
-    twice = sorted({name for name in explicit if explicit.count(name) > 1})
-    if twice:
-        fail(f"run name {twice[0]!r} is given twice; give each run its own NAME=PATH")
-    taken = set(explicit)
-    named: list[tuple[str, str]] = []
-    for name, path in given:
-        if name is None:
-            stem = Path(path).stem or "run"
-            name, n = stem, 2
-            while name in taken:
-                name, n = f"{stem}-{n}", n + 1
-        taken.add(name)
-        named.append((name, path))
-    return named
-
-
-def _baseline(given: str | None, named: list[tuple[str, str]]) -> str | None:
-    """--baseline names a run, or repeats its path."""
-    if given is None:
-        return None
-    names = [name for name, _ in named]
-    if given in names:
-        return given
-    for name, path in named:
-        if os.path.exists(given) and os.path.samefile(given, path):
-            return name
-    from ctxeval.specs import unknown_name
-
-    fail(str(unknown_name(None, "run", given, names, where="--baseline")))
-
-
 # -- metric columns -----------------------------------------------------------------------------
+#: How to get a measure or a cut-off the runs lack: ``remedy("measure", spec)`` or
+#: ``remedy("cut-off", label)`` says what to add to the command (it depends on the runs: a
+#: dataset is evaluated with -m and -k, a saved result was evaluated already).
+Remedy = Callable[[str, str], str]
+
+
+def _generic_remedy(kind: str, given: str) -> str:
+    if kind == "measure":
+        return f"evaluate the runs with it (-m {given})"
+    return f"evaluate the runs at it (-k {given})"
+
+
+def _measure(spec: str) -> Any:
+    """The measure a spec names, or None when it names none (a typo, a micro average)."""
+    from ctxeval.metrics.measures import parse_measure
+
+    try:
+        return parse_measure(spec)
+    except ValueError:
+        return None
+
+
 def _column(
-    given: str, columns: Sequence[str], flag: str, fed: dict[str, float] | None = None
+    given: str,
+    columns: Sequence[str],
+    flag: str,
+    fed: dict[str, float] | None = None,
+    remedy: Remedy = _generic_remedy,
 ) -> str:
     """A metric named on the command line as a result column; a name without '@k' is the
-    measure at its deepest cut-off."""
+    measure at its deepest cut-off. A known measure the runs lack, or lack at that cut-off, is
+    an error saying what they have and how to evaluate it."""
     from ctxeval.comparison.family import deepest_columns
     from ctxeval.specs import unknown_name
 
@@ -147,15 +83,39 @@ def _column(
     if "@" not in given and column in deepest_columns(columns, fed):
         return deepest_columns(columns, fed)[column]
     available = [c for c in columns if not c.startswith("micro_")]
+    if column.startswith("micro_"):
+        fail(
+            f"{flag} {given}: a micro average has no per-query values to pair; compare "
+            f"{column.removeprefix('micro_')} instead"
+        )
     name, at, label = column.partition("@")
     evaluated = [c.partition("@")[2] for c in available if c.partition("@")[0] == name]
     if at and evaluated:  # a known measure at a cut-off the runs were not evaluated at
         fail(
             f"{flag} {given}: the runs have {name} at {', '.join(filter(None, evaluated))}, "
-            f"not at {label}; choose one of those, or evaluate at it (-k {label} for dataset "
-            "runs)"
+            f"not at {label}; choose one of those, or {remedy('cut-off', label)}"
         )
+    if _measure(given) is not None and not evaluated:
+        measures = ", ".join(dict.fromkeys(c.partition("@")[0] for c in available))
+        fail(
+            f"{flag} {given}: the runs were not evaluated with {name} (their measures: "
+            f"{measures}); {remedy('measure', given)}"
+        )
+    problem = _spec_problem(given)
+    if problem is not None and not problem.startswith("unknown measure"):
+        fail(f"{flag} {given}: {problem}")  # a known measure's spec, mistyped: its own message
     fail(str(unknown_name(None, "measure", given, available, where=f"{flag} {given}")))
+
+
+def _spec_problem(spec: str) -> str | None:
+    """What is wrong with a measure spec (None when it parses)."""
+    from ctxeval.metrics.measures import parse_measure
+
+    try:
+        parse_measure(spec)
+    except ValueError as exc:
+        return str(exc).removeprefix(f"{spec!r}: ")
+    return None
 
 
 def chosen_metrics(
@@ -163,6 +123,7 @@ def chosen_metrics(
     gates: Sequence[str],
     columns: dict[str, list[str]],
     fed: dict[str, float] | None = None,
+    remedy: Remedy = _generic_remedy,
 ) -> tuple[list[str], list[str]]:
     """The columns to compare (``--metric``; default
     :func:`~ctxeval.comparison.family.default_metrics`, as ``compare()``'s; ``all``: every
@@ -174,10 +135,10 @@ def chosen_metrics(
     if list(metrics) == ["all"]:
         wanted = list(deepest_columns(first, fed).values())
     elif metrics:
-        wanted = [_column(given, first, "--metric", fed) for given in metrics]
+        wanted = [_column(given, first, "--metric", fed, remedy) for given in metrics]
     else:
         wanted = default_metrics(first, fed)
-    gated = [_column(given, first, "--fail-if-worse", fed) for given in gates]
+    gated = [_column(given, first, "--fail-if-worse", fed, remedy) for given in gates]
     wanted += [column for column in dict.fromkeys(gated) if column not in wanted]
     for run, available in columns.items():
         for column in wanted:
@@ -222,49 +183,162 @@ _DATASET_ONLY = {
     "tokenizer": "--tokenizer",
     "metric_set": "--metrics",
     "convention": "--convention",
+    "measures": "-m/--measure",
+    "corpus": "--corpus",
+    "fuzzy_threshold": "--fuzzy-threshold",
+    "budget_policy": "--budget-policy",
+    "token_counter": "--token-counter",
+    "on_error": "--on-error",
     "retrieved_field": "--retrieved-field",
     "ground_truth_field": "--ground-truth-field",
     "id_field": "--id-field",
     "mode": "--mode",
+    "text_key": "--text-key",
     "scheduler": "--scheduler",
 }
+#: Options for the runs ctxeval evaluates (datasets and TREC runs), none of which a saved
+#: result needs: it was evaluated already (-k chooses among its cut-offs instead).
+_EVALUATING = {**_DATASET_ONLY, "qrels": "--qrels", "workers": "--workers"}
+
+
+def _given(flags: dict[str, str]) -> list[str]:
+    """The flags of ``flags`` given on the command line (a shared --config may set them)."""
+    ctx = click.get_current_context()
+    return [
+        flag
+        for name, flag in flags.items()
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    ]
+
+
+def _apply(flags: list[str]) -> str:
+    return f"{', '.join(flags)} {'applies' if len(flags) == 1 else 'apply'}"
+
+
+def _labels(ks: Sequence[Any]) -> list[str]:
+    from ctxeval.cutoffs import cutoff_label, sort_cutoffs
+
+    return [cutoff_label(k) for k in sort_cutoffs(ks)]
+
+
+def _trec_measures(options: dict[str, Any]) -> list[str]:
+    """The measures of a TREC run: the --metric and --fail-if-worse ones (default: evaluate's).
+    With -k, each is evaluated at the -k cut-offs, as a dataset's measures are: the cut-offs
+    compared are the ones asked for, and a --metric at another cut-off is an error."""
+    named = [m for m in options["metric_columns"] if m != "all"]
+    gates = list(options["gates"])
+    measures = list(dict.fromkeys([*named, *gates])) if named else list(TREC_MEASURES)
+    measures += [gate for gate in gates if gate not in measures]
+    at_ks = []
+    for spec in measures:
+        flag = "--metric" if spec in named else "--fail-if-worse"
+        if spec.startswith("micro_"):
+            fail(f"{flag} {spec}: a micro average has no per-query values to pair")
+        problem = _spec_problem(spec)
+        if problem is not None:
+            fail(f"{flag} {spec}: {problem}")
+        measure = _measure(spec)
+        if measure.definition.family == "span":
+            fail(
+                f"{flag} {spec}: span measures need the texts of the retrieved chunks and "
+                "their spans; TREC runs have ids only"
+            )
+        at_ks.append(str(measure.at(None)) if options["ks"] else spec)
+    return list(dict.fromkeys(at_ks))
 
 
 def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
     """A TREC run against --qrels, through the evaluator 'evaluate --run/--qrels' uses."""
     from ctxeval.evaluator import RetrievalEvaluator
 
-    ctx = click.get_current_context()
-    given = [
-        flag
-        for name, flag in _DATASET_ONLY.items()
-        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
-    ]
+    given = _given(_DATASET_ONLY)
     if given:
         fail(
-            f"{', '.join(given)} apply to datasets, not to TREC runs (judged by id against "
+            f"{_apply(given)} to datasets, not to TREC runs (judged by id against "
             "--qrels); name the measures with --metric, e.g. --metric ndcg@10"
         )
-    named = [m for m in options["metric_columns"] if m != "all"]
-    gates = list(options["gates"])
-    measures: Any = list(dict.fromkeys([*named, *gates])) if named else list(TREC_MEASURES)
-    measures += [gate for gate in gates if gate not in measures]
+    budgets = [k for k in options["ks"] if not isinstance(k, int)]
+    if budgets:
+        fail(
+            f"-k {budgets[0]}: a context budget counts the retrieved texts, and TREC runs have "
+            "ids only; give -k a number of documents, e.g. -k 10"
+        )
     evaluator = RetrievalEvaluator.from_trec(
         path,
         options["qrels"],
-        measures,
+        _trec_measures(options),
         workers=options["workers"],
         progress=options["progress"],
     )
     return PreparedRun(evaluator, "id", tuple(options["ks"]))
 
 
+def _check_measure_cutoffs(options: dict[str, Any]) -> None:
+    """With -k, a dataset's -m measure at its own cut-off must be at one of -k's: the runs
+    are compared at the cut-offs -k gives, not at another one left over from an -m."""
+    if not options["ks"]:
+        return
+    labels = _labels(options["ks"])
+    for spec in options["measures"]:
+        measure = _measure(spec)
+        if measure is not None and measure.k is not None and str(measure.k) not in labels:
+            fail(
+                f"-m {spec}: its cut-off {measure.k} is not one of -k's ({', '.join(labels)}), "
+                f"at which the runs are compared; write -m {measure.at(None)} to evaluate it "
+                f"at every -k, or add -k {measure.k}"
+            )
+
+
 def _prepare(path: str, options: dict[str, Any]) -> PreparedRun:
     if options["qrels"]:
         return _prepare_trec(path, options)
-    if _looks_like_trec_run(path):
+    if looks_like_trec_run(path):
         fail(f"{path} looks like a TREC run file; give its judgments with --qrels QRELS")
+    _check_measure_cutoffs(options)
     return prepare_dataset(path, options)
+
+
+def _saved_at_cutoffs(run: str, columns: list[str], ks: Sequence[Any]) -> list[str]:
+    """-k with a saved result: its columns at those cut-offs, which it must have (it cannot be
+    evaluated again)."""
+    labels = _labels(ks)
+    have = list(dict.fromkeys(c.partition("@")[2] or "all" for c in columns))
+    for label in labels:
+        if label not in have:
+            fail(
+                f"-k {label}: run {run!r} is a saved result, evaluated at {', '.join(have)}, "
+                f"and cannot be evaluated again; give -k among those, leave out -k, or "
+                f"evaluate its dataset at -k {label} and compare that result"
+            )
+    return [c for c in columns if (c.partition("@")[2] or "all") in labels]
+
+
+def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
+    """How to get a measure or a cut-off the runs lack, in the terms of these runs."""
+
+    def remedy(kind: str, given: str) -> str:
+        if saved:
+            flag, what = ("-m", "with") if kind == "measure" else ("-k", "at")
+            return (
+                f"evaluate the datasets again {what} it (ctxeval evaluate DATASET {flag} "
+                f"{given} -o RESULT: a saved result has only what it was evaluated with) and "
+                "compare those results"
+            )
+        if kind == "cut-off":
+            return f"evaluate the runs at it (-k {given})"
+        if options["qrels"]:
+            return f"evaluate the runs with it (--metric {given})"
+        fix = f"add -m {given} to evaluate it"
+        if not options["measures"]:
+            fix += " (-m replaces the default measures: add an -m for each measure to compare)"
+        measure = _measure(given)
+        if measure.definition.family == "span" and not options["corpus"]:
+            fix += (
+                "; span measures locate the texts in --corpus DIR (unless the records have spans)"
+            )
+        return fix
+
+    return remedy
 
 
 @click.command("compare", epilog=_EPILOG_COMPARE)
@@ -339,8 +413,9 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
 
     Each PATH is a dataset evaluated with the options below, a result saved with
     'ctxeval evaluate -o results.jsonl', or, with --qrels, a TREC run; a glob pattern gives
-    every file it matches. NAME=PATH names a run; other runs are named after their file stems.
-    Metrics whose per-query values are identical in every run are compared once.
+    every file it matches. NAME=PATH names a run; other runs are named after their file stems
+    (bm25.result.jsonl: bm25). -k sets the cut-offs compared, for every kind of run. Metrics
+    whose per-query values are identical in every run are compared once.
     """
     from ctxeval.comparison import compare as compare_runs
 
@@ -355,7 +430,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
         check_output(
             options["report_path"], flag="--report", inputs=inputs, suffixes=(".html", ".htm")
         )
-    baseline = _baseline(options["baseline"], named)
+    baseline = baseline_name(options["baseline"], named)
     results, datasets = _evaluate_runs(named, options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -400,16 +475,25 @@ def _evaluate_runs(
         if is_saved_result(path):
             results[name] = EvaluationResult.load(path)
             columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
+            if options["ks"]:
+                columns[name] = _saved_at_cutoffs(name, columns[name], options["ks"])
         else:
             prepared[name] = (path, _prepare(path, options))
             columns[name] = prepared[name][1].per_query_columns()
+    if not prepared and (given := _given(_EVALUATING)):
+        fail(
+            f"{_apply(given)} to the runs ctxeval evaluates (datasets, TREC runs), "
+            "and every run here is a saved result, evaluated already; leave them out, or "
+            "compare the datasets (or TREC runs) themselves"
+        )
     from ctxeval.comparison.family import characters_fed
 
     # Saved results say how much text each cut-off fed: budgets of different units are then
     # ordered by it (runs still to be scored are ordered by unit, then size).
     fed = characters_fed([r.summary for r in results.values()]) if not prepared else None
+    remedy = _remedy(options, saved=named[0][0] in results)
     options["chosen"], options["gated"] = chosen_metrics(
-        options["metric_columns"], options["gates"], columns, fed
+        options["metric_columns"], options["gates"], columns, fed, remedy
     )
     datasets: dict[str, Any] = {}
     for name, (path, run) in prepared.items():

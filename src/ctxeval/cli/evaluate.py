@@ -196,7 +196,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
                 shutil.copyfileobj(sys.stdin.buffer, out)
             result = _evaluate_dataset(str(records), options, gates, source="<stdin>")
         else:
-            from ctxeval.cli.compare import is_saved_result
+            from ctxeval.cli.runs import is_saved_result
 
             if os.path.isfile(path) and is_saved_result(path):
                 fail(
@@ -207,14 +207,15 @@ def evaluate_command(path: str | None, **options: Any) -> None:
             _check_output(options, [path])
             result = _evaluate_dataset(path, options, gates)
         report_skipped(result)
+        shown = printed_aggregate(result.aggregate)
         if options["fmt"] == "trec_eval":
             rows = result.per_query if options["per_query"] else ()
             from ctxeval.io.trec import run_tag
 
             tag = run_tag(options["run_file"]) if options["run_file"] else None
-            click.echo(render_trec_eval(result.aggregate, rows, runid=tag))
+            click.echo(render_trec_eval(shown, rows, runid=tag))
         else:
-            click.echo(render_aggregate(result.aggregate, result.summary, options["fmt"]))
+            click.echo(render_aggregate(shown, result.summary, options["fmt"]))
         if options["report_path"]:
             write_run_report(options["report_path"], result, records)
     if options["output"]:
@@ -224,6 +225,18 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     if not options["allow_empty"] and (problem := nothing_scored(result)):
         fail(problem)
     sys.exit(check_gates(result.aggregate, gates))
+
+
+def printed_aggregate(aggregate: dict[str, float | None]) -> dict[str, float | None]:
+    """The aggregate as printed: every measure evaluated, and the micro average of each of
+    them only. The evaluator keeps ``micro_context_precision``, ``_recall`` and ``_f1`` whenever
+    one set measure is evaluated (they come from the same counts); ``-m context_recall`` asks for
+    one of them, so one is printed. A saved result (``-o``) keeps them all."""
+    return {
+        column: value
+        for column, value in aggregate.items()
+        if not column.startswith("micro_") or column.removeprefix("micro_") in aggregate
+    }
 
 
 # Options that mean something for a dataset only; with --run/--qrels they are refused rather

@@ -22,7 +22,15 @@ from ctxeval.errors import (
 )
 from ctxeval.results import EvaluationResult
 
-__all__ = ["RunInput", "align_runs", "choose_metrics", "index_rows", "named_runs", "value_of"]
+__all__ = [
+    "RunInput",
+    "align_runs",
+    "choose_metrics",
+    "index_rows",
+    "named_runs",
+    "run_name",
+    "value_of",
+]
 
 RunInput = EvaluationResult | str | os.PathLike[str]
 #: The rows of one run by query id (as a string).
@@ -83,9 +91,16 @@ def _load(run: object, where: str) -> EvaluationResult:
     )
 
 
+def run_name(path: str | os.PathLike[str]) -> str:
+    """A run's name from its file: the stem, without the ``.result`` of a saved result's name
+    (``runs/bm25.result.jsonl`` -> ``bm25``); empty for a name that is only a suffix."""
+    stem = Path(path).stem
+    return stem.removesuffix(".result") or stem
+
+
 def _stem(result: EvaluationResult, index: int) -> str:
     source = result.summary.get("source")
-    stem = Path(str(source)).stem if source else ""
+    stem = run_name(str(source)) if source else ""
     return stem or f"run{index + 1}"
 
 

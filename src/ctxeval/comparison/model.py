@@ -22,6 +22,7 @@ from ctxeval.comparison.render import (
 )
 from ctxeval.comparison.settings import RunSettings, shared_setting
 from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.metrics.measures import parse_measure
 from ctxeval.results import EvaluationResult
 from ctxeval.results.backends import check_html_path, report_backend
 
@@ -274,16 +275,37 @@ class ComparisonReport:
         return shared_setting({run: getattr(s, name) for run, s in self.settings.items()})
 
     def settings_line(self) -> str:
-        """What the runs were evaluated with: matching, convention and cut-offs."""
+        """What the runs were evaluated with, for the metrics compared: how their items were
+        judged (the matching strategy and its threshold, by id, or where the spans came from),
+        the rank metrics' convention, the cut-offs."""
         if not self.settings:
             return ""
-        items = self.settings.values()
-        by_id = all(item.strategy is None for item in items)
-        parts = ["matching by id" if by_id else f"matching {self.setting('strategy')}"]
-        if any(item.convention is not None for item in items):
-            parts.append(f"convention {self.setting('convention')}")
+        families = self._families()
+        matches = bool(families - {"span"})
+        spans = "span" in families
+        parts = []
+        judged = {run: s.judging(spans=spans, matches=matches) for run, s in self.settings.items()}
+        if all(judged.values()):
+            shown = shared_setting(judged)
+            parts.append(shown if shown.startswith("spans ") else f"matching {shown}")
+        if "rank" in families and any(s.convention for s in self.settings.values()):
+            conventions = {run: s.convention or "not recorded" for run, s in self.settings.items()}
+            parts.append(f"convention {shared_setting(conventions)}")
         parts.append(f"cut-offs {self.setting('ks')}")
         return "; ".join(parts)
+
+    def _families(self) -> set[str]:
+        """The families (``set``, ``rank``, ``span``) of the metrics compared; a column that is
+        not a measure spec (a custom metric's) counts as a measure of matches."""
+        names = [row.metric for row in self.rows]
+        names += [name for equal in self.identical.values() for name in equal]
+        families: set[str] = set()
+        for name in names:
+            try:
+                families.add(parse_measure(name).definition.family)
+            except ValueError:
+                families.add("custom")
+        return families
 
     def notes(self) -> list[str]:
         """What a reader must know to read the numbers: queries not in every run, queries left

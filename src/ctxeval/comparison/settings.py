@@ -15,6 +15,7 @@ from typing import Any
 from ctxeval.errors import CtxevalError
 from ctxeval.matching import parse_strategy
 from ctxeval.metrics.conventions import CONVENTIONS, RankOptions
+from ctxeval.metrics.measures import parse_measure
 
 __all__ = ["RunSettings", "run_settings", "shared_setting"]
 
@@ -25,10 +26,12 @@ _RANK_OPTIONS = {item.name for item in fields(RankOptions)}
 class RunSettings:
     """One run's evaluation settings (``None`` where its summary does not say).
 
-    ``strategy``: the matching strategy's spec (``None`` in ID mode); ``threshold``: its
-    threshold; ``convention``: the named rank-metric convention its options reproduce
-    (``"custom"`` when none does; ``None`` without rank metrics); ``ks``: the cut-offs;
-    ``mean_retrieved``: retrieved items per query before any cut-off.
+    ``strategy``: the matching strategy's spec (``None`` in ID mode, and when only span
+    measures ran); ``threshold``: its threshold; ``convention``: the named rank-metric
+    convention its options reproduce (``"custom (...)"`` when none does; ``None`` without rank
+    metrics); ``ks``: the cut-offs; ``mean_retrieved``: retrieved items per query before any
+    cut-off; ``spans``: where the span measures' spans came from (``"located in the corpus"``,
+    ``"given"``, ``"given or located in the corpus"``; ``None`` without span measures).
     """
 
     source: str | None
@@ -37,6 +40,18 @@ class RunSettings:
     convention: str | None
     ks: tuple[str, ...]
     mean_retrieved: float | None
+    spans: str | None = None
+
+    def judging(self, spans: bool = True, matches: bool = True) -> str:
+        """How the run's items were judged: its matching strategy (``"by id"`` without one) for
+        the measures of matches, where the spans came from for the span measures; ``spans`` or
+        ``matches`` False leaves that part out (no such measure compared)."""
+        parts = []
+        if matches and (self.strategy is not None or self.spans is None):
+            parts.append(self.strategy or "by id")
+        if spans and self.spans is not None:
+            parts.append(f"spans {self.spans}")
+        return "; ".join(parts)
 
 
 def run_settings(summary: Mapping[str, Any]) -> RunSettings:
@@ -52,7 +67,23 @@ def run_settings(summary: Mapping[str, Any]) -> RunSettings:
         convention=_convention(summary.get("metrics")),
         ks=tuple("all" if k is None else str(k) for k in ks),
         mean_retrieved=float(retrieved) if isinstance(retrieved, numbers.Real) else None,
+        spans=_spans(summary.get("located")),
     )
+
+
+def _spans(located: object) -> str | None:
+    """Where the spans came from, by the counts of the run's span pass (``summary["located"]``,
+    there whenever a span measure ran)."""
+    if not isinstance(located, Mapping):
+        return None
+    given = located.get("given") or 0
+    found = sum(located.get(key) or 0 for key in ("exact", "normalised", "fuzzy"))
+    if given and found:
+        where = "given or located in the corpus"
+    else:
+        where = "located in the corpus" if found else "given"
+    missing = located.get("unlocated") or 0
+    return where + (f" ({missing} not located)" if missing else "")
 
 
 def shared_setting(values: Mapping[str, object]) -> str:
@@ -114,11 +145,37 @@ def _convention(metrics: object) -> str | None:
     found: list[str] = []
     for spec in metrics:
         call = _call(spec)
-        if call is None or "Ranked" not in ast.unparse(call.func):
+        if call is None:
             continue
-        options = {k: v for k, v in _keywords(call).items() if k in _RANK_OPTIONS}
-        found.append(_convention_of(options))
+        if "Ranked" in ast.unparse(call.func):
+            options = {k: v for k, v in _keywords(call).items() if k in _RANK_OPTIONS}
+            found.append(_convention_of(options))
+        elif ast.unparse(call.func) in ("TextMeasures", "IDMeasures"):
+            measured = _measures_options(call)
+            if measured is not None:
+                found.append(_convention_of(measured))
     return None if not found else ", ".join(dict.fromkeys(found))
+
+
+def _measures_options(call: ast.Call) -> dict[str, Any] | None:
+    """The rank options of a set of measure specs (``-m ndcg@10 -m recall@10``), each measure's
+    options written in its spec when they differ from the defaults; None without rank
+    measures."""
+    try:
+        specs = ast.literal_eval(call.args[0]) if call.args else ()
+    except ValueError:
+        return None
+    options: dict[str, Any] = {}
+    ranked = False
+    for spec in specs if isinstance(specs, tuple | list) else ():
+        try:
+            measure = parse_measure(spec)
+        except ValueError:
+            continue
+        if measure.definition.family == "rank":
+            ranked = True
+            options.update((k, v) for k, v in measure.options if k in _RANK_OPTIONS)
+    return options if ranked else None
 
 
 def _convention_of(options: Mapping[str, Any]) -> str:

@@ -207,9 +207,11 @@ def runs_table(
             [
                 escape(run),
                 escape(item.source or "n/a"),
-                escape(item.strategy or "by id"),
-                escape("n/a" if item.threshold is None else f"{item.threshold:g}"),
-                escape(item.convention or "n/a"),
+                escape(item.judging()),
+                # Blank where it does not apply (no threshold, no rank metric): not "n/a",
+                # which reads as a setting the result failed to record.
+                escape("" if item.threshold is None else f"{item.threshold:g}"),
+                escape(item.convention or ""),
                 escape(", ".join(item.ks) or "n/a"),
                 escape(summary.get("queries", "n/a")),
                 _context_cell(context.get(run, {})),

@@ -1,0 +1,110 @@
+"""The runs named on ``ctxeval compare``'s command line: ``NAME=PATH`` or paths, glob patterns
+expanded, names made unique, ``--baseline`` resolved; which files are saved results and which
+look like TREC runs."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Sequence
+
+from ctxeval.cli.common import fail
+
+__all__ = ["baseline_name", "is_saved_result", "looks_like_trec_run", "named_run_paths"]
+
+
+def _first_line(path: str) -> bytes:
+    with open(path, "rb") as handle:  # bytes: a non-UTF-8 dataset is the reader's to report
+        return handle.readline()
+
+
+def is_saved_result(path: str) -> bool:
+    """Whether ``path`` is a result ctxeval saved (``.jsonl`` whose first line says so)."""
+    if not path.lower().endswith(".jsonl"):
+        return False
+    line = _first_line(path)
+    if b'"ctxeval_result"' not in line:  # no parse of a line that is data (it may be deep)
+        return False
+    try:
+        first = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "ctxeval_result" in first
+
+
+def looks_like_trec_run(path: str) -> bool:
+    parts = _first_line(path).split()
+    return len(parts) >= 6 and parts[1] == b"Q0"
+
+
+def _split_name(arg: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` or a plain path (an existing file whose name holds '=' stays a path)."""
+    if os.path.exists(arg) or "=" not in arg:
+        return None, arg
+    name, _, path = arg.partition("=")
+    if not name:
+        fail(f"{arg!r}: the run name before '=' is empty; write NAME=PATH, e.g. base=run.jsonl")
+    if not path:
+        fail(f"{arg!r}: the path after '=' is empty; write NAME=PATH, e.g. {name}=run.jsonl")
+    return name, path
+
+
+def _expand(arg: str, name: str | None, path: str) -> list[str]:
+    """The files of one argument: the path, or the files a glob pattern matches (sorted)."""
+    if os.path.exists(path) or not glob.has_magic(path):
+        if not os.path.isfile(path):
+            what = "is a directory" if os.path.isdir(path) else "does not exist"
+            fail(f"{path}: {what}; give a dataset, a saved result or a TREC run file")
+        return [path]
+    matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
+    if not matches:
+        fail(f"{path}: no file matches the pattern")
+    if name is not None and len(matches) > 1:
+        fail(
+            f"{arg!r}: the pattern matches {len(matches)} files and NAME=PATH names one run; "
+            "name each file, or drop the name to name the runs after their files"
+        )
+    return matches
+
+
+def named_run_paths(args: Sequence[str]) -> list[tuple[str, str]]:
+    """``[(run name, path)]``: NAME=PATH names a run; other runs are named after their file
+    stems (:func:`~ctxeval.comparison.inputs.run_name`: a saved result's ``.result`` dropped),
+    made unique with -2, -3, ...; globs are expanded."""
+    from ctxeval.comparison.inputs import run_name
+
+    given: list[tuple[str | None, str]] = []
+    for arg in args:
+        name, path = _split_name(arg)
+        given += [(name, match) for match in _expand(arg, name, path)]
+    explicit = [name for name, _ in given if name is not None]
+    twice = sorted({name for name in explicit if explicit.count(name) > 1})
+    if twice:
+        fail(f"run name {twice[0]!r} is given twice; give each run its own NAME=PATH")
+    taken = set(explicit)
+    named: list[tuple[str, str]] = []
+    for name, path in given:
+        if name is None:
+            stem = run_name(path) or "run"
+            name, n = stem, 2
+            while name in taken:
+                name, n = f"{stem}-{n}", n + 1
+        taken.add(name)
+        named.append((name, path))
+    return named
+
+
+def baseline_name(given: str | None, named: list[tuple[str, str]]) -> str | None:
+    """--baseline names a run, or repeats its path."""
+    if given is None:
+        return None
+    names = [name for name, _ in named]
+    if given in names:
+        return given
+    for name, path in named:
+        if os.path.exists(given) and os.path.samefile(given, path):
+            return name
+    from ctxeval.specs import unknown_name
+
+    fail(str(unknown_name(None, "run", given, names, where="--baseline")))
