@@ -425,3 +425,23 @@ def test_no_convention_n_a_for_a_run_without_rank_metrics(
     page = (tmp_path / "exact.html").read_text(encoding="utf-8")
     runs_table = page[page.index('class="runs"') :].split("</table>")[0]
     assert "n/a" not in runs_table  # exact-chunk has no threshold: the cell is blank
+
+
+def test_a_cut_off_the_runs_lack_is_named_and_a_bad_one_is_refused() -> None:
+    runs = [RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl"]
+    done = ctxeval("compare", *runs, "--metric", "context_recall@7")
+    assert done.returncode == 2
+    assert "the runs have context_recall at no cut-off (the whole list), not at 7" in done.stderr
+    assert "choose context_recall, or" in done.stderr
+    done = ctxeval("compare", *runs, "--fail-if-worse", "ndcg@99x")
+    assert done.returncode == 2
+    assert "--fail-if-worse ndcg@99x: '99x': unknown budget unit 'x'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_trec_run_given_to_convert_points_to_convert_with_qrels(tmp_path: Path) -> None:
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 2.0 mine\n")
+    done = ctxeval("convert", run, tmp_path / "out.jsonl")
+    assert done.returncode == 2
+    assert "ctxeval convert RUN OUT.jsonl --qrels QRELS" in done.stderr

@@ -213,3 +213,12 @@ def test_queries_missing_from_the_run_are_left_out_unless_c(tmp_path: Path) -> N
         "--skip-missing",
     )  # fmt: skip
     assert json.loads(done.stdout)["aggregate"]["average_precision"] == 0.75
+
+
+def test_complete_and_skip_missing_together_are_refused() -> None:
+    done = ctxeval(
+        "evaluate", "--run", RUN, "--qrels", FIXTURES / "qrels.test", "-c", "--skip-missing"
+    )
+    assert done.returncode == 2
+    assert "-c/--complete and --skip-missing contradict each other" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -3,13 +3,14 @@ ragas, LangChain, llama-index, Hugging Face datasets, TREC runs with extra colum
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
 import pytest
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import PythonLiteralWarning
+from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, PythonLiteralWarning
 from ctxeval.io.formats import python_literal
 from ctxeval.io.readers import read_records
 from ctxeval.records import Record, RecordError
@@ -313,3 +314,21 @@ def test_ranx_style_json_qrels_and_bad_json(tmp_path: Path) -> None:
         good.write_text(text, encoding="utf-8")
         with pytest.raises(InvalidArgumentError, match=message):
             read_qrels(good)
+
+
+def test_llama_index_keys_without_relevant_docs_are_not_taken_for_qrels(tmp_path: Path) -> None:
+    from ctxeval.io.trec import read_qrels
+
+    path = tmp_path / "qa.json"
+    path.write_text(json.dumps({"queries": {"q1": "Where?"}, "corpus": {"n1": "Here."}}))
+    with pytest.raises(InvalidArgumentError, match='no "relevant_docs"'):
+        read_qrels(path)
+
+
+def test_a_dataset_dict_of_splits_asks_for_one_split() -> None:
+    datasets = pytest.importorskip("datasets")
+    split = datasets.Dataset.from_list(
+        [{"retrieved_context": ["a b"], "ground_truth_context": ["a b"]}]
+    )
+    with pytest.raises(InvalidArgumentTypeError, match=r"choose one, e\.g\. dataset\['test'\]"):
+        RetrievalEvaluator(datasets.DatasetDict({"test": split}), ["context_recall"]).run()

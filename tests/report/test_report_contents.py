@@ -250,3 +250,26 @@ def test_evaluate_report_through_the_command_line(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert "--report" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_single_run_page_leads_with_a_quality_measure_never_a_count() -> None:
+    from ctxeval.report.queries import focus_metric
+
+    assert focus_metric(["num_q", "num_ret", "average_precision", "gm_map"]) == "average_precision"
+    assert focus_metric(["num_q", "num_ret", "bpref"]) == "bpref"
+    assert focus_metric(["num_q"]) == "num_q"  # nothing else to show
+    assert focus_metric(["ndcg@5", "recall@10", "recall@100"]) == "recall@100"
+
+
+def test_the_question_is_found_under_ragas_and_llama_index_names(tmp_path: Path) -> None:
+    records = [
+        {
+            "id": "q1",
+            "user_input": "Where is the Seine?",
+            "retrieved_contexts": ["The Seine runs through Paris."],
+            "reference_contexts": ["The Seine runs through Paris."],
+        }
+    ]
+    result = RetrievalEvaluator(records, ["context_recall"], progress=False).run()
+    page = result_html(result, dataset=records)
+    assert "Where is the Seine?" in page

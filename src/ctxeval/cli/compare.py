@@ -31,7 +31,7 @@ from ctxeval.cli.runs import (
 
 _EPILOG_COMPARE = """\b
 Examples:
-  ctxeval compare runs/fixed-512.jsonl runs/sentence.jsonl runs/semantic.jsonl --report report.html
+  ctxeval compare fixtures/runs/*.jsonl -k 5 -k 10 --report report.html
   ctxeval compare base=runs/a/results.jsonl new=runs/b/results.jsonl --baseline base
   ctxeval compare base=bm25.trec new=dense.trec --qrels qrels.txt --fail-if-worse ndcg@10
   ctxeval compare 'runs/*.trec' --qrels qrels.txt --metric all --format markdown
@@ -75,6 +75,7 @@ def _column(
     measure at its deepest cut-off. A known measure the runs lack, or lack at that cut-off, is
     an error saying what they have and how to evaluate it."""
     from ctxeval.comparison.family import deepest_columns
+    from ctxeval.cutoffs import budget_problem
     from ctxeval.specs import unknown_name
 
     column = result_column(given)
@@ -90,10 +91,15 @@ def _column(
         )
     name, at, label = column.partition("@")
     evaluated = [c.partition("@")[2] for c in available if c.partition("@")[0] == name]
+    if at and not label.isdigit() and (problem := budget_problem(label)) is not None:
+        fail(f"{flag} {given}: {problem}")
     if at and evaluated:  # a known measure at a cut-off the runs were not evaluated at
+        where = ", ".join(filter(None, evaluated)) or "no cut-off (the whole list)"
+        if "" in evaluated and any(evaluated):
+            where += " and the whole list"
         fail(
-            f"{flag} {given}: the runs have {name} at {', '.join(filter(None, evaluated))}, "
-            f"not at {label}; choose one of those, or {remedy('cut-off', label)}"
+            f"{flag} {given}: the runs have {name} at {where}, not at {label}; choose "
+            f"{'one of those' if any(evaluated) else f'{name}'}, or {remedy('cut-off', label)}"
         )
     if _measure(given) is not None and not evaluated:
         measures = ", ".join(dict.fromkeys(c.partition("@")[0] for c in available))

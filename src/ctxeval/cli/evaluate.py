@@ -109,8 +109,7 @@ Examples:
 )
 @click.option(
     "--skip-missing",
-    "complete",
-    flag_value=False,
+    is_flag=True,
     help="With --run/--qrels: leave out the queries of the qrels with no results in the run "
     "(trec_eval without -c).",
 )
@@ -159,6 +158,10 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     reads JSONL from stdin.
     """
     gates = parse_gates(options["gates"])
+    if options.pop("skip_missing"):
+        if options["complete"]:
+            fail("-c/--complete and --skip-missing contradict each other: give one of them")
+        options["complete"] = False
     if options["per_query"] and options["fmt"] != "trec_eval":
         fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
     with contextlib.ExitStack() as stack:

@@ -131,6 +131,14 @@ def source_segments(source: object, fmt: str | None) -> list[Segment]:
     if _is_dataframe(source):
         return [Segment("DataFrame", "frame", source)]
     if isinstance(source, Mapping):
+        splits = list(source)
+        if type(source).__name__ == "DatasetDict" or (
+            splits and all(hasattr(source[s], "column_names") for s in splits[:3])
+        ):  # Hugging Face datasets' splits
+            raise InvalidArgumentTypeError(
+                f"read_records got a DatasetDict of splits ({', '.join(map(str, splits))}); "
+                f"choose one, e.g. dataset[{str(splits[0]) if splits else 'test'!r}]"
+            )
         raise InvalidArgumentTypeError(
             "read_records got a single dict; pass a list (or any iterable) of records, "
             "e.g. [record] or data['records']"
@@ -196,7 +204,8 @@ def _trec_hint(path: str) -> str | None:
         return None
     return (
         f"it looks like {kind}: evaluate a run against its qrels with "
-        "RetrievalEvaluator.from_trec(run, qrels) (CLI: ctxeval evaluate --run RUN --qrels QRELS)"
+        "RetrievalEvaluator.from_trec(run, qrels) (CLI: ctxeval evaluate --run RUN --qrels "
+        "QRELS; or turn it into records with ctxeval convert RUN OUT.jsonl --qrels QRELS)"
     )
 
 

@@ -118,6 +118,13 @@ def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
     document = read_json_document(path)
     if isinstance(document, dict) and "relevant_docs" in document:
         return llama_index_qrels(document["relevant_docs"], os.fspath(path))
+    if isinstance(document, dict) and {"queries", "corpus"} <= set(document):
+        # llama-index's keys without its judgments: not qrels of queries named "queries"
+        raise InvalidArgumentError(
+            f'{path}: has "queries"/"corpus" like llama-index\'s EmbeddingQAFinetuneDataset '
+            'but no "relevant_docs" (the judgments: {"qid": ["node id", ...]}); add it, or '
+            'give qrels as {"qid": {"doc": relevance}}'
+        )
     if isinstance(document, dict) and all(isinstance(v, dict) for v in document.values()):
         return {
             str(q): _json_grades(grades, f"{path}: query {q!r}") for q, grades in document.items()

@@ -43,6 +43,7 @@ from ctxeval.report.page import (
 from ctxeval.report.queries import (
     focus_metric,
     query_panel,
+    question_of,
     records_by_run,
     run_strategy,
 )
@@ -115,8 +116,8 @@ def _questions(results: Mapping[str, EvaluationResult]) -> dict[str, str]:
     found: dict[str, str] = {}
     for result in results.values():
         for row in result.per_query:
-            if row.get("question") is not None:
-                found.setdefault(str(row.get("id")), str(row["question"]))
+            if question := question_of(row):
+                found.setdefault(str(row.get("id")), question)
     return found
 
 
@@ -302,7 +303,7 @@ def result_html(
             f"{columns}"
         )
     scored = [
-        (row[metric], str(row.get("id")), str(row.get("question") or ""))
+        (row[metric], str(row.get("id")), question_of(row))
         for row in result.per_query
         if row.get(metric) is not None
     ]

@@ -94,13 +94,23 @@ def _retrieved_html(record: Record | None, strategy: MatchingStrategy | None) ->
     return f'<p class="note">{judged}</p>{chunks}'
 
 
+#: The metadata fields that hold a query's question (continuous-eval, ragas, llama-index).
+QUESTION_FIELDS = ("question", "user_input", "query")
+
+
+def question_of(fields: Mapping[str, Any]) -> str:
+    """A query's question from its metadata (or a per-query row), or "" when it has none."""
+    found = next((fields[name] for name in QUESTION_FIELDS if fields.get(name) is not None), "")
+    return str(found)
+
+
 def _truth_html(records: Mapping[str, Mapping[str, Record]], qid: str) -> tuple[str, str]:
     """The question and the ground truth of a query, from the first run that has its record."""
     for run_records in records.values():
         record = run_records.get(qid)
         if record is None:
             continue
-        question = str(record.metadata.get("question", ""))
+        question = question_of(record.metadata)
         if record.mode == "id":
             grades = record.ground_truth if isinstance(record.ground_truth, Mapping) else {}
             truth = [f"{doc} (grade {grade:g})" for doc, grade in grades.items() if grade > 0]
@@ -152,10 +162,21 @@ def records_by_run(
 
 def focus_metric(
     metrics: Sequence[str],
-    order: tuple[str, ...] = ("context_recall", "recall", "ndcg", "context_f1"),
+    order: tuple[str, ...] = (
+        "context_recall",
+        "recall",
+        "ndcg",
+        "context_f1",
+        "average_precision",
+        "span_iou",
+        "reciprocal_rank",
+    ),
 ) -> str:
+    """The metric a page leads with: the first of ``order`` the run has (at its deepest
+    cut-off), else its first measure of quality, never a count (trec_eval's ``num_q``,
+    ``num_ret``, ... are the same in every query or say nothing about quality)."""
     for base in order:
         columns = [m for m in metrics if split_column(m)[0] == base]
         if columns:
             return max(columns, key=lambda c: split_column(c)[1] or 0)
-    return metrics[0]
+    return next((m for m in metrics if not m.startswith("num_")), metrics[0])
