@@ -277,6 +277,18 @@ def _refuse_dataset_options(options: dict[str, Any]) -> None:
             f"{', '.join(given)} apply to a dataset PATH, not to --run/--qrels (TREC runs are "
             "judged by id); name the measures with -m, e.g. -m map -m ndcg@10"
         )
+    from_config = [
+        flag.lstrip("-")
+        for name, (flag, default) in _DATASET_ONLY.items()
+        if options.get(name) != default
+        and ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT_MAP
+    ]
+    if from_config:  # a shared file may set them for datasets: said, not refused
+        click.echo(
+            f"ctxeval: note: --config sets {', '.join(from_config)}, which TREC runs do not use "
+            "(they are judged by id)",
+            err=True,
+        )
 
 
 def _check_output(options: dict[str, Any], inputs: list[str]) -> None:
