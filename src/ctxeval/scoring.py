@@ -159,7 +159,7 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
     tokenless = 0
     relevant = None
     located = _locate(plan, record)
-    ties = _tie_ends(plan, record)
+    ties = _tie_ends(record) if _needs_ties(plan) else None
     cuts = _cuts(plan, [record])
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
@@ -331,12 +331,13 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
     staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
     # Per pass, once per batch: its metric and how deep it judges.
     steps = [(key, metric, plan.depth(metric)) for key, metric in passes.items()]
+    with_ties = _needs_ties(plan)
     for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
         lost = 0
         try:
             located = _locate(plan, record)
-            ties = _tie_ends(plan, record)
+            ties = _tie_ends(record) if with_ties else None
             for key, metric, depth in steps:
                 try:
                     _check_mode(metric, record)
@@ -520,10 +521,15 @@ def _rows(
     return out
 
 
-def _tie_ends(plan: ScoringPlan, record: Record) -> tuple[int, ...] | None:
-    """The record's groups of equal scores, when a measure of the plan averages over ties and
-    the record has scores (checked: the list must be ranked by them)."""
-    if record.retrieved_scores is None or not any(m.needs_tie_groups() for m in plan.metrics):
+def _needs_ties(plan: ScoringPlan) -> bool:
+    """Whether a measure of the plan averages gains over equal retrieval scores."""
+    return any(m.needs_tie_groups() for m in plan.metrics)
+
+
+def _tie_ends(record: Record) -> tuple[int, ...] | None:
+    """The record's groups of equal scores, when it has scores (checked: the list must be
+    ranked by them)."""
+    if record.retrieved_scores is None:
         return None
     return ranked_tie_ends(record.retrieved_scores, "retrieved_scores", location=record.location)
 
@@ -536,7 +542,7 @@ def _with_ties(
 ) -> list[tuple[list[int], Any]]:
     """The pass's batches with each record's groups of equal scores, when a measure of the plan
     averages over ties (a record without scores: every rank a group of its own)."""
-    if not any(m.needs_tie_groups() for m in plan.metrics):
+    if not _needs_ties(plan):
         return batches
     out = []
     for rows, batch in batches:
