@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ctxeval.workers as workers_module
 from ctxeval import RetrievalEvaluator, evaluate_run
 from ctxeval.errors import InvalidRecordError
 from ctxeval.io.trec import read_qrels, read_trec_run
@@ -125,14 +126,27 @@ def _scored_dataset(path: Path, n: int) -> Path:
     return path
 
 
-def test_worker_processes_equal_one_process(tmp_path: Path) -> None:
+def test_worker_processes_equal_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[int] = []
+    real = workers_module.ProcessPoolExecutor
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(workers_module, "ProcessPoolExecutor", counting)
     path = _scored_dataset(tmp_path / "d.jsonl", 600)
     one = RetrievalEvaluator(path, SPECS, workers=1).run()
     many = RetrievalEvaluator(path, SPECS, workers=2, partition_bytes=8_000).run()
-    batches = RetrievalEvaluator(list(map(json.loads, path.read_text().splitlines())), SPECS)
+    # records read here, sent to the workers in batches (pickled), and blocks read by them
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    batches = RetrievalEvaluator(rows, SPECS, workers=2, batch_size=64)
     for other in (many, batches.run()):
         assert other.aggregate == one.aggregate
         assert [dict(r) for r in other.per_query] == [dict(r) for r in one.per_query]
+    assert len(started) == 2  # both runs used worker processes
 
 
 def test_a_list_not_ranked_by_its_scores_is_a_bad_record(tmp_path: Path) -> None:

@@ -171,15 +171,14 @@ def judge_batch(
     matrices: Sequence[BoolArray],
     grades: Sequence[Sequence[float] | None],
     credit: Credit,
-    tie_ends: Sequence[Sequence[int] | None] | None = None,
 ) -> BatchJudgments:
     """Judge relevance matrices (retrieved chunks x distinct ground truth) of a batch.
 
     Equal to :func:`~ctxeval.metrics.judgments.judge_matrix` on each matrix: rows that match at
     most one ground-truth unit are credited in bulk (the first such row of a column is its hit,
     under either credit rule); a record with a row matching several units is judged on its own.
-    ``tie_ends``: each record's groups of equal scores (:func:`tie_ends_array`), for
-    ``ndcg(ties='average')``; None when no measure needs them.
+    The records' groups of equal scores, when a measure needs them, are added to the batch
+    afterwards (:func:`tie_ends_array`): they do not depend on the matching.
     """
     count = len(matrices)
     n = np.fromiter((mat.shape[0] for mat in matrices), dtype=np.int64, count=count)
@@ -205,8 +204,7 @@ def judge_batch(
         hits[b, :rows] = judged.hits
         gains[b, :rows] = judged.gains
     ideal = -np.sort(-grade, axis=1)  # highest first; padding (0.0) last
-    ties = None if tie_ends is None else tie_ends_array(tie_ends, n)
-    return BatchJudgments(n, m, relevant, hits, gains, first_match, ideal, m, tie_ends=ties)
+    return BatchJudgments(n, m, relevant, hits, gains, first_match, ideal, m)
 
 
 def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
