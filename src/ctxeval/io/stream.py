@@ -9,6 +9,7 @@ mode's schema (:mod:`ctxeval.records`) and checks that ids are unique
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, cast
@@ -269,6 +270,13 @@ class RecordStream:
 
     def _scores(self, value: object, resolved: ResolvedFields, count: int) -> list[float] | None:
         """The record's retrieval scores, validated; None when the field holds nothing."""
+        if (
+            type(value) is list
+            and len(value) == count
+            and set(map(type, value)) <= {float}
+            and all(map(math.isfinite, value))
+        ):
+            return value  # the usual case (JSON numbers with a point, Parquet, run files)
         if _absent(value):
             return None
         return validate_scores(value, self._score_name, count, items_field=resolved.retrieved)
