@@ -17,7 +17,7 @@ from ctxeval.io.convert import convert_dataset, record_to_dict, write_records
 from ctxeval.io.fields import FieldMap
 from ctxeval.io.readers import read_records
 from ctxeval.io.trec import read_trec_run
-from ctxeval.records import Record, RecordError
+from ctxeval.records import Record, RecordError, record_json_schema
 
 TEXT = {
     "id": "q1",
@@ -172,3 +172,23 @@ def test_convert_to_a_run_ranks_by_list_order_when_scores_do_not(tmp_path: Path)
     convert_dataset(str(source), str(target))
     # Distances (lower is better) are not a ranking best first: the list order is kept.
     assert read_trec_run(target) == {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+
+
+def test_the_schema_describes_the_scores_in_both_modes() -> None:
+    schema = record_json_schema()["$defs"]
+    for mode in ("TextRecord", "IdRecord"):
+        field = schema[mode]["properties"]["retrieved_scores"]
+        assert field["type"] == "array"
+        assert field["items"] == {"type": "number"}
+        assert "ties='average'" in field["description"]
+        assert "retrieved_scores" not in schema[mode].get("required", [])
+
+
+def test_convert_renames_a_named_scores_field(tmp_path: Path) -> None:
+    source = tmp_path / "records.csv"
+    write_records([{"retrieved_ids": ["a", "b"], "qrels": ["a"], "sim": [0.7, 0.1]}], source)
+    target = tmp_path / "records.jsonl"
+    convert_dataset(str(source), str(target), fields={"scores": "sim"})
+    (row,) = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert row["retrieved_scores"] == [0.7, 0.1]
+    assert "sim" not in row
