@@ -13,6 +13,7 @@ characters of its span (:func:`~ctxeval.metrics.span_reference.truncate_spans`),
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from ctxeval.budgets import WHOLE_LIST, BudgetCut, BudgetPolicy, ContextSizes, T
 from ctxeval.cutoffs import Budget, Cutoff, cutoff_label
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.core import BatchJudgments, judge_batch, stack_judgments
-from ctxeval.metrics.judgments import Credit, Judgments
+from ctxeval.metrics.judgments import Credit, Judgments, with_tie_ends
 from ctxeval.metrics.span_core import SpanBatch, truncate_batch
 from ctxeval.metrics.span_reference import RecordSpans, truncate_spans
 from ctxeval.metrics.text_metrics import ground_truth_units, judge_texts
@@ -113,12 +114,28 @@ def truncated_judgments(
     the whole chunks taken). Without a truncated text, the judgments as they are (the budget's
     count of chunks cuts them)."""
     if partial is None:
-        return judgments
+        if judgments.tie_ends is None or not 0 < chunks < judgments.n:
+            return judgments
+        # a tie group ends where the budget does
+        return replace(judgments, tie_ends=tuple(sorted({*judgments.tie_ends, chunks})))
     retrieved: Sequence[str] = record.retrieved
     fed = [*retrieved[:chunks], partial]
-    return judge_texts(
+    judged = judge_texts(
         strategy, fed, record.ground_truth, credit=credit, location=record.location, validated=True
     ).judgments
+    return with_tie_ends(judged, judgments.tie_ends)  # a tie group ends where the budget does
+
+
+def with_batch_ties(
+    truncated: BatchJudgments | SpanBatch, whole: BatchJudgments | SpanBatch
+) -> BatchJudgments | SpanBatch:
+    """A truncated batch with the whole batch's groups of equal scores, each ending at most
+    where the budget does (as :func:`truncated_judgments` for one record)."""
+    if not isinstance(truncated, BatchJudgments) or not isinstance(whole, BatchJudgments):
+        return truncated
+    if whole.tie_ends is None:
+        return truncated
+    return replace(truncated, tie_ends=np.minimum(whole.tie_ends, truncated.n[:, None]))
 
 
 class RecordView:
@@ -196,7 +213,7 @@ class BatchView:
         if self.cuts.policy == "whole":
             return self.batch, equivalent
         if k not in self._truncated:
-            self._truncated[k] = self._truncate(k, cut)
+            self._truncated[k] = with_batch_ties(self._truncate(k, cut), self.batch)
         return self._truncated[k], equivalent
 
     def _truncate(self, budget: Budget, cut: BudgetCut) -> BatchJudgments | SpanBatch:

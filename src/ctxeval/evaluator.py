@@ -268,8 +268,8 @@ class RetrievalEvaluator:
         Documents are ranked by score (ties: docid descending, as trec_eval); a query judged in
         the qrels but absent from the run gets an empty ranking and scores 0 (trec_eval ``-c``;
         ``missing_queries="skip"`` leaves it out, as trec_eval without ``-c``); a query of the
-        run without judgments is left out, as trec_eval does.
-        ``relevance_level``: the lowest grade that counts as relevant (trec_eval ``-l``);
+        run without judgments is left out, as trec_eval does; scores are kept (``retrieved_scores``,
+        for ``ndcg(ties='average')``). ``relevance_level``: the lowest relevant grade (``-l``);
         ``max_retrieved``: only each query's first ``max_retrieved`` documents count (trec_eval
         ``-M``), for every measure and cut-off.
         """

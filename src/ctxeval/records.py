@@ -45,11 +45,13 @@ from ctxeval.validation import (
     document_text,
     validate_ids,
     validate_qrels,
+    validate_scores,
     validate_spans,
     validate_texts,
 )
 
 __all__ = [
+    "SCORE_FIELD",
     "SPAN_FIELDS",
     "IdRecordSchema",
     "Mode",
@@ -83,7 +85,9 @@ class Record:
     - ``metadata``: every other field of the input record (question, tags, ...), passed through
       to per-query results;
     - text mode: ``retrieved_spans`` and ``ground_truth_spans``, when the record gives them: one
-      :class:`~ctxeval.validation.Span` (or None, unknown) per text, in the same order.
+      :class:`~ctxeval.validation.Span` (or None, unknown) per text, in the same order;
+    - ``retrieved_scores``, when the record gives them: the retriever's score of each retrieved
+      item, in the same order (``ndcg(ties='average')`` averages gains over equal scores).
     """
 
     index: int
@@ -95,6 +99,7 @@ class Record:
     metadata: dict[str, Any] = field(default_factory=dict)
     retrieved_spans: list[Span | None] | None = None
     ground_truth_spans: list[Span | None] | None = None
+    retrieved_scores: list[float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +139,10 @@ SPAN_FIELDS: dict[str, tuple[str, ...]] = {
     "ground_truth": ("ground_truth_spans", "ground_truth_context_spans"),
 }
 """The names a text-mode record's span fields may have (canonical name first), by role."""
+
+SCORE_FIELD = "retrieved_scores"
+"""The name of a record's field of retrieval scores, found without being named (any other
+name is given as ``fields={"scores": ...}``)."""
 
 _SPAN: dict[str, Any] = {
     "anyOf": [
@@ -254,6 +263,32 @@ def _ground_truth_spans(value: object, info: ValidationInfo) -> list[Span | None
     return _spans(value, info, "ground_truth", _TEXT_KEYS.ground_truth)
 
 
+def _scores(value: object, info: ValidationInfo, items_key: str) -> list[float] | None:
+    if value is None:
+        return None
+    items = info.data.get("retrieved")
+    # When the items were invalid their own error is reported; the scores are checked alone.
+    count = len(items) if isinstance(items, list) else len(value) if isinstance(value, list) else 0
+    return validate_scores(
+        value, _input_name(info, SCORE_FIELD), count, items_field=_input_name(info, items_key)
+    )
+
+
+def _text_scores(value: object, info: ValidationInfo) -> list[float] | None:
+    return _scores(value, info, _TEXT_KEYS.retrieved)
+
+
+def _id_scores(value: object, info: ValidationInfo) -> list[float] | None:
+    return _scores(value, info, _ID_KEYS.retrieved)
+
+
+_SCORES_DESCRIPTION = (
+    "Optional: the retriever's score of each retrieved item (finite numbers, higher is better), "
+    "one per item, in the same order. ndcg(ties='average') averages the gains of items of "
+    "equal score (the list must then be ranked by score, highest first)."
+)
+_SCORES_SCHEMA = WithJsonSchema({"type": "array", "items": {"type": "number"}})
+
 _RecordId = Annotated[str | None, PlainValidator(_record_id), WithJsonSchema(_RECORD_ID)]
 _ID_DESCRIPTION = (
     "The query's id: a non-blank string or an integer (7 and '7' are the same id), unique "
@@ -309,6 +344,9 @@ class TextRecordSchema(BaseModel):
         alias="ground_truth_spans",
         description="Optional: the span of each ground-truth context, as retrieved_spans.",
     )
+    retrieved_scores: Annotated[
+        list[float] | None, PlainValidator(_text_scores), _SCORES_SCHEMA
+    ] = Field(None, alias="retrieved_scores", description=_SCORES_DESCRIPTION)
 
 
 class IdRecordSchema(BaseModel):
@@ -346,6 +384,9 @@ class IdRecordSchema(BaseModel):
         "non-relevant).",
     )
     id: _RecordId = Field(None, alias="id", description=_ID_DESCRIPTION)
+    retrieved_scores: Annotated[list[float] | None, PlainValidator(_id_scores), _SCORES_SCHEMA] = (
+        Field(None, alias="retrieved_scores", description=_SCORES_DESCRIPTION)
+    )
 
 
 _SCHEMAS: dict[Mode, type[TextRecordSchema] | type[IdRecordSchema]] = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -27,9 +27,15 @@ from ctxeval.cutoffs import Cutoff
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.base import MetricBase
-from ctxeval.metrics.core import BatchJudgments, judge_batch, set_counts, stack_judgments
+from ctxeval.metrics.core import (
+    BatchJudgments,
+    judge_batch,
+    set_counts,
+    stack_judgments,
+    tie_ends_array,
+)
 from ctxeval.metrics.id_metrics import IdMetric
-from ctxeval.metrics.judgments import Judgments, judge_ids
+from ctxeval.metrics.judgments import Judgments, judge_ids, with_tie_ends
 from ctxeval.metrics.reference import SetCounts
 from ctxeval.metrics.reference import set_counts as reference_set_counts
 from ctxeval.metrics.span_core import SpanBatch, span_counts_at
@@ -39,7 +45,7 @@ from ctxeval.metrics.span_reference import RecordSpans, SpanCounts, span_counts
 from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
 from ctxeval.plan import Evaluated, Ks, ScoringPlan, column_name, sort_ks
 from ctxeval.records import Record, RecordError
-from ctxeval.validation import GradedText
+from ctxeval.validation import GradedText, ranked_tie_ends
 
 __all__ = [
     "Evaluated",
@@ -153,6 +159,7 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
     tokenless = 0
     relevant = None
     located = _locate(plan, record)
+    ties = _tie_ends(record) if _needs_ties(plan) else None
     cuts = _cuts(plan, [record])
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
@@ -160,6 +167,8 @@ def score_record(plan: ScoringPlan, record: Record) -> RowResult:
             with _named(record, metric):
                 cache[key] = _judge(plan, record, metric, located)
         judgments, lost = cache[key]
+        if isinstance(judgments, Judgments):
+            judgments = with_tie_ends(judgments, ties)
         tokenless = max(tokenless, lost)
         relevant = judgments.num_relevant if relevant is None else relevant
         if judgments.num_relevant == 0 and metric.empty_ground_truth != "zero":
@@ -310,6 +319,7 @@ class _Judged:
     spans: dict[Hashable, list[RecordSpans]] = field(default_factory=dict)
     tokenless: dict[int, int] = field(default_factory=dict)
     located: dict[int, LocatedRecord] = field(default_factory=dict)
+    ties: dict[int, tuple[int, ...]] = field(default_factory=dict)  # groups of equal scores
 
 
 def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
@@ -321,11 +331,13 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
     staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
     # Per pass, once per batch: its metric and how deep it judges.
     steps = [(key, metric, plan.depth(metric)) for key, metric in passes.items()]
+    with_ties = _needs_ties(plan)
     for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
         lost = 0
         try:
             located = _locate(plan, record)
+            ties = _tie_ends(record) if with_ties else None
             for key, metric, depth in steps:
                 try:
                     _check_mode(metric, record)
@@ -342,6 +354,8 @@ def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
         judged.tokenless[i] = lost
         if located is not None:
             judged.located[i] = located
+        if ties is not None:
+            judged.ties[i] = ties
         for key, result in results.items():
             staged[key].append(result)
     for key, found in staged.items():
@@ -427,6 +441,7 @@ def _rows(
         key = _pass_key(plan, metric)
         if key not in batches:
             batches[key] = _batch_judgments(plan, metric, key, judged)
+            batches[key] = _with_ties(plan, judged, ids, batches[key])
         entries = plan.evaluated(metric)
         width = len(entries)
         for group, (rows, batch) in enumerate(batches[key]):
@@ -503,6 +518,38 @@ def _rows(
                 context=context[row],
             )
         )
+    return out
+
+
+def _needs_ties(plan: ScoringPlan) -> bool:
+    """Whether a measure of the plan averages gains over equal retrieval scores."""
+    return any(m.needs_tie_groups() for m in plan.metrics)
+
+
+def _tie_ends(record: Record) -> tuple[int, ...] | None:
+    """The record's groups of equal scores, when it has scores (checked: the list must be
+    ranked by them)."""
+    if record.retrieved_scores is None:
+        return None
+    return ranked_tie_ends(record.retrieved_scores, "retrieved_scores", location=record.location)
+
+
+def _with_ties(
+    plan: ScoringPlan,
+    judged: _Judged,
+    ids: list[int],
+    batches: list[tuple[list[int], Any]],
+) -> list[tuple[list[int], Any]]:
+    """The pass's batches with each record's groups of equal scores, when a measure of the plan
+    averages over ties (a record without scores: every rank a group of its own)."""
+    if not _needs_ties(plan):
+        return batches
+    out = []
+    for rows, batch in batches:
+        if isinstance(batch, BatchJudgments):
+            ends = tie_ends_array([judged.ties.get(ids[r]) for r in rows], batch.n)
+            batch = replace(batch, tie_ends=ends)
+        out.append((rows, batch))
     return out
 
 

@@ -32,8 +32,10 @@ __all__ = [
     "find_unwritable",
     "is_finite",
     "plainly_writable",
+    "ranked_tie_ends",
     "validate_ids",
     "validate_qrels",
+    "validate_scores",
     "validate_spans",
     "validate_texts",
 ]
@@ -485,16 +487,7 @@ def validate_spans(
 ) -> list[Span | None]:
     """A list of ``count`` spans (``{"doc", "start", "end"}``, or None when unknown), parallel
     to the texts in ``texts_field``. A string is read as JSON (a CSV cell)."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise InvalidRecordError(
-                f"{field} must be a JSON list of spans like [{_SPAN_SHAPE}] (null when "
-                f"unknown); got {_preview(value)}",
-                field=field,
-                location=location,
-            ) from None
+    value = _json_cell(value, field, location, f"of spans like [{_SPAN_SHAPE}] (null when unknown)")
     items = _sequence(value, field, location, "spans")
     if len(items) != count:
         raise InvalidRecordError(
@@ -540,3 +533,62 @@ def _span(item: object, where: str, field: str, location: str | None) -> Span | 
             location=location,
         )
     return Span(doc, int(start), int(end))  # type: ignore[arg-type]
+
+
+def _json_cell(value: object, field: str, location: str | None, what: str) -> object:
+    """A string (a CSV cell) read as JSON; any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        raise InvalidRecordError(
+            f"{field} must be a JSON list {what}; got {_preview(value)}",
+            field=field,
+            location=location,
+        ) from None
+
+
+def validate_scores(
+    value: object, field: str, count: int, *, items_field: str, location: str | None = None
+) -> list[float]:
+    """A list of ``count`` finite scores (the retriever's, higher is better), parallel to the
+    retrieved items in ``items_field``. A string is read as JSON (a CSV cell)."""
+    items = _sequence(
+        _json_cell(value, field, location, "of numbers like [0.9, 0.7]"), field, location, "numbers"
+    )
+    if len(items) != count:
+        raise InvalidRecordError(
+            f"{field} has {len(items)} score(s) but {items_field} has {count} item(s); give one "
+            "score per retrieved item, in the same order",
+            field=field,
+            location=location,
+        )
+    if set(map(type, items)) <= {float} and all(map(math.isfinite, items)):
+        return items  # the usual case: nothing to check item by item
+    for i, item in enumerate(items):
+        if not _is_number(item) or not is_finite(item):
+            _bad_item(field, i, item, location, "a finite number (the item's retrieval score)")
+    return [float(item) for item in items]
+
+
+def ranked_tie_ends(
+    scores: list[float], field: str, *, location: str | None = None
+) -> tuple[int, ...]:
+    """Where each group of equal scores ends (exclusive) in a list ranked best first; raises
+    when a score is higher than the one before it (the list is not ranked by its scores)."""
+    ends = []
+    for i in range(1, len(scores)):
+        before, score = scores[i - 1], scores[i]
+        if score > before:
+            raise InvalidRecordError(
+                f"{field}[{i}] = {score!r} is higher than {field}[{i - 1}] = {before!r}; "
+                "ties='average' averages over equal scores, which must be next to each other: "
+                "list the retrieved items best first, by score, highest first (for distances, "
+                "where lower is closer, negate them)",
+                field=field,
+                location=location,
+            )
+        if score != before:
+            ends.append(i)
+    return (*ends, len(scores)) if scores else ()

@@ -332,7 +332,12 @@ def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
     done = ctxeval("convert", run_path, records, "--qrels", qrels_path)
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in records.read_text().splitlines()]
-    assert rows[0] == {"id": "q1", "retrieved_ids": ["d1", "d2", "d5"], "qrels": {"d2": 1, "d9": 2}}
+    assert rows[0] == {
+        "id": "q1",
+        "retrieved_ids": ["d1", "d2", "d5"],
+        "retrieved_scores": [2.5, 1.5, 0.5],
+        "qrels": {"d2": 1, "d9": 2},
+    }
     # The records evaluate to the same numbers as the run.
     by_records = RetrievalEvaluator(records, [IDRankedRetrievalMetrics()], workers=1).run()
     per_query = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
@@ -342,7 +347,7 @@ def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
     back, back_qrels = tmp_path / "back.trec", tmp_path / "back.qrels"
     done = ctxeval("convert", records, back, "--qrels-out", back_qrels)
     assert done.returncode == 0, done.stderr
-    assert back.read_text().splitlines()[0] == "q1 Q0 d1 1 3.0 ctxeval"
+    assert back.read_text().splitlines()[0] == "q1 Q0 d1 1 2.5 ctxeval"  # the run's own score
     assert back_qrels.read_text().splitlines() == qrels_path.read_text().splitlines()
 
 

@@ -50,11 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
             "name the file .jsonl or pass format='jsonl'",
             "name the file .jsonl",
         ),
-        (
-            "which records do not carry; use evaluate_run(run, qrels, ...) with {doc: score} runs",
-            "which the command line does not use yet (only the rank order); in Python, "
-            "ctxeval.evaluate_run(run, qrels, [...]) computes it from {doc: score} runs",
-        ),
+        ('name it: fields={"scores": "similarity"}', "name it: --scores-field similarity"),
         ("nothing to change here", "nothing to change here"),
     ],
 )

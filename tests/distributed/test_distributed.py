@@ -80,6 +80,21 @@ def test_fixture_runs_equal_the_local_evaluator(
     assert EvaluationResult.load(tmp_path / "out").per_query == local.per_query
 
 
+def test_retrieved_scores_reach_the_workers(client: Any, tmp_path: Path) -> None:
+    # The fixture runs carry BM25 scores (retrieved_scores): ndcg(ties='average') on a cluster
+    # equals the local run, and the scores changed something (some queries have ties).
+    pattern = _split_run(tmp_path)
+    measures = ["ndcg(ties='average')@10", "ndcg@10"]
+    local = _local(pattern, measures, [10])
+    remote = RetrievalEvaluator(pattern, measures, scheduler=client, partition_bytes=50_000).run(
+        output=tmp_path / "out"
+    )
+    _assert_same(remote, local)
+    assert EvaluationResult.load(tmp_path / "out").per_query == local.per_query
+    changed = [row for row in local.per_query if row["ndcg(ties='average')@10"] != row["ndcg@10"]]
+    assert changed
+
+
 def _dataset_with_bad_records(path: Path) -> list[str]:
     records = [json.loads(line) for line in (RUNS / "paragraph.jsonl").read_text().splitlines()]
     lines = [json.dumps(r) for r in records[:60]]

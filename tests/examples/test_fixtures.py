@@ -124,7 +124,8 @@ def test_every_record_is_valid_for_the_reader(run: str) -> None:
         assert len(record.ground_truth) == 1
         assert 1 <= len(record.retrieved) <= MANIFEST["top_k"]
         ids = record.metadata["retrieved_ids"]
-        scores = record.metadata["retrieved_scores"]
+        scores = record.retrieved_scores
+        assert scores is not None
         assert len(ids) == len(scores) == len(record.retrieved)
         assert scores == sorted(scores, reverse=True)
         for chunk_id, text in zip(ids, record.retrieved, strict=True):

@@ -1,5 +1,7 @@
 """``ndcg(ties='average', ideal='retrieved')`` against scikit-learn's ``ndcg_score`` (its default
-``ignore_ties=False``): documents of equal score share the mean of their gains.
+``ignore_ties=False``): documents of equal score share the mean of their gains. Through
+``evaluate_run``, records with ``retrieved_scores`` (the same floats, bit for bit) and metric
+objects called with them.
 
 scikit-learn scores the documents it is given, so its ideal ranking is those documents sorted by
 gain (ctxeval's ``ideal='retrieved'``), and a tie group's gain is spread over the discounts of
@@ -14,14 +16,17 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval import ConventionWarning, evaluate_run
-from ctxeval.errors import InvalidArgumentError
+from ctxeval import ConventionWarning, RetrievalEvaluator, evaluate_run
+from ctxeval.errors import InvalidRecordError
+from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures
+from ctxeval.metrics.runs import rank_documents
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
@@ -82,8 +87,80 @@ def test_tie_averaging_by_hand() -> None:
     assert ctxeval_ndcg(distinct, grades, None) == plain["ndcg(ideal='retrieved')"]
 
 
-def test_tie_averaging_needs_scores() -> None:
-    from ctxeval import RetrievalEvaluator
+def _ranked_record(qid: str, scores: dict[str, float], grades: dict[str, int]) -> dict[str, Any]:
+    """An ID-mode record of one query, ranked as trec_eval ranks a run, with its scores."""
+    ranked = rank_documents(scores)
+    return {
+        "id": qid,
+        "retrieved_ids": ranked,
+        "retrieved_scores": [scores[d] for d in ranked],  # type: ignore[index]
+        "qrels": grades,
+    }
 
-    with pytest.raises(InvalidArgumentError, match="averages gains over tied run scores"):
-        RetrievalEvaluator([], ["ndcg(ties='average')@10"])
+
+QUERIES = st.lists(
+    st.tuples(
+        st.dictionaries(
+            st.sampled_from(DOCS), st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=2, max_size=10
+        ),
+        st.dictionaries(st.sampled_from(DOCS), st.integers(0, 3), max_size=10),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(queries=QUERIES, k=st.sampled_from([None, 1, 3, 5]))
+def test_records_with_scores_equal_evaluate_run_and_scikit_learn(
+    queries: list[tuple[dict[str, float], dict[str, int]]], k: int | None
+) -> None:
+    # The record path (retrieved_scores on ID-mode records) gives evaluate_run's floats, bit
+    # for bit, and so agrees with scikit-learn as evaluate_run does.
+    spec = SPEC if k is None else f"{SPEC}@{k}"
+    run = {f"q{i}": scores for i, (scores, _) in enumerate(queries)}
+    qrels = {f"q{i}": grades for i, (_, grades) in enumerate(queries)}
+    records = [_ranked_record(q, run[q], qrels[q]) for q in run]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = evaluate_run(run, qrels, [spec])
+    for implementation in ("core", "reference"):
+        result = RetrievalEvaluator(records, [spec], implementation=implementation).run()
+        got = {row["id"]: row[spec] for row in result.per_query}
+        assert got == {q: values[spec] for q, values in expected.items()}
+    for q in run:
+        assert ulps_apart(got[q], sklearn_ndcg(run[q], qrels[q], k)) <= 16
+
+
+def test_metric_objects_take_retrieved_scores() -> None:
+    scores = {"a": 1.0, "b": 1.0, "c": 0.5, "d": 0.5}
+    grades = {"a": 1, "c": 2}
+    record = _ranked_record("q", scores, grades)
+    expected = ctxeval_ndcg(scores, grades, 3)
+    spec = f"{SPEC}@3"
+    by_ids = IDMeasures([spec])(
+        retrieved_ids=record["retrieved_ids"],
+        qrels=grades,
+        retrieved_scores=record["retrieved_scores"],
+    )
+    by_texts = TextMeasures([spec], "exact-chunk")(
+        retrieved_context=record["retrieved_ids"],
+        ground_truth_context=[{"text": "a", "grade": 1}, {"text": "c", "grade": 2}],
+        retrieved_scores=record["retrieved_scores"],
+        question="a whole row is accepted",
+    )
+    assert by_ids == by_texts == {spec: expected}
+    # Without scores every rank is its own group: the ordered value (b before a, d before c).
+    ordered = IDMeasures(["ndcg(ideal='retrieved')@3"])(
+        retrieved_ids=record["retrieved_ids"], qrels=grades
+    )
+    unscored = IDMeasures([spec])(retrieved_ids=record["retrieved_ids"], qrels=grades)
+    assert unscored == {spec: ordered["ndcg(ideal='retrieved')@3"]} != {spec: expected}
+    with pytest.raises(InvalidRecordError, match=r"retrieved_scores\[2\] = 0.9 is higher"):
+        IDMeasures([spec])(
+            retrieved_ids=["a", "b", "c"], qrels=grades, retrieved_scores=[1, 0.5, 0.9]
+        )
+    with pytest.raises(InvalidRecordError, match="has 2 score"):
+        TextMeasures([spec], "exact-chunk")(
+            retrieved_context=["a", "b", "c"], ground_truth_context=["a"], retrieved_scores=[1, 1]
+        )

@@ -15,6 +15,7 @@ from ctxeval.errors import InvalidArgumentError
 from ctxeval.io import read_records
 from ctxeval.io.convert import record_to_dict
 from ctxeval.records import (
+    SCORE_FIELD,
     SPAN_FIELDS,
     IdRecordSchema,
     Record,
@@ -125,6 +126,7 @@ def test_the_schema_keys_are_the_model_aliases(model: Any) -> None:
         "ground_truth": keys.ground_truth,
         "id": keys.id,
         **spans,
+        "retrieved_scores": SCORE_FIELD,
     }
 
 
@@ -214,8 +216,14 @@ def test_convert_writes_the_schemas_field_names() -> None:
             "ground_truth_context": [{"text": "a"}, "b"],
             "retrieved_context_spans": [{"doc": "d", "start": 0, "end": 1}, None],
             "ground_truth_spans": [{"doc": "d", "start": 0, "end": 1}, None],
+            "retrieved_scores": [0.5, 0.25],
         },
-        {"query_id": "q", "retrieved_ids": [1, "d"], "relevant_ids": ["d"]},
+        {
+            "query_id": "q",
+            "retrieved_ids": [1, "d"],
+            "relevant_ids": ["d"],
+            "retrieved_scores": [2, 2],
+        },
     ]
     defs = record_json_schema()["$defs"]
     for row, name, model in [
@@ -232,6 +240,7 @@ def test_convert_writes_the_schemas_field_names() -> None:
             record.ground_truth,
             record.id,
         )
+        assert validated.retrieved_scores == record.retrieved_scores == row["retrieved_scores"]
         if model is TextRecordSchema:
             assert validated.retrieved_spans == record.retrieved_spans
             assert validated.ground_truth_spans == record.ground_truth_spans

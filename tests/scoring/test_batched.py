@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -27,10 +28,19 @@ from ctxeval import (
     RougeChunkMatch,
 )
 from ctxeval.matching import ExactSentenceMatch
-from ctxeval.metrics.core import judge_batch, measure_values, set_counts
-from ctxeval.metrics.judgments import judge_matrix
+from ctxeval.metrics import reference as formulas
+from ctxeval.metrics.core import (
+    judge_batch,
+    measure_values,
+    ndcg,
+    set_counts,
+    stack_judgments,
+    tie_ends_array,
+)
+from ctxeval.metrics.judgments import judge_ids, judge_matrix, with_tie_ends
 from ctxeval.records import Record, RecordError
 from ctxeval.scoring import RowResult, ScoringPlan, score_batch
+from ctxeval.validation import ranked_tie_ends
 
 
 def contains(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
@@ -319,3 +329,41 @@ def test_review_findings_on_the_plan_and_the_batch() -> None:
         rows = score_batch(ScoringPlan(plan.metrics, plan.ks, implementation), records)
         assert [r.id for r in rows] == ["a", "b"]  # type: ignore[union-attr]
         assert rows[1].values["context_recall"] == 1.0  # type: ignore[union-attr]
+
+
+RANKED_SCORES = st.lists(st.sampled_from([0.0, 0.5, 1.0]), max_size=9).map(
+    lambda scores: sorted(scores, reverse=True)
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(RANKED_SCORES, st.lists(st.integers(0, 2), min_size=9, max_size=9)),
+        min_size=1,
+        max_size=6,
+    ),
+    depth=st.sampled_from([None, 1, 2, 4]),
+    k=st.sampled_from([None, 1, 3]),
+)
+def test_tie_groups_cut_at_the_judged_depth_agree_in_core_and_reference(
+    rows: list[tuple[list[float], list[int]]], depth: int | None, k: int | None
+) -> None:
+    # A record judged to a depth (or fewer units than it has scores) keeps its tie groups cut
+    # there: the padded batch (tie_ends_array, on the judgments without groups, as a text batch
+    # gets them) and per-record Judgments (with_tie_ends) give the same NDCG, bit for bit.
+    judged, grouped, ends = [], [], []
+    for scores, grades in rows:
+        ids = [f"d{i}" for i in range(len(scores))][:depth]
+        qrels = {f"d{i}": g for i, g in enumerate(grades) if g}
+        plain = judge_ids(ids, qrels)
+        groups = ranked_tie_ends(scores, "retrieved_scores")
+        judged.append(plain)
+        grouped.append(with_tie_ends(plain, groups))
+        ends.append(groups)
+    stacked = stack_judgments(judged)
+    batch = replace(stacked, tie_ends=tie_ends_array(ends, stacked.n))
+    via_judgments = stack_judgments(grouped)
+    got = ndcg(batch, k, ties="average").tolist()
+    assert got == ndcg(via_judgments, k, ties="average").tolist()
+    assert got == [formulas.ndcg(j, k, ties="average") for j in grouped]

@@ -522,14 +522,15 @@ def run_record(
     question: Question, chunks: Sequence[Chunk], ids: Sequence[str], ranking: Ranking
 ) -> dict[str, Any]:
     """One line of a run file: the question, the retrieved chunks (texts, ids, spans, scores)
-    and the ground truth with its spans."""
+    and the ground truth with its spans; the scores are null when the retriever gave none."""
     retrieved = [chunks[i] for i, _ in ranking]
+    scores = [score for _, score in ranking]
     return {
         "id": question.id,
         "question": question.question,
         "retrieved_context": [c.text for c in retrieved],
         "retrieved_chunk_ids": [ids[i] for i, _ in ranking],
-        "retrieved_scores": [score for _, score in ranking],
+        "retrieved_scores": None if None in scores else scores,
         "retrieved_spans": [{"doc": c.doc, "start": c.start, "end": c.end} for c in retrieved],
         "ground_truth_context": [e.text for e in question.excerpts],
         "ground_truth_spans": [e.span() for e in question.excerpts],

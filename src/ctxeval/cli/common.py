@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ctxeval.cli.dialect import cli_syntax
+from ctxeval.cli.fields import field_flags, field_options
 from ctxeval.errors import CtxevalError
 
 if TYPE_CHECKING:
@@ -197,15 +198,8 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'. "
             "Needs ctxeval[dask]; with -o, per-query rows go to that directory as Parquet.",
         ),
-        click.option("--retrieved-field", help="Field with the retrieved contexts or ids."),
-        click.option("--ground-truth-field", help="Field with the ground truth (or qrels)."),
-        click.option("--id-field", help="Field with the record id."),
+        *field_flags(),
         click.option("--mode", type=click.Choice(["text", "id"]), help="Force text or ID mode."),
-        click.option(
-            "--text-key",
-            help="Key holding each item's text when contexts are documents (default: "
-            "page_content, text or content).",
-        ),
         click.option(
             "--progress/--no-progress",
             default=None,
@@ -223,22 +217,6 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         function = option(function)
     return budget_options(function)
-
-
-def field_options(options: dict[str, Any]) -> dict[str, str]:
-    """The field mapping the ``--retrieved-field``, ``--ground-truth-field``, ``--id-field``
-    (and ``--mode``, where the command has it) options give."""
-    return {
-        key: value
-        for key, value in (
-            ("retrieved", options.get("retrieved_field")),
-            ("ground_truth", options.get("ground_truth_field")),
-            ("id", options.get("id_field")),
-            ("mode", options.get("mode")),
-            ("text_key", options.get("text_key")),
-        )
-        if value
-    }
 
 
 def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -> Any:

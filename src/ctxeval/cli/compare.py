@@ -198,6 +198,7 @@ _DATASET_ONLY = {
     "retrieved_field": "--retrieved-field",
     "ground_truth_field": "--ground-truth-field",
     "id_field": "--id-field",
+    "scores_field": "--scores-field",
     "mode": "--mode",
     "text_key": "--text-key",
     "scheduler": "--scheduler",

@@ -58,6 +58,7 @@ class CommandSettings(BaseModel):
     id_field: str | None = None
     mode: Literal["text", "id"] | None = None
     text_key: str | None = Field(None, description="key of a document item's text")
+    scores_field: str | None = Field(None, description="field of the retrieval scores")
     progress: bool | None = None
     format: str | None = Field(None, description="output format of the command")
     fail_under: list[str] | None = Field(None, description="gates, e.g. ['context_recall@5=0.8']")

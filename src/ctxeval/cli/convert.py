@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import EXIT_USAGE, fail, field_options, guard
+from ctxeval.cli.common import EXIT_USAGE, fail, guard
 from ctxeval.cli.dialect import cli_syntax
+from ctxeval.cli.fields import field_options, with_field_flags
 
 
 @click.command("convert")
@@ -24,18 +25,10 @@ from ctxeval.cli.dialect import cli_syntax
     type=click.Path(dir_okay=False),
     help="With a .trec/.run TARGET: also write the qrels of the ID-mode records here.",
 )
-@click.option("--retrieved-field", help="Field with the retrieved contexts or ids.")
-@click.option("--ground-truth-field", help="Field with the ground truth (or qrels).")
-@click.option("--id-field", help="Field with the record id.")
 @click.option(
     "--mode",
     type=click.Choice(["text", "id"]),
     help="Convert contexts (text) or chunk ids (id), when the records carry both.",
-)
-@click.option(
-    "--text-key",
-    help="Key holding each item's text when contexts are documents (default: "
-    "page_content, text or content).",
 )
 @click.option(
     "--csv-safe",
@@ -43,6 +36,7 @@ from ctxeval.cli.dialect import cli_syntax
     help="With a .csv TARGET: prefix text cells that begin with = + - @ with ' so that a "
     "spreadsheet shows them as text instead of running them as formulas.",
 )
+@with_field_flags
 @guard
 def convert_command(source: str, target: str, **options: Any) -> None:
     """Convert a dataset between formats and to ctxeval's field names.

@@ -19,6 +19,7 @@ _ROLE_FLAGS = {
     "id": "--id-field",
     "mode": "--mode",
     "text_key": "--text-key",
+    "scores": "--scores-field",
 }
 
 
@@ -43,7 +44,8 @@ _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]
     ),
     (
         re.compile(
-            r'fields=\{"(?P<role>retrieved|ground_truth|id|mode|text_key)": (?P<value>[^{}]*?)\}'
+            r'fields=\{"(?P<role>retrieved|ground_truth|id|mode|text_key|scores)": '
+            r"(?P<value>[^{}]*?)\}"
             r"(?: \(CLI: [^)]*\))?"
         ),
         _field_flag,
@@ -53,14 +55,6 @@ _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]
         r"\1",
     ),
     (re.compile(r"on_error='(\w+)'"), r"--on-error \1"),
-    (
-        re.compile(
-            r"which records do not carry; use evaluate_run\(run, qrels, \.\.\.\) with "
-            r"\{doc: score\} runs"
-        ),
-        "which the command line does not use yet (only the rank order); in Python, "
-        "ctxeval.evaluate_run(run, qrels, [...]) computes it from {doc: score} runs",
-    ),
     (re.compile(r"RougeChunkMatch\(tokenizer='(\w+)'\)"), r"--tokenizer \1"),
     (
         re.compile(r"pass format='jsonl'\|'json'\|'csv'\|'parquet'"),

@@ -255,6 +255,7 @@ _DATASET_ONLY = {
     "id_field": ("--id-field", None),
     "mode": ("--mode", None),
     "text_key": ("--text-key", None),
+    "scores_field": ("--scores-field", None),
     "scheduler": ("--scheduler", None),
     "corpus": ("--corpus", None),
     "fuzzy_threshold": ("--fuzzy-threshold", 90.0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 from collections.abc import Hashable, Iterable, Iterator
@@ -34,11 +35,14 @@ RECORD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 
 def record_to_dict(record: Record) -> dict[str, Any]:
     """A record with ctxeval's canonical field names (what the readers detect first)."""
+    given = record.retrieved_scores
+    scores = {} if given is None else {"retrieved_scores": list(given)}
     if record.mode == "id":
         assert isinstance(record.ground_truth, dict)
         return {
             "id": record.id,
             "retrieved_ids": list(record.retrieved),
+            **scores,
             "qrels": dict(record.ground_truth),
             **record.metadata,
         }
@@ -49,6 +53,7 @@ def record_to_dict(record: Record) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": record.id,
         "retrieved_context": list(record.retrieved),
+        **scores,
         "ground_truth_context": truth,
     }
     for name, spans in (
@@ -176,6 +181,16 @@ def _mixed_types(rows: list[dict[str, Any]], path: Path, exc: Exception) -> str:
     return f"cannot write {path} as Parquet: {exc}; write .jsonl instead"
 
 
+def _run_scores(record: Record) -> dict[str, float]:
+    """A record's ranking as a TREC run's ``{docno: score}``: its own scores when it has them
+    and they rank it as listed (non-increasing), else ``length - rank``."""
+    scores = record.retrieved_scores
+    if scores is None or any(b > a for a, b in itertools.pairwise(scores)):
+        n = len(record.retrieved)
+        scores = [float(n - i) for i in range(n)]
+    return {str(doc): score for doc, score in zip(record.retrieved, scores, strict=True)}
+
+
 def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterator[dict[str, Any]]:
     run = read_trec_run(run_path)
     qrels = read_qrels(qrels_path)
@@ -183,8 +198,10 @@ def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterato
         if qid not in qrels:
             skipped.append(f"{run_path}: query {qid!r} has no judgments in {qrels_path}")
     for qid, judged in qrels.items():
-        ranked: list[Hashable] = rank_documents(run.get(qid, {}), location=f"run[{qid!r}]")
-        yield {"id": qid, "retrieved_ids": ranked, "qrels": judged}
+        scored = run.get(qid, {})
+        ranked: list[Hashable] = rank_documents(scored, location=f"run[{qid!r}]")
+        scores = [scored[doc] for doc in ranked]  # type: ignore[index]
+        yield {"id": qid, "retrieved_ids": ranked, "retrieved_scores": scores, "qrels": judged}
 
 
 def convert_dataset(
@@ -199,10 +216,12 @@ def convert_dataset(
     """Convert ``source`` to ``target``; returns records written and messages of skipped ones.
 
     - ``qrels`` given: ``source`` is a TREC run, joined with the qrels into ID-mode records
-      (a query judged but absent from the run gets an empty ranking, as trec_eval ``-c``);
+      with the run's scores (``retrieved_scores``; a query judged but absent from the run gets
+      an empty ranking, as trec_eval ``-c``);
     - ``target`` ending in .trec/.run/.txt: ID-mode records are written as a TREC run (score =
-      length - rank) and, with ``qrels_out``, their qrels; ids with whitespace and grades that
-      are not whole numbers are rejected (they would read back different);
+      the record's ``retrieved_scores`` when they rank it as listed, else length - rank) and,
+      with ``qrels_out``, their qrels; ids with whitespace and grades that are not whole numbers
+      are rejected (they would read back different);
     - otherwise any dataset the readers accept is written with canonical field names.
 
     Before anything is read, ``target`` and ``qrels_out`` are checked: neither may be an input
@@ -249,8 +268,7 @@ def convert_dataset(
                     f"{source}: only ID-mode records (retrieved ids and relevant ids) can be "
                     "written as a TREC run"
                 )
-            n = len(record.retrieved)
-            run[record.id] = {str(doc): float(n - i) for i, doc in enumerate(record.retrieved)}
+            run[record.id] = _run_scores(record)
             judged[record.id] = {
                 str(doc): grade
                 for doc, grade in record.ground_truth.items()  # type: ignore[union-attr]

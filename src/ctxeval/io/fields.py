@@ -83,7 +83,9 @@ class FieldMap:
     - ``mode``: ``"text"`` or ``"id"``; inferred from the field names when ``None``;
     - ``text_key``: in text mode, the key (or attribute) holding an item's text when retrieved
       or ground-truth items are documents rather than strings; ``None`` looks for
-      ``page_content`` (LangChain), ``text`` (llama-index), ``content`` (Haystack, chroma).
+      ``page_content`` (LangChain), ``text`` (llama-index), ``content`` (Haystack, chroma);
+    - ``scores``: the retrieval scores of the retrieved items (optional in each record);
+      ``None`` looks for ``retrieved_scores``.
     """
 
     retrieved: str | None = None
@@ -91,9 +93,10 @@ class FieldMap:
     id: str | None = None
     mode: Mode | None = None
     text_key: str | None = None
+    scores: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("retrieved", "ground_truth", "id", "text_key"):
+        for name in ("retrieved", "ground_truth", "id", "text_key", "scores"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -112,11 +115,13 @@ class FieldMap:
                 f"FieldMap(mode={self.mode!r}): use 'text' (contexts), 'id' (chunk ids) or None "
                 "(inferred from the field names)"
             )
-        named = [n for n in (self.retrieved, self.ground_truth, self.id) if n is not None]
+        roles = (self.retrieved, self.ground_truth, self.id, self.scores)
+        named = [n for n in roles if n is not None]
         if len(set(named)) != len(named):
+            scores = "" if self.scores is None else f", scores={self.scores!r}"
             raise InvalidArgumentError(
                 f"FieldMap(retrieved={self.retrieved!r}, ground_truth={self.ground_truth!r}, "
-                f"id={self.id!r}): one field cannot play two roles"
+                f"id={self.id!r}{scores}): one field cannot play two roles"
             )
 
 
@@ -183,7 +188,7 @@ def resolve_fields(columns: Collection[str], fields: FieldsInput, *, source: str
     present = list(columns)
     have = set(present)
 
-    for role in ("retrieved", "ground_truth", "id"):
+    for role in ("retrieved", "ground_truth", "id", "scores"):
         name = getattr(wanted, role)
         if name is not None and name not in have:
             raise FieldsNotFoundError(

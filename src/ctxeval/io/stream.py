@@ -9,6 +9,7 @@ mode's schema (:mod:`ctxeval.records`) and checks that ids are unique
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, cast
@@ -27,6 +28,7 @@ from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quo
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import Segment
 from ctxeval.records import (
+    SCORE_FIELD,
     SPAN_FIELDS,
     Record,
     RecordError,
@@ -36,7 +38,7 @@ from ctxeval.records import (
     validation_problems,
     with_document_texts,
 )
-from ctxeval.validation import Span, find_unwritable, validate_spans
+from ctxeval.validation import Span, find_unwritable, validate_scores, validate_spans
 
 __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 
@@ -95,6 +97,9 @@ class RecordStream:
         self._names: dict[ResolvedFields, dict[str, str]] = {}
         # the fields a text record uses -> with the span fields (not metadata either)
         self._text_used: dict[frozenset[str], frozenset[str]] = {}
+        self._score_name = fields.scores or SCORE_FIELD
+        # the fields a record uses -> with its scores field (not metadata either)
+        self._score_used: dict[frozenset[str], frozenset[str]] = {}
 
     def records(self) -> Iterator[Record | RecordError]:
         for segment in self.segments:
@@ -232,6 +237,15 @@ class RecordStream:
                 except InvalidRecordError as exc:
                     return RecordError(index, record_id, location, exc.field, str(exc))
             used = self._text_used.get(used) or self._text_used.setdefault(used, used | _SPAN_NAMES)
+        scores = None
+        if self._score_name in value:
+            try:
+                scores = self._scores(value[self._score_name], resolved, len(retrieved))
+            except InvalidRecordError as exc:
+                return RecordError(index, record_id, location, exc.field, str(exc))
+            used = self._score_used.get(used) or self._score_used.setdefault(
+                used, used | {self._score_name}
+            )
         metadata = {k: v for k, v in value.items() if k not in used}
         for name, kept in metadata.items():
             # Only containers can nest; the reader has looked at strings that may hold
@@ -251,7 +265,21 @@ class RecordStream:
             metadata=metadata,
             retrieved_spans=spans.get("retrieved"),
             ground_truth_spans=spans.get("ground_truth"),
+            retrieved_scores=scores,
         )
+
+    def _scores(self, value: object, resolved: ResolvedFields, count: int) -> list[float] | None:
+        """The record's retrieval scores, validated; None when the field holds nothing."""
+        if (
+            type(value) is list
+            and len(value) == count
+            and set(map(type, value)) <= {float}
+            and all(map(math.isfinite, value))
+        ):
+            return value  # the usual case (JSON numbers with a point, Parquet, run files)
+        if _absent(value):
+            return None
+        return validate_scores(value, self._score_name, count, items_field=resolved.retrieved)
 
     @staticmethod
     def _spans(

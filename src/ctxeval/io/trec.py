@@ -242,9 +242,9 @@ def trec_records(
     """ID-mode records of a TREC run judged by ``qrels`` (see
     :meth:`~ctxeval.RetrievalEvaluator.from_trec`): one per judged query (``missing_queries=
     "skip"``: per judged query the run has results for, as trec_eval without ``-c``),
-    documents ranked by score (ties: docid descending, as trec_eval), the first
-    ``max_retrieved`` kept; warns of the queries missing from the run and of ties that straddle
-    relevance."""
+    documents ranked by score (ties: docid descending, as trec_eval) with their scores
+    (``retrieved_scores``), the first ``max_retrieved`` kept; warns of the queries missing from
+    the run and of ties that straddle relevance."""
     from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
 
     ranked = read_trec_run(run)
@@ -258,7 +258,11 @@ def trec_records(
         order = rank_documents(scored, location=f"{run}: {qid}")
         if len(set(scored.values())) < len(scored):
             tied += ties_straddle_relevance(scored, order, grades)
-        records.append({"id": qid, "retrieved_ids": order[:max_retrieved], "qrels": grades})
+        kept = order[:max_retrieved]
+        scores = [scored[doc] for doc in kept]  # type: ignore[index]  # best first: ties adjacent
+        records.append(
+            {"id": qid, "retrieved_ids": kept, "retrieved_scores": scores, "qrels": grades}
+        )
     missing = [qid for qid in judged if qid not in ranked]
     warn_policies(ranked, judged, missing, missing_queries, tied, "trec_eval")
     return records

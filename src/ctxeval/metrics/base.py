@@ -50,6 +50,11 @@ class MetricBase:
         """True when a value at any cut-off depends on the whole retrieved list."""
         return False
 
+    def needs_tie_groups(self) -> bool:
+        """True when a measure averages gains over equal retrieval scores
+        (``ndcg(ties='average')``): records' ``retrieved_scores`` are then used."""
+        return False
+
     def judge_depth(self, ks: tuple[Cutoff, ...]) -> int | None:
         """How many retrieved items to judge so that every cut-off in ``ks`` is a prefix
         (None: all of them; a budget may take all of them)."""

@@ -42,6 +42,7 @@ __all__ = [
     "measure_values",
     "set_counts",
     "stack_judgments",
+    "tie_ends_array",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -150,6 +151,22 @@ def _padded(
     return out
 
 
+def tie_ends_array(ends: Sequence[Sequence[int] | None], n: IntArray) -> IntArray:
+    """Each record's groups of equal scores (where each ends, exclusive) as a padded (B, T)
+    array for :attr:`BatchJudgments.tie_ends`: a group cut by the end of the judged list (``n``)
+    ends there, the padding is ``n``, and a record without scores (None) has every rank as a
+    group of its own."""
+    rows: list[tuple[int, ...]] = []
+    for row, size in zip(ends, n.tolist(), strict=True):
+        if row is None:
+            rows.append(tuple(range(1, size + 1)))
+        else:
+            rows.append((*(end for end in row if end < size), size) if size else ())
+    groups = np.fromiter(map(len, rows), np.int64, count=len(rows))
+    table: IntArray = _padded(groups, rows, np.int64, 0)
+    return np.where(np.arange(table.shape[1]) < groups[:, None], table, n[:, None])
+
+
 def judge_batch(
     matrices: Sequence[BoolArray],
     grades: Sequence[Sequence[float] | None],
@@ -160,6 +177,8 @@ def judge_batch(
     Equal to :func:`~ctxeval.metrics.judgments.judge_matrix` on each matrix: rows that match at
     most one ground-truth unit are credited in bulk (the first such row of a column is its hit,
     under either credit rule); a record with a row matching several units is judged on its own.
+    The records' groups of equal scores, when a measure needs them, are added to the batch
+    afterwards (:func:`tie_ends_array`): they do not depend on the matching.
     """
     count = len(matrices)
     n = np.fromiter((mat.shape[0] for mat in matrices), dtype=np.int64, count=count)
@@ -213,11 +232,7 @@ def stack_judgments(judged: Sequence[Judgments]) -> BatchJudgments:
         )
     tie_ends = None
     if any(j.tie_ends is not None for j in judged):
-        # A record without scores: every rank is a group of its own.
-        ends = [tuple(range(1, j.n + 1)) if j.tie_ends is None else j.tie_ends for j in judged]
-        groups = np.fromiter(map(len, ends), np.int64, count=count)
-        tie_ends = _padded(groups, ends, np.int64, 0)
-        tie_ends = np.where(np.arange(tie_ends.shape[1]) < groups[:, None], tie_ends, n[:, None])
+        tie_ends = tie_ends_array([j.tie_ends for j in judged], n)
     return BatchJudgments(
         n=n,
         m=m,

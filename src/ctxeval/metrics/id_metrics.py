@@ -1,7 +1,8 @@
 """The same metrics over chunk or document ids (ID mode).
 
 Called as ``metric(retrieved_ids=[...], relevant_ids=[...])`` or with graded judgments,
-``metric(retrieved_ids=[...], qrels={"c4": 2, "c9": 1, "c2": 0})`` (grade 0: judged non-relevant).
+``metric(retrieved_ids=[...], qrels={"c4": 2, "c9": 1, "c2": 0})`` (grade 0: judged non-relevant);
+``retrieved_scores=[...]`` (one per id) serves ``ndcg(ties='average')``.
 With ``ExactChunkMatch`` on the texts of those chunks, text mode gives the same numbers.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 from ctxeval.errors import InvalidRecordError
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.metrics.judgments import Judgments, judge_ids
+from ctxeval.metrics.judgments import Judgments, judge_ids, scored_tie_ends, with_tie_ends
 from ctxeval.validation import (
     EmptyGroundTruthPolicy,
     check_count,
@@ -33,9 +34,19 @@ def judge_id_record(
     k: int | None = None,
     relevance_level: float = 1,
     location: str | None = None,
+    retrieved_scores: object = None,
+    tie_groups: bool = False,
 ) -> Judgments:
-    """Validate and judge one ID-mode record (top ``k`` ids)."""
+    """Validate and judge one ID-mode record (top ``k`` ids); its ``retrieved_scores``, when
+    given, are checked, and their groups of equal scores kept when ``tie_groups``."""
     retrieved = validate_ids(retrieved_ids, "retrieved_ids", location=location)
+    ends = scored_tie_ends(
+        retrieved_scores,
+        len(retrieved),
+        items_field="retrieved_ids",
+        needed=tie_groups,
+        location=location,
+    )
     if (relevant_ids is None) == (qrels is None):
         raise InvalidRecordError(
             "give exactly one of relevant_ids (a list of relevant ids) or qrels "
@@ -50,7 +61,7 @@ def judge_id_record(
     )
     if k is not None:
         retrieved = retrieved[:k]
-    return judge_ids(retrieved, judged, relevance_level=relevance_level)
+    return with_tie_ends(judge_ids(retrieved, judged, relevance_level=relevance_level), ends)
 
 
 class IdMetric(MetricBase):
@@ -77,6 +88,7 @@ class IdMetric(MetricBase):
         qrels: object = None,
         *,
         location: str | None = None,
+        retrieved_scores: object = None,
     ) -> Judgments:
         return judge_id_record(
             retrieved_ids,
@@ -85,6 +97,8 @@ class IdMetric(MetricBase):
             k=self._judge_k(),
             relevance_level=self.relevance_level,
             location=location,
+            retrieved_scores=retrieved_scores,
+            tie_groups=self.needs_tie_groups(),
         )
 
     def __call__(
@@ -92,9 +106,12 @@ class IdMetric(MetricBase):
         retrieved_ids: object = None,
         relevant_ids: object = None,
         qrels: object = None,
+        *,
+        retrieved_scores: object = None,
         **_other_fields: object,
     ) -> Scores:
-        return self.scores(self.judge(retrieved_ids, relevant_ids, qrels))
+        judged = self.judge(retrieved_ids, relevant_ids, qrels, retrieved_scores=retrieved_scores)
+        return self.scores(judged)
 
     def _options(self) -> dict[str, Any]:
         opts = super()._options()

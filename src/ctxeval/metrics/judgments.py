@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
 from ctxeval.arrays import BoolMatrix
+from ctxeval.validation import ranked_tie_ends, validate_scores
 
-__all__ = ["Credit", "Judgments", "judge_ids", "judge_matrix"]
+__all__ = [
+    "Credit",
+    "Judgments",
+    "judge_ids",
+    "judge_matrix",
+    "scored_tie_ends",
+    "with_tie_ends",
+]
 
 Credit = Literal["matching", "first_come"]
 
@@ -254,3 +262,30 @@ def _first_occurrences_in(
         out.append(doc in chosen and doc not in seen)
         seen.add(doc)
     return out
+
+
+def scored_tie_ends(
+    scores: object,
+    count: int,
+    *,
+    items_field: str,
+    needed: bool,
+    location: str | None = None,
+    field: str = "retrieved_scores",
+) -> tuple[int, ...] | None:
+    """The groups of equal scores of a record's ``count`` retrieved items (where each ends,
+    exclusive), when ``needed`` (a measure averages over ties) and the record has scores; the
+    scores are checked whenever given. A list not ranked by its scores is an error when needed."""
+    if scores is None:
+        return None
+    values = validate_scores(scores, field, count, items_field=items_field, location=location)
+    return ranked_tie_ends(values, field, location=location) if needed else None
+
+
+def with_tie_ends(judgments: Judgments, ends: Sequence[int] | None) -> Judgments:
+    """``judgments`` with the groups of equal scores ``ends`` (over the whole retrieved list),
+    a group cut by the end of the judged units ending there; unchanged when ``ends`` is None."""
+    if ends is None:
+        return judgments
+    n = judgments.n
+    return replace(judgments, tie_ends=(*(end for end in ends if end < n), n) if n else ())

@@ -50,12 +50,7 @@ class MeasureSetMixin(MetricBase):
     def _init_measures(self, measures: object) -> None:
         owner = type(self).__name__
         self._chosen = parse_measures(owner, measures)
-        averaged = [str(m) for m in self._chosen if m.formula_options().get("ties") == "average"]
-        if averaged:
-            raise InvalidArgumentError(
-                f"{owner}: {averaged[0]} averages gains over tied run scores, which records "
-                "do not carry; use evaluate_run(run, qrels, ...) with {doc: score} runs"
-            )
+        self._ties = any(m.formula_options().get("ties") == "average" for m in self._chosen)
         spans = [str(m) for m in self._chosen if m.definition.family == "span"]
         if spans and owner != "SpanMeasures":
             raise InvalidArgumentError(
@@ -78,10 +73,14 @@ class MeasureSetMixin(MetricBase):
         return self._credit
 
     def needs_whole_list(self) -> bool:
-        return any(
+        # A tie group is averaged over all its members, also those beyond the cut-off.
+        return self._ties or any(
             "ideal" in m.definition.options and m.option("ideal") == "retrieved"
             for m in self._chosen
         )
+
+    def needs_tie_groups(self) -> bool:
+        return self._ties
 
     def _identity(self) -> tuple[Any, ...]:
         return (self.keys,)

@@ -3,7 +3,8 @@
 ``PrecisionRecallF1(RougeChunkMatch())(retrieved_context=[...], ground_truth_context=[...])``
 returns ``{"context_precision": ..., "context_recall": ..., "context_f1": ...}``. Extra fields
 in the datum (question, answer, metadata) are accepted and ignored, so a whole dataset row can
-be passed as it is.
+be passed as it is; ``retrieved_scores`` (one per context), when given, is checked and serves
+``ndcg(ties='average')``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge import RougeChunkMatch
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
+from ctxeval.metrics.judgments import (
+    Credit,
+    Judgments,
+    judge_matrix,
+    scored_tie_ends,
+    with_tie_ends,
+)
 from ctxeval.validation import EmptyGroundTruthPolicy, GradedText, validate_texts
 
 __all__ = [
@@ -67,10 +74,14 @@ def judge_texts(
     location: str | None = None,
     credit: Credit = "matching",
     validated: bool = False,
+    retrieved_scores: object = None,
+    tie_groups: bool = False,
 ) -> JudgedRecord:
     """Validate one record, split it into units, match it once and judge it (top ``k`` chunks).
 
     ``validated=True`` skips the checks for a record the dataset reader has already validated.
+    ``retrieved_scores``, when given, are checked, and their groups of equal scores kept when
+    ``tie_groups`` (chunk units only: rank measures need them).
     """
     retrieved: list[str] | list[GradedText]
     ground_truth: list[str] | list[GradedText]
@@ -87,20 +98,27 @@ def judge_texts(
             allow_blank=False,
         )
     chunks = [r for r in retrieved if isinstance(r, str)]
+    ends = scored_tie_ends(
+        retrieved_scores,
+        len(chunks),
+        items_field="retrieved_context",
+        needed=tie_groups and strategy.unit == "chunk",
+        location=location,
+    )
     if k is not None:
         chunks = chunks[:k]
     gt_units, grades = ground_truth_units(strategy, ground_truth)
     if strategy.unit == "sentence":
         r_units: list[str] = []
-        ends: list[int] | None = []
+        chunk_ends: list[int] | None = []
         for chunk in chunks:
             r_units.extend(strategy.units([chunk]))
-            ends.append(len(r_units))  # type: ignore[union-attr]
+            chunk_ends.append(len(r_units))  # type: ignore[union-attr]
     else:
-        r_units, ends = chunks, None
+        r_units, chunk_ends = chunks, None
     matches = as_matches(strategy.match(r_units, gt_units), len(r_units), len(gt_units), strategy)
-    judgments = judge_matrix(matches.relevant, grades, chunk_ends=ends, credit=credit)
-    return JudgedRecord(judgments, matches.tokenless)
+    judgments = judge_matrix(matches.relevant, grades, chunk_ends=chunk_ends, credit=credit)
+    return JudgedRecord(with_tie_ends(judgments, ends), matches.tokenless)
 
 
 def warn_tokenless(tokenless: Sequence[str], strategy: MatchingStrategy, stacklevel: int) -> None:
@@ -149,6 +167,7 @@ class TextMetric(MetricBase):
         ground_truth_context: object,
         *,
         location: str | None = None,
+        retrieved_scores: object = None,
     ) -> JudgedRecord:
         """Match and judge one record (the step every K of an evaluation shares)."""
         return judge_texts(
@@ -158,15 +177,21 @@ class TextMetric(MetricBase):
             k=self._judge_k(),
             location=location,
             credit=self.credit_rule(),
+            retrieved_scores=retrieved_scores,
+            tie_groups=self.needs_tie_groups(),
         )
 
     def __call__(
         self,
         retrieved_context: object = None,
         ground_truth_context: object = None,
+        *,
+        retrieved_scores: object = None,
         **_other_fields: object,
     ) -> Scores:
-        record = self.judge(retrieved_context, ground_truth_context)
+        record = self.judge(
+            retrieved_context, ground_truth_context, retrieved_scores=retrieved_scores
+        )
         warn_tokenless(record.tokenless, self.matching_strategy, stacklevel=2)
         return self.scores(record.judgments, self._budget_chunks(retrieved_context))
 
