@@ -136,6 +136,58 @@ class PerQueryTable(Sequence[dict[str, Any]]):
         elif self._none is not None:
             self._none.extend(bytes(self._width))
 
+    def append_many(
+        self,
+        record_ids: Sequence[Any],
+        metadata: Sequence[Mapping[str, Any]],
+        values: Any,
+        none: Any = None,
+    ) -> None:
+        """Add many scored records' rows at once, as :meth:`append` would one by one:
+        ``values`` a (rows x metric columns) float array, ``none`` None or a bool array of the
+        same shape, True where a value is None."""
+        block = np.asarray(values, dtype=np.float64)
+        if block.ndim != 2 or block.shape[1] != self._width:
+            raise InvalidArgumentError(
+                f"PerQueryTable.append_many: values of shape {block.shape} for "
+                f"{self._width} metric columns"
+            )
+        if not len(record_ids) == len(metadata) == len(block):
+            raise InvalidArgumentError(
+                f"PerQueryTable.append_many: {len(record_ids)} ids, {len(metadata)} metadata "
+                f"and {len(block)} rows of values"
+            )
+        missing = None if none is None else np.asarray(none, dtype=bool)
+        if missing is not None and missing.any():
+            block = np.where(missing, 0.0, block)
+        else:
+            missing = None
+        route: _Route | None = None
+        previous: tuple[str, ...] | None = None
+        for record_id, fields in zip(record_ids, metadata, strict=True):
+            keys = tuple(fields)
+            if keys != previous or route is None:
+                route = self._routes.get(keys) or self._route(keys)
+                previous = keys
+            targets, in_order, absent = route
+            if in_order:
+                for (column, _), value in zip(targets, fields.values(), strict=True):
+                    column.append(value)
+            else:
+                given = list(fields.values())
+                for column, pick in targets:
+                    column.append(given[pick])
+            for column in absent:
+                column.append(_ABSENT)
+            self._ids.append(record_id)
+        if missing is not None and self._none is None:
+            self._none = bytearray(len(self._block))
+        self._block.frombytes(np.ascontiguousarray(block).tobytes())
+        if self._none is not None:
+            self._none.extend(
+                missing.astype(np.uint8).tobytes() if missing is not None else bytes(block.size)
+            )
+
     def extend(self, other: PerQueryTable) -> None:
         """Add every row of ``other`` (a table with the same metric columns), in its order, as
         :meth:`append` would have one by one."""
