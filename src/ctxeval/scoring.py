@@ -457,6 +457,7 @@ def _rows(
                 skipped[empty, column : column + width] = True
                 dropped.setdefault(position, np.zeros(count, dtype=bool))[empty] = True
         column += width
+    context = context_columns(cuts, plan.all_ks()) if count else {}
     keep = [row for row in range(count) if row not in errors]
     picked = slice(None) if len(keep) == count else np.asarray(keep, dtype=np.int64)
     skipped = skipped[picked]
@@ -480,7 +481,7 @@ def _rows(
         tokenless=np.array([judged.tokenless.get(ids[row], 0) for row in keep], dtype=np.int64),
         context={
             label: (c[picked], None if w is None else w[picked], None if h is None else h[picked])
-            for label, (c, w, h) in context_columns(cuts, plan.all_ks()).items()
+            for label, (c, w, h) in context.items()
         },
         located=None
         if all(spans is None for spans in located)

@@ -162,24 +162,22 @@ class PerQueryTable(Sequence[dict[str, Any]]):
             block = np.where(missing, 0.0, block)
         else:
             missing = None
-        route: _Route | None = None
-        previous: tuple[str, ...] | None = None
-        for record_id, fields in zip(record_ids, metadata, strict=True):
-            keys = tuple(fields)
-            if keys != previous or route is None:
-                route = self._routes.get(keys) or self._route(keys)
-                previous = keys
-            targets, in_order, absent = route
-            if in_order:
-                for (column, _), value in zip(targets, fields.values(), strict=True):
-                    column.append(value)
-            else:
-                given = list(fields.values())
+        keys = [tuple(fields) for fields in metadata]
+        start, count = 0, len(keys)
+        while start < count:  # runs of rows whose metadata has the same fields
+            end = start + 1
+            while end < count and keys[end] == keys[start]:
+                end += 1
+            route = self._routes.get(keys[start]) or self._route(keys[start])
+            targets, _, absent = route
+            if targets:
+                given = [list(fields.values()) for fields in metadata[start:end]]
                 for column, pick in targets:
-                    column.append(given[pick])
+                    column.extend([values[pick] for values in given])
             for column in absent:
-                column.append(_ABSENT)
-            self._ids.append(record_id)
+                column.extend([_ABSENT] * (end - start))
+            self._ids.extend(record_ids[start:end])
+            start = end
         if missing is not None and self._none is None:
             self._none = bytearray(len(self._block))
         self._block.frombytes(np.ascontiguousarray(block).tobytes())
