@@ -61,10 +61,11 @@ _Route = tuple[list[tuple[list[Any], int]], bool, list[list[Any]]]
 class PerQueryTable(Sequence[dict[str, Any]]):
     """Per-query rows: ids, metadata columns and a float64 block of metric values.
 
-    Built by the aggregator, one scored record at a time (:meth:`append`), or from the rows of a
-    result file (:meth:`append_row`); read as a sequence of dicts: ``len``, iteration, indexing
-    and slicing (a list) give fresh dicts equal to the rows as they were added: floats bit for
-    bit, ``None`` as ``None``, metadata objects as they were. ``==`` compares with another table
+    Built by the aggregator, a scored batch at a time (:meth:`append_many`) or one scored record
+    at a time (:meth:`append`), or from the rows of a result file (:meth:`append_row`); read as
+    a sequence of dicts: ``len``, iteration, indexing and slicing (a list) give fresh dicts
+    equal to the rows as they were added: floats bit for bit, ``None`` as ``None``, metadata
+    objects as they were. ``==`` compares with another table
     or a list of dicts; ``+`` with a list gives a list. :meth:`column` gives one column,
     :meth:`to_pandas` a DataFrame, ``list(table)`` plain dicts (for JSON).
 
