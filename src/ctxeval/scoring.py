@@ -414,7 +414,7 @@ def _rows(
     for position, metric in enumerate(plan.metrics):
         key = _pass_key(plan, metric)
         if key not in batches:
-            batches[key] = _batch_judgments(plan, metric, key, judged) if count else []
+            batches[key] = _batch_judgments(plan, metric, key, judged)
         entries = plan.evaluated(metric)
         width = len(entries)
         for k in plan.set_ks(metric):
