@@ -240,9 +240,8 @@ class Aggregator:
                     return item
             return None
         if stop_at_error and scored.errors:
-            position, error = next(iter(scored.errors.items()))
-            rows = position - sum(1 for p in scored.errors if p < position)
-            self._add_batch(scored.head(rows))
+            position, error = next(iter(scored.errors.items()))  # the first: every item
+            self._add_batch(scored.head(position))  # before it is a row
             self._add_error(error)
             return error
         self._add_batch(scored)
