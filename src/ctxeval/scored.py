@@ -56,7 +56,8 @@ class RowResult:
 @dataclass(frozen=True)
 class ScoredBatch:
     """A batch's scored rows as columns (one entry per row, in input order), and its bad
-    records at their positions in the batch (the rows fill the other positions, in order).
+    records at their positions in the batch, in order of position (the rows fill the other
+    positions, in order).
 
     ``values`` holds 0.0 where ``skipped`` is True (a value that is None: the query skipped by
     its metric's ``empty_ground_truth`` policy); ``skipped`` is None when no value is.
