@@ -329,8 +329,8 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
             + cumulative("ctxeval/validation.py", "validate_texts"),
         ),
         (
-            "score the batches (scoring.score_batch)",
-            cumulative("ctxeval/scoring.py", "score_batch"),
+            "score the batches (scoring.score_columns)",
+            cumulative("ctxeval/scoring.py", "score_columns"),
         ),
         (
             "  match (strategy.match, once per record)",
@@ -350,7 +350,7 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
             "  judge the batch and every measure at every k (metrics/core.py, scoring._rows)",
             cumulative("ctxeval/scoring.py", "_rows"),
         ),
-        ("aggregate (Aggregator.add)", cumulative("ctxeval/aggregation.py", "add")),
+        ("aggregate (Aggregator.add_scored)", cumulative("ctxeval/aggregation.py", "add_scored")),
         (
             f"cyclic GC pauses ({len(pauses)}; counted inside whichever function allocated)",
             sum(pauses),

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ctxeval.cutoffs import Cutoff, cutoff_key, cutoff_label
-from ctxeval.errors import CtxevalError
+from ctxeval.errors import CtxevalError, InvalidArgumentError
 from ctxeval.exact import column_sums, mean_of_units, units
 from ctxeval.io.fields import as_field_map
 from ctxeval.matching import parse_strategy
@@ -37,7 +37,7 @@ from ctxeval.metrics.reference import f1_score
 from ctxeval.metrics.span_judging import LOCATED_KEYS, UNLOCATED_SHOWN
 from ctxeval.records import RecordError
 from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
-from ctxeval.scoring import RowResult, ScoringPlan, column_name
+from ctxeval.scoring import RowResult, Scored, ScoredBatch, ScoringPlan, column_name
 
 __all__ = ["Aggregator", "AggregatorState", "column_aggregates", "floored_log", "strategy_spec"]
 
@@ -229,17 +229,40 @@ class Aggregator:
                 for row in rows:
                     self.row_sink(row)
 
+    def add_scored(self, scored: Scored, *, stop_at_error: bool = False) -> RecordError | None:
+        """Add a scored batch (its columns, or one row per record), in order, as :meth:`add`
+        would item by item. ``stop_at_error``: stop after the first bad record, and return it
+        (None when the batch has none)."""
+        if isinstance(scored, list):
+            for item in scored:
+                self.add(item)
+                if stop_at_error and isinstance(item, RecordError):
+                    return item
+            return None
+        if stop_at_error and scored.errors:
+            position, error = next(iter(scored.errors.items()))  # the first: every item
+            self._add_batch(scored.head(position))  # before it is a row
+            self._add_error(error)
+            return error
+        self._add_batch(scored)
+        for error in scored.errors.values():
+            self._add_error(error)
+        return None
+
+    def _add_error(self, item: RecordError) -> None:
+        self.skipped.append(
+            {
+                "index": item.index,
+                "id": item.id,
+                "location": item.location,
+                "field": item.field,
+                "message": item.message,
+            }
+        )
+
     def add(self, item: RowResult | RecordError) -> None:
         if isinstance(item, RecordError):
-            self.skipped.append(
-                {
-                    "index": item.index,
-                    "id": item.id,
-                    "location": item.location,
-                    "field": item.field,
-                    "message": item.message,
-                }
-            )
+            self._add_error(item)
             return
         scores = item.values
         values: list[Any] = list(scores.values())
@@ -253,15 +276,7 @@ class Aggregator:
             if self._pending_rows == FOLD_ROWS:
                 self._fold()
         else:  # None (skipped by policy), NaN or infinity (an error), another number type
-            values = [None if value is None else float(value) for value in values]
-            exact = [None if value is None else units(value) for value in values]
-            for column, value in zip(self.columns, exact, strict=True):
-                if value is not None:
-                    self._sums[column] += value
-                    self._counts[column] += 1
-            for i in self._geometric:
-                if values[i] is not None:
-                    self._log_sums[self.columns[i]] += units(floored_log(values[i]))
+            values = self._add_values_one_by_one(values)
         self._queries += 1
         self._empty += item.empty_ground_truth
         self._excluded += item.skipped_values
@@ -297,7 +312,7 @@ class Aggregator:
             for i, value in enumerate(lengths):
                 sums[i] += value
         if item.located:
-            self._add_located(item)
+            self._add_located(item.index, item.id, item.located, item.unlocated)
         if self.keep_rows:
             self.rows.append(item.id, item.metadata, values)
         if self.row_sink is not None:
@@ -307,10 +322,115 @@ class Aggregator:
             row.update(zip(self.columns, values, strict=True))
             self.row_sink(row)
 
-    def _add_located(self, item: RowResult) -> None:
-        self._located = [a + b for a, b in zip(self._located, item.located, strict=True)]
+    def _add_values_one_by_one(self, values: list[Any]) -> list[float | None]:
+        """Add one row's values to the exact sums value by value (None is left out; NaN and
+        infinity raise, from :func:`units`)."""
+        values = [None if value is None else float(value) for value in values]
+        exact = [None if value is None else units(value) for value in values]
+        for column, value in zip(self.columns, exact, strict=True):
+            if value is not None:
+                self._sums[column] += value
+                self._counts[column] += 1
+        for i in self._geometric:
+            if values[i] is not None:
+                self._log_sums[self.columns[i]] += units(floored_log(values[i]))
+        return values
+
+    def _add_batch(self, batch: ScoredBatch) -> None:
+        """A batch's rows, folded column by column (the same sums as :meth:`add` row by row)."""
+        n = batch.rows
+        if not n:
+            return
+        if batch.columns != self._column_order:
+            raise InvalidArgumentError(
+                f"Aggregator: a scored batch has columns {list(batch.columns)}, not "
+                f"{list(self.columns)}"
+            )
+        block = batch.values
+        skipped = batch.skipped_rows()
+        # NaN and infinity (an error) and None go row by row, as add() takes them.
+        fast = ~skipped & np.isfinite(block).all(axis=1)
+        slow_rows = np.flatnonzero(~fast).tolist()
+        values: list[list[Any]] | None = None
+        if slow_rows or self.keep_rows or self.row_sink is not None:
+            values = block.tolist()
+            if batch.skipped is not None:
+                for row, mask in zip(
+                    np.flatnonzero(skipped).tolist(), batch.skipped[skipped].tolist(), strict=True
+                ):
+                    values[row] = [
+                        None if gone else v for v, gone in zip(values[row], mask, strict=True)
+                    ]
+            for row in slow_rows:
+                self._add_values_one_by_one(values[row])
+        fast_block = block if not slow_rows else block[fast]
+        if len(fast_block):
+            self._pending.frombytes(np.ascontiguousarray(fast_block).tobytes())
+            self._pending_rows += len(fast_block)
+            if self._pending_rows >= FOLD_ROWS:
+                self._fold()
+        self._queries += n
+        self._empty += int(np.count_nonzero(batch.empty_ground_truth))
+        self._excluded += int(np.count_nonzero(skipped))
+        self._relevant += int(batch.num_relevant.sum())
+        self._retrieved += int(batch.num_retrieved.sum())
+        self._tokenless += int(batch.tokenless.sum())
+        self._tokenless_records += int(np.count_nonzero(batch.tokenless))
+        for k, label in self._k_labels:
+            used = batch.context.get(label)
+            if used is not None:
+                self._k_used[k] += int(used[0].sum())
+            elif isinstance(k, int):
+                self._k_used[k] += int(np.minimum(batch.num_retrieved, k).sum())
+            else:
+                self._k_used[k] += int(batch.num_retrieved.sum())
+        for label, (chunks, words, characters) in batch.context.items():
+            self._add_context(
+                label,
+                [int(c.sum()) if c is not None else None for c in (chunks, words, characters)],
+            )
+        for table, found in ((self._micro, batch.counts), (self._span_micro, batch.span_counts)):
+            for key, counts in found.items():
+                kept = batch.kept(key)
+                if kept is not None:
+                    if not kept.any():
+                        continue
+                    counts = counts[kept]
+                sums = table.setdefault(key, [0, 0, 0, 0])
+                for i, total in enumerate(counts.sum(axis=0).tolist()):
+                    sums[i] += total
+        if batch.located is not None:
+            for row, spans in enumerate(batch.located):
+                if spans is not None:
+                    self._add_located(batch.index[row], batch.ids[row], *spans)
+        if values is not None:
+            self._add_rows(batch, values)
+
+    def _add_rows(self, batch: ScoredBatch, values: list[list[Any]]) -> None:
+        """The per-query rows of a batch: into the table, and one dict each to the sink."""
+        if self.keep_rows:
+            self.rows.append_many(batch.ids, batch.metadata, batch.values, batch.skipped)
+        if self.row_sink is not None:
+            columns = self.columns
+            for record_id, metadata, row_values in zip(
+                batch.ids, batch.metadata, values, strict=True
+            ):
+                row: dict[str, Any] = {"id": record_id}
+                for name, value in metadata.items():
+                    row[metadata_column(name, self.aggregates)] = value
+                row.update(zip(columns, row_values, strict=True))
+                self.row_sink(row)
+
+    def _add_located(
+        self,
+        index: int,
+        record_id: str,
+        located: tuple[int, ...],
+        unlocated: tuple[tuple[str, str], ...],
+    ) -> None:
+        self._located = [a + b for a, b in zip(self._located, located, strict=True)]
         if len(self._unlocated) < UNLOCATED_SHOWN:
-            found = [(item.index, item.id, where, text) for where, text in item.unlocated]
+            found = [(index, record_id, where, text) for where, text in unlocated]
             self._unlocated = sorted(self._unlocated + found)[:UNLOCATED_SHOWN]
 
     def _add_context(self, label: str, used: Sequence[int | None]) -> None:

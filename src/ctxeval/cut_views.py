@@ -31,8 +31,10 @@ from ctxeval.records import Record
 
 __all__ = [
     "BatchView",
+    "ContextColumns",
     "Cuts",
     "RecordView",
+    "context_columns",
     "context_used",
     "truncated_judgments",
     "truncated_matrix",
@@ -66,21 +68,38 @@ class Cuts:
         return self.sizes.partial_texts(self.budgets[budget])
 
 
-def context_used(cuts: Cuts, ks: Sequence[Cutoff]) -> list[ContextRow]:
-    """Per record, the context each cut-off feeds: chunks, words, characters (words and
-    characters None in ID mode, which has no texts)."""
-    out: list[ContextRow] = [{} for _ in cuts.records]
+# cut-off label -> per record: chunks, words, characters (words and characters None in ID mode)
+ContextColumns = dict[str, tuple[IntArray, IntArray | None, IntArray | None]]
+
+
+def context_columns(cuts: Cuts, ks: Sequence[Cutoff]) -> ContextColumns:
+    """The context each cut-off feeds, for the whole batch: chunks, words, characters per
+    record (words and characters None in ID mode, which has no texts)."""
+    out: ContextColumns = {}
+    lengths = None
     for k in ks:
         label = cutoff_label(k)
         if cuts.sizes is None:
             assert not isinstance(k, Budget)  # budgets need texts: the plan refuses them
-            for row, record in zip(out, cuts.records, strict=True):
-                n = len(record.retrieved)
-                row[label] = (n if k is None else min(k, n), None, None)
+            if lengths is None:
+                lengths = np.array([len(r.retrieved) for r in cuts.records], dtype=np.int64)
+            out[label] = (lengths if k is None else np.minimum(lengths, k), None, None)
             continue
         used = cuts.sizes.used(cuts.budgets[k] if isinstance(k, Budget) else k)
+        out[label] = (used.chunks, used.words, used.characters)
+    return out
+
+
+def context_used(cuts: Cuts, ks: Sequence[Cutoff]) -> list[ContextRow]:
+    """Per record, the context each cut-off feeds (:func:`context_columns`, row by row)."""
+    out: list[ContextRow] = [{} for _ in cuts.records]
+    for label, (chunks, words, characters) in context_columns(cuts, ks).items():
+        if words is None or characters is None:
+            for row, c in zip(out, chunks.tolist(), strict=True):
+                row[label] = (c, None, None)
+            continue
         for row, c, w, ch in zip(
-            out, used.chunks.tolist(), used.words.tolist(), used.characters.tolist(), strict=True
+            out, chunks.tolist(), words.tolist(), characters.tolist(), strict=True
         ):
             row[label] = (c, w, ch)
     return out

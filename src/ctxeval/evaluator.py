@@ -461,13 +461,12 @@ class RetrievalEvaluator:
         scored = score_in_order(plan, batches, workers, auto=self._auto_workers)
         try:
             for results in scored:
-                for item in results:
-                    if isinstance(item, RecordError) and self.on_error == "raise":
-                        raise InvalidRecordError(
-                            f"{item}. Fix the record, or pass on_error='skip' to skip bad "
-                            "records and count them in the results"
-                        )
-                    aggregator.add(item)
+                bad = aggregator.add_scored(results, stop_at_error=self.on_error == "raise")
+                if bad is not None:
+                    raise InvalidRecordError(
+                        f"{bad}. Fix the record, or pass on_error='skip' to skip bad "
+                        "records and count them in the results"
+                    )
                 progress.update(len(results))
         finally:
             scored.close()  # at once, not when collected: stops any worker processes now

@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from ctxeval.arrays import BoolMatrix
-from ctxeval.cut_views import BatchView, Cuts, RecordView, context_used
+from ctxeval.cut_views import BatchView, Cuts, RecordView, context_columns, context_used
 from ctxeval.cutoffs import Cutoff
 from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.matching.base import MatchingStrategy, as_matches
@@ -45,41 +45,21 @@ from ctxeval.metrics.span_reference import RecordSpans, SpanCounts, span_counts
 from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
 from ctxeval.plan import Evaluated, Ks, ScoringPlan, column_name, sort_ks
 from ctxeval.records import Record, RecordError
+from ctxeval.scored import RowResult, Scored, ScoredBatch
 from ctxeval.validation import GradedText, ranked_tie_ends
 
 __all__ = [
     "Evaluated",
     "Ks",
     "RowResult",
+    "Scored",
+    "ScoredBatch",
     "ScoringPlan",
     "column_name",
     "score_batch",
+    "score_columns",
     "sort_ks",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RowResult:
-    """The scores of one record, plus what aggregation needs."""
-
-    index: int
-    id: str
-    metadata: dict[str, Any]
-    values: dict[str, float | None]
-    # (metric position, k) -> counts behind the set metrics, for micro averages
-    counts: dict[tuple[int, Cutoff], SetCounts]
-    num_relevant: int
-    num_retrieved: int
-    empty_ground_truth: bool
-    tokenless: int = 0
-    skipped_values: bool = field(default=False)
-    # (metric position, k) -> the lengths behind the span measures, for micro averages
-    span_counts: dict[tuple[int, Cutoff], SpanCounts] = field(default_factory=dict)
-    located: tuple[int, ...] = ()  # texts whose span was given / located each way (LOCATED_KEYS)
-    unlocated: tuple[tuple[str, str], ...] = ()  # (field[i], text) of the first few not located
-    # cut-off label ("5", "300w", "all") -> context fed: chunks, words, characters (words and
-    # characters None in ID mode, which has no texts)
-    context: dict[str, tuple[int, int | None, int | None]] = field(default_factory=dict)
 
 
 def _num_relevant(record: Record) -> int:
@@ -219,20 +199,28 @@ def _strategy(metric: MetricBase) -> MatchingStrategy | None:
 def score_batch(
     plan: ScoringPlan, batch: Sequence[Record | RecordError]
 ) -> list[RowResult | RecordError]:
-    """Score a batch in order; a record that fails while scoring becomes a RecordError."""
+    """Score a batch in order, one row per record; a record that fails while scoring becomes a
+    RecordError. (:func:`score_columns` hands the same over as columns.)"""
+    scored = score_columns(plan, batch)
+    return scored if isinstance(scored, list) else scored.items()
+
+
+def score_columns(plan: ScoringPlan, batch: Sequence[Record | RecordError]) -> Scored:
+    """Score a batch in order, as a :class:`ScoredBatch` (the reference implementation: one
+    RowResult per record); a record that fails while scoring becomes a RecordError."""
     if plan.implementation == "reference":
         return [_score_one(plan, item) for item in batch]
-    out: list[RowResult | RecordError | Record] = list(batch)  # bad records stay as they are
+    errors = {p: item for p, item in enumerate(batch) if isinstance(item, RecordError)}
     positions = [p for p, item in enumerate(batch) if isinstance(item, Record)]
     records: list[Record] = [batch[p] for p in positions]  # type: ignore[misc]
     judged = _judge_batch(plan, records)
-    good = [i for i in range(len(records)) if i not in judged.failed]
     for i, error in judged.failed.items():
-        out[positions[i]] = error
-    for i, row in zip(good, _rows(plan, [records[i] for i in good], judged, good), strict=True):
-        out[positions[i]] = row
-    # (every Record was replaced by its row or error above)
-    return out  # type: ignore[return-value]
+        errors[positions[i]] = error
+    good = [i for i in range(len(records)) if i not in judged.failed]
+    scored, failed = _rows(plan, [records[i] for i in good], judged, good)
+    for row, error in failed.items():
+        errors[positions[good[row]]] = error
+    return replace(scored, errors=dict(sorted(errors.items())))
 
 
 def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | RecordError:
@@ -420,19 +408,19 @@ def _batch_judgments(
 
 def _rows(
     plan: ScoringPlan, records: list[Record], judged: _Judged, ids: list[int]
-) -> list[RowResult | RecordError]:
-    """Every measure of every metric at every cut-off for the judged records, as rows, in
-    order (``ids``: each record's position among the judged ones)."""
+) -> tuple[ScoredBatch, dict[int, RecordError]]:
+    """Every measure of every metric at every cut-off for the judged records, as the columns
+    of their rows in order (``ids``: each record's position among the judged ones), and the
+    records that became errors (``empty_ground_truth="error"``), by position in ``records``."""
     count = len(records)
-    if not count:
-        return []
     columns = plan.columns()
-    table = np.empty((count, len(columns)), dtype=np.float64)
+    table = np.zeros((count, len(columns)), dtype=np.float64)
     skipped = np.zeros((count, len(columns)), dtype=bool)
     errors: dict[int, RecordError] = {}
-    counts: list[dict[tuple[int, Cutoff], SetCounts]] = [{} for _ in range(count)]
-    relevant = [0] * count  # relevant ground-truth units, as the first metric judged them
-    lengths: list[dict[tuple[int, Cutoff], SpanCounts]] = [{} for _ in range(count)]
+    counts: dict[tuple[int, Cutoff], Any] = {}
+    lengths: dict[tuple[int, Cutoff], Any] = {}
+    dropped: dict[int, Any] = {}
+    relevant = np.zeros(count, dtype=np.int64)  # relevant units, as the first metric judged them
     batches: dict[Hashable, list[tuple[list[int], Any]]] = {}
     cuts = _cuts(plan, records)
     views: dict[tuple[Hashable, int], BatchView] = {}
@@ -444,6 +432,10 @@ def _rows(
             batches[key] = _with_ties(plan, judged, ids, batches[key])
         entries = plan.evaluated(metric)
         width = len(entries)
+        for k in plan.set_ks(metric):
+            counts[position, k] = np.zeros((count, 4), dtype=np.int64)
+        for k in plan.span_ks(metric):
+            lengths[position, k] = np.zeros((count, 4), dtype=np.int64)
         for group, (rows, batch) in enumerate(batches[key]):
             index = np.asarray(rows, dtype=np.int64)
             if (key, group) not in views:
@@ -457,68 +449,60 @@ def _rows(
                     judged.matrices.get(key),
                 )
             view = views[key, group]
-            m = batch.m.tolist()
             if position == 0:
-                for row, value in zip(rows, m, strict=True):
-                    relevant[row] = value
+                relevant[index] = batch.m
             for offset, entry in enumerate(entries):
                 table[index, column + offset] = entry.measure.values(*view.at(entry.k))
             for k in plan.set_ks(metric):
-                for row, c in zip(rows, set_counts(*view.at(k)).tolist(), strict=True):
-                    counts[row][(position, k)] = SetCounts(*c)
+                counts[position, k][index] = set_counts(*view.at(k))
             for k in plan.span_ks(metric):
                 convention = metric.convention  # type: ignore[attr-defined]
-                kept = span_counts_at(*view.at(k), convention)
-                for row, c in zip(rows, kept.tolist(), strict=True):
-                    lengths[row][(position, k)] = SpanCounts(*c)
+                lengths[position, k][index] = span_counts_at(*view.at(k), convention)
             if metric.empty_ground_truth != "zero":
-                for row, relevant_units in zip(rows, m, strict=True):
-                    if relevant_units:
-                        continue
-                    if metric.empty_ground_truth == "error":
+                empty = index[np.asarray(batch.m) == 0]
+                if not len(empty):
+                    continue
+                if metric.empty_ground_truth == "error":
+                    for row in empty.tolist():
                         record = records[row]
                         errors.setdefault(
                             row,
                             _record_error(record, metric.empty_ground_truth_error(record.location)),
                         )
-                    skipped[row, column : column + width] = True
-                    for k in plan.set_ks(metric):
-                        counts[row].pop((position, k), None)
-                    for k in plan.span_ks(metric):
-                        lengths[row].pop((position, k), None)
+                skipped[empty, column : column + width] = True
+                dropped.setdefault(position, np.zeros(count, dtype=bool))[empty] = True
         column += width
-    values = table.tolist()
-    context = context_used(cuts, plan.all_ks())
-    any_skipped = cast("list[bool]", skipped.any(axis=1).tolist())
-    out: list[RowResult | RecordError] = []
-    for row, record in enumerate(records):
-        if row in errors:
-            out.append(errors[row])
-            continue
-        row_values: list[Any] = values[row]
-        if any_skipped[row]:
-            row_values = [
-                None if gone else v
-                for v, gone in zip(row_values, skipped[row].tolist(), strict=True)
-            ]
-        out.append(
-            RowResult(
-                index=record.index,
-                id=record.id,
-                metadata=record.metadata,
-                values=dict(zip(columns, row_values, strict=True)),
-                counts=counts[row],
-                num_relevant=_num_relevant(record),
-                num_retrieved=len(record.retrieved),
-                empty_ground_truth=relevant[row] == 0,
-                tokenless=judged.tokenless.get(ids[row], 0),
-                skipped_values=any_skipped[row],
-                span_counts=lengths[row],
-                **_located_fields(judged.located.get(ids[row])),
-                context=context[row],
-            )
-        )
-    return out
+    context = context_columns(cuts, plan.all_ks()) if count else {}
+    keep = [row for row in range(count) if row not in errors]
+    picked = slice(None) if len(keep) == count else np.asarray(keep, dtype=np.int64)
+    skipped = skipped[picked]
+    table = np.where(skipped, 0.0, table[picked])
+    kept_records = [records[row] for row in keep]
+    located = [judged.located.get(ids[row]) for row in keep]
+    scored = ScoredBatch(
+        errors={},
+        index=[record.index for record in kept_records],
+        ids=[record.id for record in kept_records],
+        metadata=[record.metadata for record in kept_records],
+        columns=tuple(columns),
+        values=table,
+        skipped=skipped if skipped.any() else None,
+        counts={key: c[picked] for key, c in counts.items()},
+        span_counts={key: c[picked] for key, c in lengths.items()},
+        dropped={position: d[picked] for position, d in dropped.items()},
+        num_relevant=np.array([_num_relevant(r) for r in kept_records], dtype=np.int64),
+        num_retrieved=np.array([len(r.retrieved) for r in kept_records], dtype=np.int64),
+        empty_ground_truth=relevant[picked] == 0,
+        tokenless=np.array([judged.tokenless.get(ids[row], 0) for row in keep], dtype=np.int64),
+        context={
+            label: (c[picked], None if w is None else w[picked], None if h is None else h[picked])
+            for label, (c, w, h) in context.items()
+        },
+        located=None
+        if all(spans is None for spans in located)
+        else [None if spans is None else (spans.counts, spans.unlocated) for spans in located],
+    )
+    return scored, errors
 
 
 def _needs_ties(plan: ScoringPlan) -> bool:

@@ -42,7 +42,7 @@ from ctxeval.io.fields import ResolvedFields
 from ctxeval.io.seen_ids import SeenIds, hash_id, split_hash
 from ctxeval.io.sources import locate
 from ctxeval.records import Record, RecordError
-from ctxeval.scoring import RowResult, ScoringPlan, score_batch
+from ctxeval.scoring import Scored, ScoringPlan, score_columns
 
 __all__ = [
     "PARALLEL_MIN_SECONDS_PER_RECORD",
@@ -61,7 +61,6 @@ __all__ = [
 ]
 
 Batch = Sequence[Record | RecordError]
-Scored = list[RowResult | RecordError]
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
@@ -116,7 +115,7 @@ def _die_with(parent: int) -> None:
 
 def _score(batch: Batch) -> Scored:
     assert _plan is not None, "the pool initializer installs the plan"
-    return score_batch(_plan, batch)
+    return score_columns(_plan, batch)
 
 
 class _PlanToken:
@@ -323,10 +322,9 @@ def score_block(
         known_duplicates=duplicates,
     )
     while batch := list(islice(items, batch_size)):
-        for item in score_batch(plan, batch):
-            aggregator.add(item)
-            if stop_at_error and isinstance(item, RecordError):
-                return aggregator, False
+        scored = score_columns(plan, batch)
+        if aggregator.add_scored(scored, stop_at_error=stop_at_error) is not None:
+            return aggregator, False
     return aggregator, True
 
 
@@ -394,7 +392,7 @@ PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
 
 def score_in_order(
     plan: ScoringPlan, batches: Iterator[Batch], workers: int, *, auto: bool = False
-) -> Generator[list[RowResult | RecordError], None, None]:
+) -> Generator[Scored, None, None]:
     """Score batches, in worker processes when it pays, yielding results in input order.
 
     ``auto``: the number of workers was not chosen by the user; the first batch is scored here
@@ -405,7 +403,7 @@ def score_in_order(
         return
     if auto and workers > 1:
         started = time.perf_counter()
-        scored = score_batch(plan, first)
+        scored = score_columns(plan, first)
         per_record = (time.perf_counter() - started) / max(len(first), 1)
         yield scored
         first = next(batches, None)
@@ -427,11 +425,11 @@ def score_in_order(
             workers = 1  # the default: score here rather than fail
     if workers <= 1 or second is None:
         # One batch or one worker: starting processes would cost more than it saves.
-        yield score_batch(plan, first)
+        yield score_columns(plan, first)
         if second is not None:
-            yield score_batch(plan, second)
+            yield score_columns(plan, second)
             for batch in batches:
-                yield score_batch(plan, batch)
+                yield score_columns(plan, batch)
         return
     yield from score_in_workers(plan, prepend_batches((first, second), batches), workers)
 
@@ -442,7 +440,7 @@ def pays_to_start_workers(plan: ScoringPlan, head: Batch) -> bool:
     if not head:
         return False
     started = time.perf_counter()
-    score_batch(plan, head)
+    score_columns(plan, head)
     return (time.perf_counter() - started) / len(head) >= PARALLEL_MIN_SECONDS_PER_RECORD
 
 

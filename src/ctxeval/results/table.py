@@ -61,10 +61,11 @@ _Route = tuple[list[tuple[list[Any], int]], bool, list[list[Any]]]
 class PerQueryTable(Sequence[dict[str, Any]]):
     """Per-query rows: ids, metadata columns and a float64 block of metric values.
 
-    Built by the aggregator, one scored record at a time (:meth:`append`), or from the rows of a
-    result file (:meth:`append_row`); read as a sequence of dicts: ``len``, iteration, indexing
-    and slicing (a list) give fresh dicts equal to the rows as they were added: floats bit for
-    bit, ``None`` as ``None``, metadata objects as they were. ``==`` compares with another table
+    Built by the aggregator, a scored batch at a time (:meth:`append_many`) or one scored record
+    at a time (:meth:`append`), or from the rows of a result file (:meth:`append_row`); read as
+    a sequence of dicts: ``len``, iteration, indexing and slicing (a list) give fresh dicts
+    equal to the rows as they were added: floats bit for bit, ``None`` as ``None``, metadata
+    objects as they were. ``==`` compares with another table
     or a list of dicts; ``+`` with a list gives a list. :meth:`column` gives one column,
     :meth:`to_pandas` a DataFrame, ``list(table)`` plain dicts (for JSON).
 
@@ -135,6 +136,56 @@ class PerQueryTable(Sequence[dict[str, Any]]):
             self._none.extend(missing)
         elif self._none is not None:
             self._none.extend(bytes(self._width))
+
+    def append_many(
+        self,
+        record_ids: Sequence[Any],
+        metadata: Sequence[Mapping[str, Any]],
+        values: Any,
+        none: Any = None,
+    ) -> None:
+        """Add many scored records' rows at once, as :meth:`append` would one by one:
+        ``values`` a (rows x metric columns) float array, ``none`` None or a bool array of the
+        same shape, True where a value is None."""
+        block = np.asarray(values, dtype=np.float64)
+        if block.ndim != 2 or block.shape[1] != self._width:
+            raise InvalidArgumentError(
+                f"PerQueryTable.append_many: values of shape {block.shape} for "
+                f"{self._width} metric columns"
+            )
+        if not len(record_ids) == len(metadata) == len(block):
+            raise InvalidArgumentError(
+                f"PerQueryTable.append_many: {len(record_ids)} ids, {len(metadata)} metadata "
+                f"and {len(block)} rows of values"
+            )
+        missing = None if none is None else np.asarray(none, dtype=bool)
+        if missing is not None and missing.any():
+            block = np.where(missing, 0.0, block)
+        else:
+            missing = None
+        keys = [tuple(fields) for fields in metadata]
+        start, count = 0, len(keys)
+        while start < count:  # runs of rows whose metadata has the same fields
+            end = start + 1
+            while end < count and keys[end] == keys[start]:
+                end += 1
+            route = self._routes.get(keys[start]) or self._route(keys[start])
+            targets, _, absent = route
+            if targets:
+                given = [list(fields.values()) for fields in metadata[start:end]]
+                for column, pick in targets:
+                    column.extend([values[pick] for values in given])
+            for column in absent:
+                column.extend([_ABSENT] * (end - start))
+            self._ids.extend(record_ids[start:end])
+            start = end
+        if missing is not None and self._none is None:
+            self._none = bytearray(len(self._block))
+        self._block.frombytes(np.ascontiguousarray(block).tobytes())
+        if self._none is not None:
+            self._none.extend(
+                missing.astype(np.uint8).tobytes() if missing is not None else bytes(block.size)
+            )
 
     def extend(self, other: PerQueryTable) -> None:
         """Add every row of ``other`` (a table with the same metric columns), in its order, as
