@@ -51,6 +51,36 @@ ROOT = Path(__file__).resolve().parents[2]
             "name the file .jsonl",
         ),
         ('name it: fields={"scores": "similarity"}', "name it: --scores-field similarity"),
+        (
+            """a.jsonl:1: fields["retrieved"] = 'contexts' is not a field here""",
+            "a.jsonl:1: --retrieved-field contexts is not a field here",
+        ),
+        (
+            "RougeChunkMatch(threshold=1.5): threshold must be between 0 and 1 (...); for a "
+            "rapidfuzz score of 85 write threshold=0.85",
+            "--threshold 1.5: must be between 0 and 1 (...); for a rapidfuzz score of 85 write "
+            "--threshold 0.85",
+        ),
+        (
+            "were scored 0 (missing_queries='zero'); first: 'q4'",
+            "were scored 0 (-c; --skip-missing leaves them out); first: 'q4'",
+        ),
+        (
+            "were left out (missing_queries='skip')",
+            "were left out (--skip-missing; -c scores them 0)",
+        ),
+        (
+            "TextMeasures(rouge-sentence(threshold=0.8)): ndcg@2 rank retrieved chunks, but this "
+            "strategy matches sentences; use a chunk strategy (rouge-chunk)",
+            "-m ndcg@2 ranks retrieved chunks, but --match rouge-sentence(threshold=0.8) matches "
+            "sentences; use --match with a chunk strategy (rouge-chunk)",
+        ),
+        (
+            "RetrievalEvaluator: the budget 300w needs the chunks' texts, but IDMeasures(('map', "
+            "'ndcg@10')) scores chunk ids; give budgets for text data, or a number of chunks",
+            "-k 300w needs the chunks' texts, but these records have chunk ids; give -k a number "
+            "of chunks",
+        ),
         ("nothing to change here", "nothing to change here"),
     ],
 )

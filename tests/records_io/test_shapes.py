@@ -332,3 +332,12 @@ def test_a_dataset_dict_of_splits_asks_for_one_split() -> None:
     )
     with pytest.raises(InvalidArgumentTypeError, match=r"choose one, e\.g\. dataset\['test'\]"):
         RetrievalEvaluator(datasets.DatasetDict({"test": split}), ["context_recall"]).run()
+
+
+def test_records_without_ids_cannot_go_to_trec_and_are_told_to_give_ids() -> None:
+    from ctxeval.io.trec import check_trec_run
+
+    with pytest.raises(InvalidArgumentError, match="records without an id are numbered"):
+        check_trec_run({"#0": {"d1": 1.0}})
+    with pytest.raises(InvalidArgumentError, match=r"rename it \(e\.g\. replace spaces"):
+        check_trec_run({"#q": {"d1": 1.0}})

@@ -54,6 +54,34 @@ _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]
         re.compile(r"RetrievalEvaluator\.from_trec\(run, qrels\) \(CLI: ([^)]*)\)"),
         r"\1",
     ),
+    (
+        re.compile(
+            r'fields\["(?P<role>retrieved|ground_truth|id|mode|text_key|scores)"\] = '
+            r"(?P<value>'[^']*'|\"[^\"]*\")"
+        ),
+        _field_flag,
+    ),
+    (re.compile(r"\b[A-Z]\w*Match\(threshold=([^)]*)\): threshold must"), r"--threshold \1: must"),
+    (re.compile(r"\bwrite threshold=([0-9.]+)"), r"write --threshold \1"),
+    (re.compile(r"missing_queries='zero'"), "-c; --skip-missing leaves them out"),
+    (re.compile(r"missing_queries='skip'"), "--skip-missing; -c scores them 0"),
+    (
+        re.compile(
+            r"TextMeasures\((?P<spec>[^()]*(?:\([^()]*\))?)\): (?P<measure>\S+) rank retrieved "
+            r"chunks, but this strategy matches sentences; use a chunk strategy"
+        ),
+        r"-m \g<measure> ranks retrieved chunks, but --match \g<spec> matches sentences; use "
+        r"--match with a chunk strategy",
+    ),
+    (
+        re.compile(
+            r"RetrievalEvaluator: the budget (\S+) needs the chunks' texts, but "
+            r"IDMeasures\(.*?\) scores chunk ids; give budgets for text data, or a number of "
+            r"chunks"
+        ),
+        r"-k \1 needs the chunks' texts, but these records have chunk ids; give -k a number of "
+        r"chunks",
+    ),
     (re.compile(r"on_error='(\w+)'"), r"--on-error \1"),
     (re.compile(r"RougeChunkMatch\(tokenizer='(\w+)'\)"), r"--tokenizer \1"),
     (

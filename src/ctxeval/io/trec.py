@@ -157,9 +157,16 @@ def _trec_token(value: object, what: str, where: str) -> str:
         problem = "starts with '#' (a comment line in TREC files)"
     else:
         return text
+    fix = "rename it (e.g. replace spaces with '_')"
+    if what == "query id" and text[:1] == "#" and text[1:].isdigit():
+        # "#<position>": the id given to a record without one
+        fix = (
+            "records without an id are numbered '#0', '#1', ...: give each record an id "
+            '(an "id" field, or name yours with fields={"id": ...})'
+        )
     raise InvalidArgumentError(
         f"{where}: the {what} {text!r} {problem}, so it cannot be written to a TREC file "
-        "and read back; rename it (e.g. replace spaces with '_') or keep the records in .jsonl"
+        f"and read back; {fix}, or keep the records in .jsonl"
     )
 
 
