@@ -135,6 +135,7 @@ def test_fail_if_worse_gate_both_ways(saved: dict[str, Path]) -> None:
     )
     assert better.returncode == 0, better.stderr
     assert "gate passed: base vs para on context_recall@10: diff +0.0909" in better.stderr
+    assert "(significantly better)" in better.stderr
     # Not significant after the correction: passes, and says so.
     sentence = ctxeval(
         "compare",
@@ -445,3 +446,11 @@ def test_a_trec_run_given_to_convert_points_to_convert_with_qrels(tmp_path: Path
     done = ctxeval("convert", run, tmp_path / "out.jsonl")
     assert done.returncode == 2
     assert "ctxeval convert RUN OUT.jsonl --qrels QRELS" in done.stderr
+
+
+def test_a_note_about_sentence_matching_is_printed_once_for_all_runs() -> None:
+    done = ctxeval(
+        "compare", RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl", "--match", "rouge-sentence"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("only the set metrics are shown") == 1

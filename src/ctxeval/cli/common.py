@@ -263,11 +263,10 @@ def build_metrics(
         if strategy.unit == "sentence":
             if metric_set == "ranked":
                 fail(f"rank metrics need a chunk strategy; {strategy.spec} matches sentences")
-            click.echo(
+            _note_once(
                 f"ctxeval: note: only the set metrics are shown: {strategy.spec} matches "
                 "sentences, and rank metrics (AP, RR, NDCG, hit rate, ...) rank chunks; use "
-                "--match rouge-chunk (or exact-chunk, fuzzy-chunk) for them",
-                err=True,
+                "--match rouge-chunk (or exact-chunk, fuzzy-chunk) for them"
             )
         else:
             chosen.append(RankedRetrievalMetrics(strategy, convention=convention))
@@ -572,3 +571,13 @@ def write_run_report(path: str, result: Any, dataset: Any) -> None:
 
     written = save_or_fail(lambda: write_result_report(path, result, dataset=dataset), path)
     click.echo(f"ctxeval: wrote {written}", err=True)
+
+
+_NOTED: set[str] = set()
+
+
+def _note_once(message: str) -> None:
+    """A note printed once per command, however many runs it applies to."""
+    if message not in _NOTED:
+        _NOTED.add(message)
+        click.echo(message, err=True)

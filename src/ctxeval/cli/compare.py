@@ -178,7 +178,9 @@ def check_regressions(report: Any, gated: Sequence[str]) -> int:
                 )
                 failed += 1
             else:
-                click.echo(f"ctxeval: gate passed: {what} (not significantly worse)", err=True)
+                better = item.significant and item.diff is not None and item.diff > 0
+                verdict = "significantly better" if better else "not significantly worse"
+                click.echo(f"ctxeval: gate passed: {what} ({verdict})", err=True)
     return EXIT_GATE if failed else 0
 
 

@@ -72,7 +72,11 @@ def _matched(strategy: MatchingStrategy, record: Record) -> list[bool]:
 def _retrieved_html(record: Record | None, strategy: MatchingStrategy | None) -> str:
     """A run's retrieved items for one query: texts marked as judged, or ids with their grade."""
     if record is None:
-        return '<span class="note">retrieved items not available (no dataset given)</span>'
+        return (
+            '<span class="note">retrieved items not available: the report was not given this '
+            "run's records (in Python: dataset=...; on the command line: the dataset, not a "
+            "saved result)</span>"
+        )
     if record.mode == "id":
         grades = record.ground_truth if isinstance(record.ground_truth, Mapping) else {}
         items = []
