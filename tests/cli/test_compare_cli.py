@@ -454,3 +454,34 @@ def test_a_note_about_sentence_matching_is_printed_once_for_all_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("only the set metrics are shown") == 1
+
+
+def test_trec_runs_are_compared_at_the_relevance_level_and_depth_evaluate_uses(
+    tmp_path: Path,
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 2\nq3 0 d4 1\n")
+    runs = []
+    for name, lines in (
+        ("a", "q1 Q0 d1 1 3 a\nq1 Q0 d2 2 2 a\nq2 Q0 d9 1 3 a\nq2 Q0 d3 2 2 a\n"),
+        ("b", "q1 Q0 d2 1 3 b\nq1 Q0 d1 2 2 b\nq2 Q0 d3 1 3 b\n"),
+    ):
+        path = tmp_path / f"{name}.trec"
+        path.write_text(lines)
+        runs.append(path)
+    for flags in (["-l", "2"], ["-M", "1"], ["--skip-missing"]):
+        done = ctxeval(
+            "compare", *runs, "--qrels", qrels, "--metric", "map", "--format", "json", *flags
+        )
+        assert done.returncode == 0, done.stderr
+        means = json.loads(done.stdout)["rows"][0]["means"]
+        for run, name in zip(runs, ("a", "b"), strict=True):
+            alone = ctxeval(
+                "evaluate", "--run", run, "--qrels", qrels, "-m", "map", "--format", "json",
+                *flags,
+            )  # fmt: skip
+            assert alone.returncode == 0, alone.stderr
+            assert means[name] == json.loads(alone.stdout)["aggregate"]["average_precision"]
+    done = ctxeval("compare", RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl", "-M", "3")
+    assert done.returncode == 2
+    assert "-M/--max-retrieved: for TREC runs judged against --qrels" in done.stderr

@@ -207,7 +207,14 @@ _DATASET_ONLY = {
 }
 #: Options for the runs ctxeval evaluates (datasets and TREC runs), none of which a saved
 #: result needs: it was evaluated already (-k chooses among its cut-offs instead).
-_EVALUATING = {**_DATASET_ONLY, "qrels": "--qrels", "workers": "--workers"}
+_EVALUATING = {
+    **_DATASET_ONLY,
+    "qrels": "--qrels",
+    "workers": "--workers",
+    "relevance_level": "-l/--relevance-level",
+    "max_retrieved": "-M/--max-retrieved",
+    "skip_missing": "--skip-missing",
+}
 
 
 def _given(flags: dict[str, str]) -> list[str]:
@@ -276,6 +283,9 @@ def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
         path,
         options["qrels"],
         _trec_measures(options),
+        relevance_level=1 if options["relevance_level"] is None else options["relevance_level"],
+        max_retrieved=options["max_retrieved"],
+        missing_queries="skip" if options["skip_missing"] else "zero",
         workers=options["workers"],
         progress=options["progress"],
     )
@@ -301,6 +311,17 @@ def _check_measure_cutoffs(options: dict[str, Any]) -> None:
 def _prepare(path: str, options: dict[str, Any]) -> PreparedRun:
     if options["qrels"]:
         return _prepare_trec(path, options)
+    trec_only = [
+        flag
+        for name, flag in (
+            ("relevance_level", "-l/--relevance-level"),
+            ("max_retrieved", "-M/--max-retrieved"),
+            ("skip_missing", "--skip-missing"),
+        )
+        if options[name] not in (None, False)
+    ]
+    if trec_only:
+        fail(f"{', '.join(trec_only)}: for TREC runs judged against --qrels, not for datasets")
     if looks_like_trec_run(path):
         fail(f"{path} looks like a TREC run file; give its judgments with --qrels QRELS")
     _check_measure_cutoffs(options)
@@ -366,6 +387,24 @@ def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
     type=click.Path(dir_okay=False),
     help="TREC qrels: every PATH that is not a saved result is a TREC run judged against it "
     "(as 'evaluate --run PATH --qrels QRELS').",
+)
+@click.option(
+    "-l",
+    "--relevance-level",
+    type=float,
+    help="With --qrels: the lowest grade that counts as relevant (trec_eval -l; default 1).",
+)
+@click.option(
+    "-M",
+    "--max-retrieved",
+    type=click.IntRange(min=1),
+    help="With --qrels: only the first M documents of each query count (trec_eval -M).",
+)
+@click.option(
+    "--skip-missing",
+    is_flag=True,
+    help="With --qrels: leave out the queries of the qrels a run has no results for (by "
+    "default they score 0, trec_eval -c); the runs are then paired on the queries they share.",
 )
 @click.option(
     "--baseline", help="Run to compare the others with (its NAME, or its PATH); default first."
