@@ -179,7 +179,8 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             type=CutoffType(),
             multiple=True,
             help="Cut-off: a number of chunks (5) or a context budget: 300w (words), 2000c "
-            "(characters), 512t (tokens); repeat for several (default: the whole list).",
+            "(characters), 512t (tokens); repeat for several (default: the whole list). It "
+            "applies to the measures without a cut-off of their own (-m ndcg@10 stays at 10).",
         ),
         click.option(
             "--on-error",
