@@ -28,6 +28,7 @@ from ctxeval.cli.runs import (
     looks_like_trec_run,
     named_run_paths,
 )
+from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
 
 _EPILOG_COMPARE = """\b
 Examples:
@@ -388,18 +389,8 @@ def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
     help="TREC qrels: every PATH that is not a saved result is a TREC run judged against it "
     "(as 'evaluate --run PATH --qrels QRELS').",
 )
-@click.option(
-    "-l",
-    "--relevance-level",
-    type=float,
-    help="With --qrels: the lowest grade that counts as relevant (trec_eval -l; default 1).",
-)
-@click.option(
-    "-M",
-    "--max-retrieved",
-    type=click.IntRange(min=1),
-    help="With --qrels: only the first M documents of each query count (trec_eval -M).",
-)
+@relevance_level_option("With --qrels")
+@max_retrieved_option("With --qrels")
 @click.option(
     "--skip-missing",
     is_flag=True,

@@ -36,6 +36,7 @@ from ctxeval.cli.trec_eval import (
     render_trec_eval,
     with_trec_eval_version,
 )
+from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -85,18 +86,8 @@ Examples:
 )
 @click.option("--run", "run_file", type=click.Path(dir_okay=False), help="TREC run file.")
 @click.option("--qrels", "qrels_file", type=click.Path(dir_okay=False), help="TREC qrels file.")
-@click.option(
-    "-l",
-    "--relevance-level",
-    type=click.FloatRange(min=0, min_open=True),
-    help="With --run/--qrels: the lowest grade that counts as relevant (trec_eval -l; default 1).",
-)
-@click.option(
-    "-M",
-    "--max-retrieved",
-    type=click.IntRange(min=1),
-    help="With --run/--qrels: only the first M documents of each query count (trec_eval -M).",
-)
+@relevance_level_option("With --run/--qrels")
+@max_retrieved_option("With --run/--qrels")
 @click.option(
     "-c",
     "--complete",
