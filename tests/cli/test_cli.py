@@ -228,6 +228,8 @@ def test_config_file_sets_defaults(tmp_path: Path) -> None:
         ("threshold = 1.5\n", ["setting 'threshold'", "less than or equal to 1"]),
         ('[evaluate]\nbaseline = "a"\n', ["'baseline' in [evaluate]", "not an option"]),
         ("[evaluate]\nk = [1]\n[nonsense]\nk = [2]\n", ["unknown setting 'nonsense'"]),
+        ('[evaluat]\nformat = "json"\n', ["unknown setting 'evaluat' (did you mean [evaluate]?)"]),
+        ('[evaluate]\nformt = "json"\n', ["'evaluate.formt' (did you mean 'format'?)"]),
         ("k = [1\n", ["cannot read"]),
     ],
 )

@@ -10,6 +10,7 @@ hold that command's options. The command line wins over both. A key no command h
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -104,8 +105,18 @@ def _problem(path: str, error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
     if first["type"] == "extra_forbidden":
-        known = ", ".join(sorted(_hyphenated(name) for name in CommandSettings.model_fields))
-        return f"{path}: unknown setting {where!r}; valid settings: {known}"
+        names = sorted(_hyphenated(name) for name in CommandSettings.model_fields)
+        tables = [f"[{name}]" for name in ConfigFile.model_fields if name not in names]
+        last = str(first["loc"][-1])
+        close = difflib.get_close_matches(last, [*names, *(t[1:-1] for t in tables)], n=1)
+        hint = ""
+        if close:
+            table = f"[{close[0]}]"
+            hint = f" (did you mean {table if table in tables else repr(close[0])}?)"
+        return (
+            f"{path}: unknown setting {where!r}{hint}; valid settings: {', '.join(names)}; "
+            f"command tables: {', '.join(tables)}"
+        )
     return f"{path}: setting {where!r}: {first['msg']} (got {first.get('input')!r})"
 
 
