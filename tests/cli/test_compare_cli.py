@@ -485,3 +485,23 @@ def test_trec_runs_are_compared_at_the_relevance_level_and_depth_evaluate_uses(
     done = ctxeval("compare", RUNS / "fixed-100.jsonl", RUNS / "paragraph.jsonl", "-M", "3")
     assert done.returncode == 2
     assert "-M/--max-retrieved: for TREC runs judged against --qrels" in done.stderr
+
+
+def test_evaluate_and_compare_put_the_default_trec_measures_at_the_k_asked_for(
+    tmp_path: Path,
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\n")
+    run = tmp_path / "a.trec"
+    run.write_text("q1 Q0 d9 1 3 a\nq1 Q0 d2 2 2 a\nq2 Q0 d3 1 3 a\n")
+    done = ctxeval("evaluate", "--run", run, "--qrels", qrels, "-k", "2", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    aggregate = json.loads(done.stdout)["aggregate"]
+    assert {"ndcg@2", "precision@2", "recall@2"} <= set(aggregate)
+    assert not {"ndcg@10", "precision@5", "recall@100"} & set(aggregate)
+    other = tmp_path / "b.trec"
+    other.write_text("q1 Q0 d1 1 3 b\nq2 Q0 d3 1 3 b\n")
+    compared = ctxeval("compare", run, other, "--qrels", qrels, "-k", "2", "--format", "json")
+    assert compared.returncode == 0, compared.stderr
+    rows = {row["metric"]: row["means"] for row in json.loads(compared.stdout)["rows"]}
+    assert rows["ndcg@2"]["a"] == aggregate["ndcg@2"]

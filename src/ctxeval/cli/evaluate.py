@@ -331,9 +331,14 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
     from ctxeval.io.trec import read_trec_run
 
     measures = list(options["measures"])
-    if not measures:
-        trec_eval = options["fmt"] == "trec_eval"
-        measures = [spec for _, spec in DEFAULT_MEASURES] if trec_eval else list(TREC_MEASURES)
+    if not measures and options["fmt"] == "trec_eval":
+        measures = [spec for _, spec in DEFAULT_MEASURES]
+    elif not measures:
+        measures = list(TREC_MEASURES)
+        if options["ks"]:  # the default measures at the cut-offs asked for, as compare's
+            from ctxeval.metrics.measures import parse_measure
+
+            measures = list(dict.fromkeys(str(parse_measure(m).at(None)) for m in measures))
     if options["trec_eval_version"]:
         measures = with_trec_eval_version(measures, options["trec_eval_version"])
     run_file = options["run_file"]
