@@ -51,6 +51,9 @@ def test_pandas_list_cells_are_read_as_literals_and_said_once(tmp_path: Path) ->
     said = [w for w in caught if issubclass(w.category, PythonLiteralWarning)]
     assert len(said) == 1
     assert "ragas.csv:row 1" in str(said[0].message)
+    # shown as pointing at the data, not at ctxeval's code: the file and its line (after the
+    # header)
+    assert (said[0].filename, said[0].lineno) == (str(path), 2)
     assert "retrieved_contexts" in str(said[0].message)
 
 

@@ -301,7 +301,7 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
                 if i in decoded:
                     value, literal = _decode_cell(cell, name, resolved.mode, decoded[i][0])
                     if literal and not said:
-                        said = _say_literal(segment, number, name)
+                        said = _say_literal(segment, number, name, rows.line_num)
                     if isinstance(value, Problem):
                         problem = problem or replace(value, id=claimed_id(raw_id))
                     record[name] = value
@@ -321,13 +321,16 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
         ) from None
 
 
-def _say_literal(segment: Segment, number: int, column: str) -> bool:
-    """Warn (once per file) that list cells are Python literals."""
-    warnings.warn(
+def _say_literal(segment: Segment, number: int, column: str, line: int) -> bool:
+    """Warn (once per file) that list cells are Python literals. The warning points at the
+    file and line (Python shows it as ``data.csv:2: PythonLiteralWarning: ...``), not at
+    ctxeval's code, which no stack level could name from inside a reader's generators."""
+    warnings.warn_explicit(
         f"{segment.locate(number)}: column {column!r} holds Python list literals "
         "(['a', 'b'], as pandas' to_csv writes), not JSON; read as literals (never run as code)",
         PythonLiteralWarning,
-        stacklevel=2,
+        filename=segment.name,
+        lineno=line,  # the file's line (the row's last line), the header being line 1
     )
     return True
 
