@@ -331,6 +331,9 @@ def _say_literal(segment: Segment, number: int, column: str, line: int) -> bool:
         PythonLiteralWarning,
         filename=segment.name,
         lineno=line,  # the file's line (the row's last line), the header being line 1
+        # this module's registry, as warnings.warn would use: the same file read twice in a
+        # run (its fields, then its records) says it once
+        registry=globals().setdefault("__warningregistry__", {}),
     )
     return True
 
