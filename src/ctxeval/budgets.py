@@ -158,8 +158,8 @@ def _word_counts(texts: Sequence[str]) -> IntArray:
     by a 0, and each text's starts are summed. Every text has a separator before it and the
     last one after it, so no start counts for the wrong text. ASCII spaces are single bytes;
     the other spaces (U+0085, U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F,
-    U+3000) are two or three bytes, each marked, and no other character's bytes are below
-    0x80."""
+    U+3000: :data:`SPACE_CODES`) are two or three bytes, each marked, and no other character's
+    bytes are below 0x80."""
     # Encoded one by one: joining first would widen every ASCII text to the widest one's form.
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
     joined = b"\n" + b"\n".join(encoded) + b"\n"
@@ -187,18 +187,16 @@ def _mark_wide_spaces(byte: npt.NDArray[np.uint8], space: npt.NDArray[np.uint8])
     return space
 
 
-# Byte -> 1 for an ASCII space (str.isspace: 9-13 and 28-32), else 0 (so every byte of a
-# character beyond ASCII is 0 until _mark_wide_spaces marks the spaces among them).
-_SPACE_BYTES = bytes(1 if b < 128 and chr(b).isspace() else 0 for b in range(256))
-# The two-byte UTF-8 encodings of U+0085 and U+00A0, as 16-bit numbers, and the three-byte
-# ones of the spaces beyond U+00FF, as 24-bit numbers.
-_NARROW_SPACES = np.array([0xC285, 0xC2A0], dtype=np.int64)
+# Byte -> 1 for an ASCII space, else 0 (so every byte of a character beyond ASCII is 0 until
+# _mark_wide_spaces marks the spaces among them); then the UTF-8 encodings of the other spaces
+# as numbers: two bytes (U+0085, U+00A0) and three (the rest). All from SPACE_CODES.
+_SPACE_BYTES = bytes(1 if b in SPACE_CODES[SPACE_CODES < 128] else 0 for b in range(256))
+_ENCODED_SPACES = [chr(c).encode("utf-8") for c in SPACE_CODES.tolist() if c >= 128]
+_NARROW_SPACES = np.array(
+    [int.from_bytes(e, "big") for e in _ENCODED_SPACES if len(e) == 2], dtype=np.int64
+)
 _WIDE_SPACES = np.array(
-    [
-        int.from_bytes(chr(c).encode("utf-8"), "big")
-        for c in (0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
-    ],
-    dtype=np.int64,
+    [int.from_bytes(e, "big") for e in _ENCODED_SPACES if len(e) == 3], dtype=np.int64
 )
 
 
