@@ -290,13 +290,7 @@ class Aggregator:
             used = context.get(label)
             k_used[k] += used[0] if used is not None else _chunks_kept(item, k)
         for label, used in context.items():
-            sums = self._context.get(label)
-            if sums is None:
-                self._context[label] = [value or 0 for value in used]
-            else:
-                sums[0] += used[0]
-                sums[1] += used[1] or 0
-                sums[2] += used[2] or 0
+            self._add_context(label, used)
         micro = self._micro
         for key, counts in item.counts.items():
             sums = micro.get(key)
