@@ -86,7 +86,8 @@ class TestTokenCache:
             cache.encode_record([f"text {i}"], [f"truth {i}"])
             assert len(cache._seen) == 8
             assert cache._marked <= 4
-            assert sum(bin(b).count("1") for b in cache._seen) == cache._marked
+            # texts marked since the last clearing; two of them may share a bit
+            assert 1 <= sum(bin(b).count("1") for b in cache._seen) <= cache._marked
         with pytest.raises(InvalidArgumentError, match="power of two"):
             TokenCache(RougeTokenizer(), seen_bits=100)
 

@@ -280,3 +280,9 @@ def test_word_counts_of_a_batch_equal_str_split(texts: list[str]) -> None:
 def test_the_space_codes_are_what_str_split_splits_on() -> None:
     assert SPACE_CODES.tolist() == [c for c in range(0x110000) if chr(c).isspace()]
     assert word_counts(["a\ud800 b", "c"]).tolist() == [2, 1]  # lone surrogate: text by text
+
+
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=30), max_size=8))
+def test_word_counts_of_ascii_texts_equal_str_split(texts: list[str]) -> None:
+    # All of ASCII: the C path (one translate, a count per text) for every text of the batch.
+    assert word_counts(texts).tolist() == [len(text.split()) for text in texts]

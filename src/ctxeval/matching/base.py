@@ -15,7 +15,7 @@ import numbers
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -75,6 +75,16 @@ class MatchingStrategy(Protocol):
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
         """Relevance of every retrieved unit to every ground-truth unit, in one call."""
         ...
+
+
+_BUILT_IN_TOKENIZERS = Tokenizer.__module__  # its tokenizers' keys are lists
+
+
+def _as_list(split: Callable[[str], Sequence[Hashable]]) -> Callable[[str], list[Hashable]]:
+    def listed(text: str) -> list[Hashable]:
+        return list(split(text))
+
+    return listed
 
 
 def has_word(text: str) -> bool:
@@ -142,10 +152,14 @@ class TokenCache:
         # Tokens converted to characters minus tokens found kept, since the cache last started
         # afresh: what converting has cost and not (yet) saved, in tokens.
         self._debt = 0
-        self._split: Callable[[str], list[Hashable]] = getattr(
-            tokenizer,
-            "match_keys",
-            tokenizer.tokenize,  # type: ignore[arg-type]
+        split: Callable[[str], Sequence[Hashable]] = getattr(
+            tokenizer, "match_keys", tokenizer.tokenize
+        )
+        # ctxeval's tokenizers give lists; another may give any sequence.
+        self._split: Callable[[str], list[Hashable]] = (
+            cast("Callable[[str], list[Hashable]]", split)
+            if type(tokenizer).__module__ == _BUILT_IN_TOKENIZERS
+            else _as_list(split)
         )
 
     def encode_record(self, *groups: Sequence[str]) -> tuple[list[list[Any]], tuple[str, ...]]:
@@ -177,11 +191,19 @@ class TokenCache:
                 # them (keys and characters never mix within a record): they predict savings.
                 found = sum([len(codes[t]) + 1 for t in groups[0] if t in codes])
                 self._debt = max(self._debt - found, -_MAX_DEBT)
-            made: dict[str, list[Hashable]] = {}  # a text twice in one record: tokenised once
-            encoded = [
-                [made[t] if t in made else made.setdefault(t, self.keys(t)) for t in texts]
-                for texts in groups
-            ]
+            for texts in groups:
+                self._mark(texts)
+            split = self._split
+            if sum(map(len, groups)) == len(set().union(*groups)):
+                encoded = [list(map(split, texts)) for texts in groups]
+            else:  # a text twice in one record: tokenised once
+                made: dict[str, list[Hashable]] = {}
+                encoded = [
+                    [made[t] if t in made else made.setdefault(t, split(t)) for t in texts]
+                    for texts in groups
+                ]
+        if all(map(all, encoded)):  # every text has tokens (the usual case)
+            return encoded, ()
         tokenless = tuple(
             t
             for texts, parts in zip(groups, encoded, strict=True)
@@ -192,16 +214,21 @@ class TokenCache:
 
     def keys(self, text: str) -> list[Hashable]:
         """The match keys of ``text`` (made afresh; the text is noted as seen)."""
-        slot = hash(text) & self._seen_mask
-        byte, bit = slot >> 3, 1 << (slot & 7)
-        seen = self._seen
-        if not seen[byte] & bit:
-            if self._marked >= self._max_marked:
-                seen[:] = bytes(len(seen))
-                self._marked = 0
-            seen[byte] |= bit
-            self._marked += 1
-        return list(self._split(text))
+        self._mark((text,))
+        return self._split(text)
+
+    def _mark(self, texts: Sequence[str]) -> None:
+        """Note ``texts`` as seen. The bitmap is cleared once as many texts have been marked
+        as a sixteenth of its bits (a text marked again counts again: perhaps a little early;
+        so at most 1 in 16 new texts is wrongly taken for a repeat)."""
+        if self._marked >= self._max_marked:
+            self._seen[:] = bytes(len(self._seen))
+            self._marked = 0
+        self._marked += len(texts)
+        seen, mask = self._seen, self._seen_mask
+        for slot in map(hash, texts):
+            slot &= mask
+            seen[slot >> 3] |= 1 << (slot & 7)
 
     def _seen_before(self, text: str) -> bool:
         slot = hash(text) & self._seen_mask
