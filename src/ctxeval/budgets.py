@@ -96,13 +96,22 @@ def word_counts(texts: Sequence[str]) -> IntArray:
         return np.zeros(0, dtype=np.int64)
     memo = _memo()
     known: list[int | None] = list(map(memo.counts.get, texts))
+    found = len(texts) - known.count(None)
+    if found == len(texts):
+        return np.array(known, dtype=np.int64)
+    if not found and not memo.admits(hits=0, texts=len(texts)):
+        return _fresh_word_counts(texts)  # all-new texts, and the memo idle: count them all
     missing = [k is None for k in known]
-    if any(missing):
-        fresh = list(dict.fromkeys(itertools.compress(texts, missing)))
-        counted = dict(zip(fresh, _fresh_word_counts(fresh).tolist(), strict=True))
-        memo.keep(counted, hits=len(texts) - sum(missing), texts=len(texts))
-        known = [counted[t] if k is None else k for t, k in zip(texts, known, strict=True)]
-    return np.array(known, dtype=np.int64)
+    fresh = list(dict.fromkeys(itertools.compress(texts, missing)))
+    counted = dict(zip(fresh, _fresh_word_counts(fresh).tolist(), strict=True))
+    if found:
+        memo.keep(counted, hits=found, texts=len(texts))
+    else:  # admitted above
+        memo.store(counted)
+    return np.array(
+        [counted[t] if k is None else k for t, k in zip(texts, known, strict=True)],
+        dtype=np.int64,
+    )
 
 
 def _fresh_word_counts(texts: list[str]) -> IntArray:
@@ -151,13 +160,22 @@ class WordMemo:
         self.idle = 0  # batches in a row where almost nothing came back
 
     def keep(self, counted: dict[str, int], *, hits: int = 0, texts: int = 0) -> None:
+        if self.admits(hits=hits, texts=texts):
+            self.store(counted)
+
+    def admits(self, *, hits: int, texts: int) -> bool:
+        """Whether a batch that found ``hits`` of its ``texts`` should keep its new counts
+        (counting the batches in a row where almost nothing came back)."""
         if self.counts and hits * 8 < texts:
             self.idle += 1
             if self.idle < 8:
-                return
+                return False
             self.counts.clear()
             self.chars = 0
         self.idle = 0
+        return True
+
+    def store(self, counted: dict[str, int]) -> None:
         size = sum(map(len, counted))
         if self.chars + size > self.max_chars:
             self.counts.clear()

@@ -6,6 +6,7 @@ loaders validate whole files with pydantic and add the file and line to the same
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -430,11 +431,12 @@ def _no_surrogates(strings: Sequence[str]) -> bool:
     """True when no string holds a surrogate. ``isascii`` is a flag check; only the strings
     beyond ASCII are encoded, one by one (joining them first would widen every string to the
     widest one's form, and cost more than the check)."""
-    return all(map(str.isascii, strings)) or all(map(_surrogate_free, strings))
-
-
-def _surrogate_free(text: str) -> bool:
-    return text.isascii() or _surrogate_at(text) is None
+    try:
+        for text in itertools.filterfalse(str.isascii, strings):
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def plainly_writable(record: dict[Any, Any]) -> bool:
@@ -442,11 +444,11 @@ def plainly_writable(record: dict[Any, Any]) -> bool:
     strings, numbers, None or flat lists of strings, none holding a surrogate (then
     :func:`find_unwritable` would find nothing). False means "look closer", not "bad"."""
     for key, value in record.items():
-        if type(key) is not str or not (key.isascii() or _surrogate_free(key)):
+        if type(key) is not str or not (key.isascii() or _no_surrogates((key,))):
             return False
         kind = type(value)
         if kind is str:
-            if not (value.isascii() or _surrogate_free(value)):
+            if not (value.isascii() or _no_surrogates((value,))):
                 return False
         elif kind is list:
             if not _clean_strings(value):

@@ -11,6 +11,7 @@ becomes one through :class:`PairwiseMatch`, and a spec string or a plain functio
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import threading
 from collections.abc import Callable, Hashable, Sequence
@@ -169,10 +170,10 @@ class TokenCache:
         codes, seen = self._codes, self._seen_before
         encoded: list[list[Any]] = []
         if groups and groups[0]:
-            if self._admitting and self._debt < _MAX_DEBT:
+            repeats = all(map(codes.__contains__, groups[0]))
+            if not repeats and self._admitting and self._debt < _MAX_DEBT:
+                # (else converting texts would cost more than the kept ones have saved)
                 repeats = all(t in codes or seen(t) for t in groups[0])
-            else:  # converting texts would cost more than the kept ones have saved
-                repeats = all(t in codes for t in groups[0])
             if repeats:
                 debt = self._debt
                 try:
@@ -182,8 +183,8 @@ class TokenCache:
                     encoded = []
                 else:
                     # _code added each converted text's tokens; the rest were found kept.
-                    found = sum([len(c) + 1 for texts in encoded for c in texts])
-                    found -= self._debt - debt
+                    found = sum(map(len, itertools.chain.from_iterable(encoded)))
+                    found += sum(map(len, groups)) - (self._debt - debt)
                     self._debt = max(self._debt - found, -_MAX_DEBT)
         if not encoded:
             if codes and groups:
