@@ -114,7 +114,7 @@ def word_counts(texts: Sequence[str]) -> IntArray:
     )
 
 
-def _fresh_word_counts(texts: list[str]) -> IntArray:
+def _fresh_word_counts(texts: Sequence[str]) -> IntArray:
     """Word counts of texts not remembered: the ASCII ones (most chunks) joined and counted
     at once (:func:`_ascii_word_counts`, about 1.3 µs a 120-word chunk), the others on their
     UTF-8 bytes encoded one by one (:func:`_word_counts`, about 2 µs)."""
