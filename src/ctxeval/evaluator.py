@@ -36,6 +36,7 @@ from ctxeval.metrics.measure_sets import (
     TextMeasures,
     at_relevance_level,
     parse_measures,
+    tie_order_matters,
 )
 from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.span_metrics import SpanMeasures
@@ -285,9 +286,17 @@ class RetrievalEvaluator:
                 f"{owner}(max_retrieved={max_retrieved!r}): give a whole number >= 1 (trec_eval "
                 "-M: the documents counted per query), or None for all of them"
             )
+        if metrics is not None and not isinstance(metrics, MetricBase | str | Measure):
+            metrics = list(metrics)  # read twice below
         metrics = at_relevance_level(owner, metrics, check_relevance_level(owner, relevance_level))
         check_choice(owner, "missing_queries", missing_queries, ("zero", "skip"))
-        records = trec_records(run, qrels, max_retrieved, missing_queries)
+        records = trec_records(
+            run,
+            qrels,
+            max_retrieved,
+            missing_queries,
+            tie_order_matters=tie_order_matters(metrics),
+        )
         evaluator = cls(records, metrics, **options)
         evaluator.source = os.fspath(run)
         evaluator.extra_inputs = [os.fspath(qrels)]

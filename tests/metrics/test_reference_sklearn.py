@@ -164,3 +164,27 @@ def test_metric_objects_take_retrieved_scores() -> None:
         TextMeasures([spec], "exact-chunk")(
             retrieved_context=["a", "b", "c"], ground_truth_context=["a"], retrieved_scores=[1, 1]
         )
+
+
+def test_no_tie_warning_when_every_measure_averages_ties(tmp_path: Any) -> None:
+    # a (grade 1) and b (0) tie: the order matters to map, not to ndcg(ties='average').
+    scores, grades = {"a": 1.0, "b": 1.0}, {"a": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at all
+        averaged = evaluate_run({"q": scores}, {"q": grades}, [SPEC, f"{SPEC}@1"])["q"]
+    assert averaged[SPEC] == ctxeval_ndcg(scores, grades, None)
+    with pytest.warns(ConventionWarning, match="equal scores but different grades"):
+        evaluate_run({"q": scores}, {"q": grades}, [SPEC, "map"])
+    # The same through TREC files, whatever form the metrics are given in.
+    run, qrels = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    run.write_text("q Q0 a 0 1.0 t\nq Q0 b 0 1.0 t\n")
+    qrels.write_text("q 0 a 1\n")
+    for metrics in ([SPEC], (m for m in [SPEC]), IDMeasures([SPEC])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = RetrievalEvaluator.from_trec(run, qrels, metrics, workers=1).run()
+        assert result.aggregate[SPEC] == averaged[SPEC]
+    with pytest.warns(ConventionWarning, match="equal scores but different grades"):
+        RetrievalEvaluator.from_trec(run, qrels, [SPEC, "map"], workers=1)
+    with pytest.warns(ConventionWarning, match="equal scores but different grades"):
+        RetrievalEvaluator.from_trec(run, qrels, None, workers=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.errors import CtxevalError, InvalidArgumentError
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IdMetric, IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.judgments import Credit
@@ -153,3 +153,26 @@ def at_relevance_level(
             f"the level to the metric objects themselves ({objects[0]!r})"
         )
     return [IDMeasures(items, relevance_level=level)] if items else items
+
+
+def tie_order_matters(
+    metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None,
+) -> bool:
+    """Whether the order given to documents with equal scores can change a score of these
+    metrics (None: the default measures): true of every measure but
+    ``ndcg(ties='average')``, which averages over each group of tied documents. A spec that
+    does not parse counts as mattering (the evaluator reports it)."""
+    if metrics is None:
+        return True
+    items = [metrics] if isinstance(metrics, MetricBase | str | Measure) else list(metrics)
+    for item in items:
+        if isinstance(item, MetricBase):
+            measures = item.measures()
+        else:
+            try:
+                measures = (parse_measure(item),)
+            except CtxevalError:  # the evaluator reports it, in its own words
+                return True
+        if any(m.formula_options().get("ties") != "average" for m in measures):
+            return True
+    return False

@@ -248,6 +248,8 @@ def evaluate_run(
                 values = _values(judgments, parsed, use)
             results[qid] = values
 
+    if not any(m.formula_options().get("ties") != "average" for m in canonical):
+        tied_queries = 0  # every measure averages over tied documents: their order is moot
     warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
     if skipped_empty:
         warnings.warn(
