@@ -428,3 +428,17 @@ def test_the_hash_is_the_same_in_every_process() -> None:
     }
     assert outputs == {f"{hash_id('q1')} {hash_id(chr(0xD800))}\n"}
     assert hash_id("q1") == int.from_bytes(blake2b(b"q1", digest_size=16).digest(), "little")
+
+
+def test_a_list_of_records_sizes_the_table_once() -> None:
+    records = [{"id": f"q{i}", "retrieved_ids": ["a"], "relevant_ids": ["a"]} for i in range(3000)]
+    stream = RecordStream(as_field_map(None), source_segments(records, None))
+    assert all(not isinstance(item, RecordError) for item in stream.records())
+    assert stream.seen is not None
+    assert len(stream.seen) == 3000
+    assert stream.seen.nbytes == SeenIds(capacity=3000).nbytes  # no resize on the way
+    # Records not counted beforehand (a generator, a file): the table grows as ids come.
+    grown = RecordStream(as_field_map(None), source_segments(iter(records), None))
+    assert sum(not isinstance(item, RecordError) for item in grown.records()) == 3000
+    assert grown.seen is not None
+    assert grown.seen.nbytes != stream.seen.nbytes

@@ -10,7 +10,7 @@ mode's schema (:mod:`ctxeval.records`) and checks that ids are unique
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sized
 from dataclasses import replace
 from typing import Any, ClassVar, cast
 
@@ -318,7 +318,14 @@ class RecordStream:
             self.claims.append((pos, record_id, record))
             return self.known_duplicates.get(pos) if record else None
         if self.seen is None:
-            self.seen = SeenIds()
+            # Sized for every record when their number is known (a list, a DataFrame): no
+            # resizes on the way, and no more memory than those ids need in the end.
+            known = [
+                len(s.target)
+                for s in self.segments
+                if s.format in ("frame", "iterable") and isinstance(s.target, Sized)
+            ]
+            self.seen = SeenIds(capacity=sum(known) if len(known) == len(self.segments) else 0)
         # One integer per location: the position and the segment's number.
         first = self.seen.claim(record_id, pos * len(self.segments) + segment.number, record=record)
         if first is None:
