@@ -531,9 +531,11 @@ def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any]
             lines += ["|---|" + "---:|" * (len(used[0]) - 1)]
             lines += ["| " + " | ".join(row) + " |" for row in used[1:]]
         return "\n".join(lines)
+    from ctxeval.results.result import queries_from
+
     width = max((len(k) for k, _ in rows), default=6)
     header = (
-        f"{summary.get('queries', 0)} queries from {summary.get('source', '?')}"
+        f"{queries_from(summary.get('queries', 0), summary.get('source', '?'))}"
         f" ({summary.get('skipped_records', 0)} skipped,"
         f" {summary.get('empty_ground_truth', 0)} with empty ground truth)"
     )

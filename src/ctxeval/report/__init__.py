@@ -49,6 +49,7 @@ from ctxeval.report.queries import (
 )
 from ctxeval.results import EvaluationResult
 from ctxeval.results.backends import check_html_path
+from ctxeval.results.result import queries_from
 
 __all__ = [
     "figure_html",
@@ -334,7 +335,7 @@ def result_html(
         panel(f"Per query: {metric} (mean {fmt(mean)})", table),
         panel(f"Lowest {metric}", panels),
     ]
-    subtitle = f"{escape(result.summary.get('queries', 0))} queries from {escape(name)}"
+    subtitle = escape(queries_from(result.summary.get("queries", 0), name))
     return page(title, subtitle, "\n".join(parts))
 
 

@@ -16,7 +16,13 @@ from ctxeval.results.table import PerQueryTable
 __all__ = [
     "EvaluationResult",
     "located_line",
+    "queries_from",
 ]
+
+
+def queries_from(count: object, source: object) -> str:
+    """``"1 query from a.jsonl"``, ``"12 queries from a.jsonl"``."""
+    return f"{count} {'query' if count == 1 else 'queries'} from {source}"
 
 
 @dataclass
@@ -45,7 +51,7 @@ class EvaluationResult:
     def __str__(self) -> str:
         s = self.summary
         lines = [
-            f"{s.get('queries', 0)} queries from {s.get('source', '?')}"
+            f"{queries_from(s.get('queries', 0), s.get('source', '?'))}"
             f" ({s.get('skipped_records', 0)} skipped, "
             f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
         ]
