@@ -36,3 +36,12 @@ def test_markdown_pivots_measures_by_cut_off() -> None:
         "| map |  |  | 0.250 |",
         "| micro_context_recall |  | 0.800 |  |",
     ]
+
+
+def test_one_query_is_one_query() -> None:
+    summary = {"queries": 1, "source": "a.jsonl", "skipped_records": 0, "empty_ground_truth": 0}
+    result = EvaluationResult(per_query=[], aggregate={"map": 0.5}, summary=summary)
+    assert str(result).startswith("1 query from a.jsonl (0 skipped")
+    assert result.to_markdown().startswith("**1 query** from `a.jsonl`")
+    many = EvaluationResult(per_query=[], aggregate={}, summary={**summary, "queries": 2})
+    assert str(many).startswith("2 queries from a.jsonl")

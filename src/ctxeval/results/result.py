@@ -22,7 +22,11 @@ __all__ = [
 
 def queries_from(count: object, source: object) -> str:
     """``"1 query from a.jsonl"``, ``"12 queries from a.jsonl"``."""
-    return f"{count} {'query' if count == 1 else 'queries'} from {source}"
+    return f"{_queries(count)} from {source}"
+
+
+def _queries(count: object) -> str:
+    return f"{count} {'query' if count == 1 else 'queries'}"
 
 
 @dataclass
@@ -77,7 +81,7 @@ class EvaluationResult:
         measure, one column per cut-off, under a line saying what was evaluated."""
         s = self.summary
         lead = (
-            f"**{s.get('queries', 0)} queries** from `{s.get('source', '?')}` "
+            f"**{_queries(s.get('queries', 0))}** from `{s.get('source', '?')}` "
             f"({s.get('skipped_records', 0)} skipped, "
             f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
         )
