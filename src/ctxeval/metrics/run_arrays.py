@@ -239,7 +239,8 @@ class RunJudgments:
         ideal_n = np.bincount(ideal_query, minlength=queries).astype(np.int64)
         ideal = np.zeros((queries, max(int(ideal_n.max(initial=0)), 1)), dtype=np.float64)
         ideal[ideal_query, _positions(ideal_query, queries)] = self.ideal_grade[lo:hi]
-        # A dict run cannot repeat a document, so "matches some ground truth" is "is a hit".
+        # A dict run cannot repeat a document, so "matches some ground truth" is "is a hit";
+        # the relevant documents' first matches, laid out in rank order, are the hits' ranks.
         return BatchJudgments(
             n=n.astype(np.int64),
             m=m.astype(np.int64),
@@ -251,6 +252,7 @@ class RunJudgments:
             ideal_n=ideal_n,
             nonrelevant=nonrelevant,
             num_nonrelevant=self.num_nonrelevant[start:stop].astype(np.int64),
+            known_hit_ranks=first_match,
         )
 
 
