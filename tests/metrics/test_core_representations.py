@@ -1,8 +1,9 @@
 """The core's derived representations of a batch equal the dense arrays they stand for.
 
 :class:`~ctxeval.metrics.core.BatchJudgments` keeps each record's hit ranks compacted left
-(``hit_ranks``, ``relevant_ranks``); the measures read those instead of full-width running
-sums. Here: they hold the same integers as the dense (B, N) forms.
+(``hit_ranks``, ``relevant_ranks``) and its running DCG sums only as wide as the cut-offs asked
+for; the measures read those instead of full-width running sums. Here: they hold the same
+integers and the same floats, bit for bit, as the dense (B, N) forms.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval.metrics import run_arrays
-from ctxeval.metrics.core import NEVER, BatchJudgments, _within
+from ctxeval.metrics.core import NEVER, BatchJudgments, _dcg_so_far, _within
 
 
 def batch(
@@ -74,6 +75,19 @@ def test_compacted_ranks_equal_dense_marks(marks: np.ndarray[Any, Any], other: A
             assert _within(ranks, cuts).tolist() == expected.tolist()
     same = batch(marks)
     assert same.relevant_ranks is same.hit_ranks  # relevant is hits: one table
+
+
+@settings(max_examples=100)
+@given(marks=marks_arrays, widths=st.lists(st.integers(0, 14), min_size=1, max_size=4))
+def test_running_dcg_to_any_width_is_the_full_sums_prefix(
+    marks: np.ndarray[Any, Any], widths: list[int]
+) -> None:
+    j = batch(marks)
+    full, ideal = _dcg_so_far(j.gains), _dcg_so_far(j.ideal)
+    for width in widths:  # narrower and wider in any order: the cache widens as asked
+        for got, whole in ((j.dcg_so_far(width), full), (j.ideal_dcg_so_far(width), ideal)):
+            assert got.shape == (len(marks), min(width, whole.shape[1]))
+            assert got.tobytes() == whole[:, : got.shape[1]].tobytes()
 
 
 DOC_IDS = ["d1", "d2", "d3", "d10", "a", "B", "9", "z"]

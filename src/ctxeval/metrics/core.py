@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -99,6 +99,10 @@ class BatchJudgments:
 
     # Optional: :attr:`hit_ranks` known by the caller (ID mode already has it); None: derived.
     known_hit_ranks: IntArray | None = None  # (B, H)
+    # Running sums shared by the measures of a batch, each as wide as a cut-off has needed.
+    _sums: dict[str, FloatArray] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __len__(self) -> int:
         return len(self.n)
@@ -116,15 +120,22 @@ class BatchJudgments:
         """The same for the relevant ranks."""
         return self.hit_ranks if self.relevant is self.hits else _compacted(self.relevant)
 
-    @cached_property
-    def dcg_so_far(self) -> FloatArray:
-        """Linear-gain DCG at every rank."""
-        return _dcg_so_far(self.gains)
+    def dcg_so_far(self, width: int) -> FloatArray:
+        """Linear-gain DCG at ranks 1..``width`` (at most N)."""
+        return self._running("dcg", self.gains, width)
 
-    @cached_property
-    def ideal_dcg_so_far(self) -> FloatArray:
-        """Linear-gain DCG of the ideal ranking at every rank."""
-        return _dcg_so_far(self.ideal)
+    def ideal_dcg_so_far(self, width: int) -> FloatArray:
+        """Linear-gain DCG of the ideal ranking at ranks 1..``width`` (at most I)."""
+        return self._running("ideal", self.ideal, width)
+
+    def _running(self, key: str, gains: FloatArray, width: int) -> FloatArray:
+        # A running sum's first columns do not depend on the others: compute only as many as
+        # asked for (widening when a later cut-off asks for more).
+        width = min(width, gains.shape[1])
+        done = self._sums.get(key)
+        if done is None or done.shape[1] < width:
+            done = self._sums[key] = _dcg_so_far(gains[:, :width])
+        return done[:, :width]
 
     def cut(self, k: Cut) -> IntArray:
         """Units kept by the cut-off ``k`` per record (``k`` counts chunks: one number for
@@ -402,8 +413,11 @@ def ndcg(
         ideal_cut = j.ideal_n if k is None else np.minimum(j.ideal_n, k)
     else:
         ideal_cut = cut
+    # Running sums only as wide as the cut-offs need.
+    width, ideal_width = int(cut.max(initial=0)), int(ideal_cut.max(initial=0))
     if gain == "linear" and ideal == "ground_truth" and ties != "average":
-        dcg_so_far, ideal_so_far = j.dcg_so_far, j.ideal_dcg_so_far
+        dcg_so_far = j.dcg_so_far(width)
+        ideal_so_far = j.ideal_dcg_so_far(ideal_width)
     else:
         gains = j.gains
         best = j.ideal if ideal == "ground_truth" else -np.sort(-gains, axis=1)
@@ -411,7 +425,8 @@ def ndcg(
             gains, best = _exponential(gains), _exponential(best)
         if ties == "average":
             gains = tie_averaged(j, gains)
-        dcg_so_far, ideal_so_far = _dcg_so_far(gains), _dcg_so_far(best)
+        dcg_so_far = _dcg_so_far(gains[:, :width])
+        ideal_so_far = _dcg_so_far(best[:, :ideal_width])
     dcg: FloatArray = _at(dcg_so_far, cut)
     idcg: FloatArray = _at(ideal_so_far, ideal_cut)
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
@@ -449,7 +464,8 @@ def granular_reciprocal_rank(j: BatchJudgments, k: Cut) -> FloatArray:
 
 def dcg(j: BatchJudgments, k: Cut, *, gain: str = "linear") -> FloatArray:
     gains = _exponential(j.gains) if gain == "exponential" else j.gains
-    return _at(_dcg_so_far(gains), j.cut(k))
+    cut = j.cut(k)
+    return _at(_dcg_so_far(gains[:, : int(cut.max(initial=0))]), cut)
 
 
 def r_precision(j: BatchJudgments, k: Cut) -> FloatArray:
