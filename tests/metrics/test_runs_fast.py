@@ -180,6 +180,38 @@ def test_policies_equal_per_query_path(
     assert messages == expected_messages
 
 
+@settings(max_examples=100)
+@given(data=runs_and_qrels(), relevance_level=st.sampled_from([1, 0.5, 2, 3]))
+def test_judged_nonrelevant_ranked_only_for_bpref(
+    data: tuple[dict[str, Any], dict[str, Any]], relevance_level: float
+) -> None:
+    """evaluate_run ranks the retrieved documents of grade 0 only when bpref is asked for
+    (judged_nonrelevant): every other measure has the same values without them."""
+    run, qrels = data
+    qids = [qid for qid in qrels if qid in run]
+    scored, judged = [run[q] for q in qids], [qrels[q] for q in qids]
+    full = run_arrays.judge_run(scored, judged, ties="trec_eval", relevance_level=relevance_level)
+    lean = run_arrays.judge_run(
+        scored, judged, ties="trec_eval", relevance_level=relevance_level, judged_nonrelevant=False
+    )
+    assert full is not None
+    assert lean is not None
+    assert lean.num_nonrelevant is None
+    assert (lean.pair_grade > 0).all()
+    assert lean.tied.tolist() == full.tied.tolist()
+    for depth in (None, 2):
+        pairs = zip(full.batches(depth, cells=16), lean.batches(depth, cells=16), strict=True)
+        for (_, with_zero), (_, without) in pairs:
+            assert without.nonrelevant is None
+            assert without.num_nonrelevant is None
+            for spec in MEASURES:
+                measure = parse_measure(spec)
+                assert measure.values(without).tolist() == measure.values(with_zero).tolist()
+    with_bpref = [*MEASURES, "bpref", "bpref@3"]
+    got, _ = evaluate(run, qrels, with_bpref, relevance_level=relevance_level)
+    assert_identical(got, per_query(run, qrels, with_bpref, relevance_level=relevance_level))
+
+
 @pytest.mark.parametrize(
     ("compare_each", "chunk"), [(True, 1 << 20), (True, 3), (True, 1), (False, 1 << 20)]
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -97,27 +97,45 @@ class BatchJudgments:
     # Where each group of equal run scores ends (exclusive), padded with n[b]; None: no scores.
     tie_ends: IntArray | None = None  # (B, T)
 
+    # Optional: :attr:`hit_ranks` known by the caller (ID mode already has it); None: derived.
+    known_hit_ranks: IntArray | None = None  # (B, H)
+    # Running sums shared by the measures of a batch, each as wide as a cut-off has needed.
+    _sums: dict[str, FloatArray] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
     def __len__(self) -> int:
         return len(self.n)
 
-    # Running sums shared by the measures of a batch (each measure at each cut-off reads them).
     @cached_property
-    def hits_so_far(self) -> IntArray:
-        return np.cumsum(self.hits, axis=1)
+    def hit_ranks(self) -> IntArray:
+        """The ranks (0-based) of each record's hits, in rank order, compacted left and padded
+        with ``NEVER``: (B, H), H at least the most hits of a record, and 1."""
+        if self.known_hit_ranks is not None:
+            return self.known_hit_ranks
+        return _compacted(self.hits)
 
     @cached_property
-    def relevant_so_far(self) -> IntArray:
-        return np.cumsum(self.relevant, axis=1)
+    def relevant_ranks(self) -> IntArray:
+        """The same for the relevant ranks."""
+        return self.hit_ranks if self.relevant is self.hits else _compacted(self.relevant)
 
-    @cached_property
-    def dcg_so_far(self) -> FloatArray:
-        """Linear-gain DCG at every rank."""
-        return _dcg_so_far(self.gains)
+    def dcg_so_far(self, width: int) -> FloatArray:
+        """Linear-gain DCG at ranks 1..``width`` (at most N)."""
+        return self._running("dcg", self.gains, width)
 
-    @cached_property
-    def ideal_dcg_so_far(self) -> FloatArray:
-        """Linear-gain DCG of the ideal ranking at every rank."""
-        return _dcg_so_far(self.ideal)
+    def ideal_dcg_so_far(self, width: int) -> FloatArray:
+        """Linear-gain DCG of the ideal ranking at ranks 1..``width`` (at most I)."""
+        return self._running("ideal", self.ideal, width)
+
+    def _running(self, key: str, gains: FloatArray, width: int) -> FloatArray:
+        # A running sum's first columns do not depend on the others: compute only as many as
+        # asked for (widening when a later cut-off asks for more).
+        width = min(width, gains.shape[1])
+        done = self._sums.get(key)
+        if done is None or done.shape[1] < width:
+            done = self._sums[key] = _dcg_so_far(gains[:, :width])
+        return done[:, :width]
 
     def cut(self, k: Cut) -> IntArray:
         """Units kept by the cut-off ``k`` per record (``k`` counts chunks: one number for
@@ -128,6 +146,14 @@ class BatchJudgments:
             return np.minimum(self.n, k)
         kept = np.minimum(self.chunks, k)
         return np.where(kept > 0, _pick(self.chunk_ends, kept - 1), 0)
+
+
+def _compacted(marks: BoolArray) -> IntArray:
+    """:attr:`BatchJudgments.hit_ranks` of a (B, N) array of marks."""
+    count = np.count_nonzero(marks, axis=1)
+    out = np.full((len(marks), max(int(count.max(initial=0)), 1)), NEVER, dtype=np.int64)
+    out[np.arange(out.shape[1]) < count[:, None]] = np.flatnonzero(marks) % max(marks.shape[1], 1)
+    return out
 
 
 def _pick(table: npt.NDArray[Any], column: IntArray) -> npt.NDArray[Any]:
@@ -267,15 +293,22 @@ def _divide(numerator: npt.NDArray[Any], denominator: npt.NDArray[Any]) -> Float
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
 
+def _within(ranks: IntArray, cut: IntArray) -> IntArray:
+    """How many of each record's compacted ranks (:attr:`BatchJudgments.hit_ranks`) are
+    kept by the cut: the running count of hits at the cut."""
+    kept: IntArray = np.count_nonzero(ranks < cut[:, None], axis=1).astype(np.int64)
+    return kept
+
+
 def _hits(j: BatchJudgments, k: Cut) -> IntArray:
-    return _at(j.hits_so_far, j.cut(k))
+    return _within(j.hit_ranks, j.cut(k))
 
 
 def set_counts(j: BatchJudgments, k: Cut) -> IntArray:
     """The counts behind the set measures, one row per record: relevant retrieved units,
     retrieved units, matched ground-truth units, ground-truth units (for micro averages)."""
     cut = j.cut(k)
-    relevant_retrieved = _at(j.relevant_so_far, cut)
+    relevant_retrieved = _within(j.relevant_ranks, cut)
     matched = (j.first_match < cut[:, None]).sum(axis=1)
     return np.stack([relevant_retrieved, cut, matched, j.m], axis=1).astype(np.int64)
 
@@ -341,8 +374,9 @@ def hit_rate(j: BatchJudgments, k: Cut) -> FloatArray:
 def reciprocal_rank(j: BatchJudgments, k: Cut, *, granular: bool = False) -> FloatArray:
     if granular:
         return granular_reciprocal_rank(j, k)
-    within = j.hits & (np.arange(j.hits.shape[1]) < j.cut(k)[:, None])
-    return np.where(within.any(axis=1), 1.0 / (within.argmax(axis=1) + 1), 0.0)
+    first = j.hit_ranks[:, 0]
+    within = first < j.cut(k)
+    return np.where(within, 1.0 / (np.where(within, first, 0) + 1), 0.0)
 
 
 def average_precision(
@@ -352,15 +386,16 @@ def average_precision(
     ap_denominator: str = "relevant",
     ap_credit: str = "one_to_one",
 ) -> FloatArray:
-    """Sum over hit ranks of (hits so far / rank), rank by rank, over the denominator."""
-    cut = j.cut(k)
-    marks, marked = (
-        (j.relevant, j.relevant_so_far) if ap_credit == "any" else (j.hits, j.hits_so_far)
-    )
-    contributions = np.where(marks, marked / _ranks(marks.shape[1]), 0.0)
-    total = _at(np.cumsum(contributions, axis=1), cut)
-    count = j.m if ap_denominator == "relevant" else _at(marked, cut)
-    return _divide(total, count)
+    """Sum over hit ranks of (hits so far / rank), rank by rank, over the denominator.
+
+    Summed over the hits only (compacted ranks: the hits so far at the i-th is i): the ranks
+    between them would add 0.0, which leaves the running sum unchanged."""
+    ranks = j.relevant_ranks if ap_credit == "any" else j.hit_ranks
+    found = _within(ranks, j.cut(k))
+    # (Past a record's last hit the padding's quotients are never read.)
+    contributions = _ranks(ranks.shape[1]) / (ranks + 1.0)
+    total = _at(np.cumsum(contributions, axis=1), found)
+    return _divide(total, j.m if ap_denominator == "relevant" else found)
 
 
 def ndcg(
@@ -378,8 +413,11 @@ def ndcg(
         ideal_cut = j.ideal_n if k is None else np.minimum(j.ideal_n, k)
     else:
         ideal_cut = cut
+    # Running sums only as wide as the cut-offs need.
+    width, ideal_width = int(cut.max(initial=0)), int(ideal_cut.max(initial=0))
     if gain == "linear" and ideal == "ground_truth" and ties != "average":
-        dcg_so_far, ideal_so_far = j.dcg_so_far, j.ideal_dcg_so_far
+        dcg_so_far = j.dcg_so_far(width)
+        ideal_so_far = j.ideal_dcg_so_far(ideal_width)
     else:
         gains = j.gains
         best = j.ideal if ideal == "ground_truth" else -np.sort(-gains, axis=1)
@@ -387,7 +425,8 @@ def ndcg(
             gains, best = _exponential(gains), _exponential(best)
         if ties == "average":
             gains = tie_averaged(j, gains)
-        dcg_so_far, ideal_so_far = _dcg_so_far(gains), _dcg_so_far(best)
+        dcg_so_far = _dcg_so_far(gains[:, :width])
+        ideal_so_far = _dcg_so_far(best[:, :ideal_width])
     dcg: FloatArray = _at(dcg_so_far, cut)
     idcg: FloatArray = _at(ideal_so_far, ideal_cut)
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
@@ -425,11 +464,12 @@ def granular_reciprocal_rank(j: BatchJudgments, k: Cut) -> FloatArray:
 
 def dcg(j: BatchJudgments, k: Cut, *, gain: str = "linear") -> FloatArray:
     gains = _exponential(j.gains) if gain == "exponential" else j.gains
-    return _at(_dcg_so_far(gains), j.cut(k))
+    cut = j.cut(k)
+    return _at(_dcg_so_far(gains[:, : int(cut.max(initial=0))]), cut)
 
 
 def r_precision(j: BatchJudgments, k: Cut) -> FloatArray:
-    return _divide(_at(j.hits_so_far, np.minimum(j.cut(k), j.m)), j.m)
+    return _divide(_within(j.hit_ranks, np.minimum(j.cut(k), j.m)), j.m)
 
 
 def _judged_nonrelevant(j: BatchJudgments) -> tuple[BoolArray, IntArray]:

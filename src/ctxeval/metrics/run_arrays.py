@@ -170,8 +170,9 @@ class RunJudgments:
 
     Per query: ``lengths`` (documents retrieved), ``num_relevant`` (judged documents with a
     grade at or above the relevance level), ``num_nonrelevant`` (judged documents with a grade
-    from 0 to below the level), ``tied`` (documents of equal score but different
-    grades, so the tie rule decided a score). Per retrieved judged document (grade 0 or more), by
+    from 0 to below the level; None when those of grade 0 were not ranked), ``tied``
+    (documents of equal score but different grades, so the tie rule decided a score). Per
+    retrieved judged document (grade 0 or more; positive only without ``num_nonrelevant``), by
     query then rank: ``pair_query``, ``pair_rank`` (0-based), ``pair_grade``. Per positive grade
     in the qrels, by query then grade descending: ``ideal_query``, ``ideal_grade``.
     """
@@ -181,7 +182,7 @@ class RunJudgments:
         *,
         lengths: IntArray,
         num_relevant: IntArray,
-        num_nonrelevant: IntArray,
+        num_nonrelevant: IntArray | None,
         tied: BoolArray,
         pair_query: IntArray,
         pair_rank: IntArray,
@@ -228,8 +229,11 @@ class RunJudgments:
         hits[query[hit], rank[hit]] = True
         gains = np.zeros((queries, width), dtype=np.float64)
         gains[query, rank] = grade
-        nonrelevant = np.zeros((queries, width), dtype=np.bool_)
-        nonrelevant[query[~hit], rank[~hit]] = True
+        nonrelevant = num_nonrelevant = None
+        if self.num_nonrelevant is not None:  # (only bpref reads them)
+            nonrelevant = np.zeros((queries, width), dtype=np.bool_)
+            nonrelevant[query[~hit], rank[~hit]] = True
+            num_nonrelevant = self.num_nonrelevant[start:stop].astype(np.int64)
         m = self.num_relevant[start:stop]
         first_match = np.full((queries, max(int(m.max(initial=0)), 1)), NEVER, dtype=np.int64)
         hit_query = query[hit]
@@ -239,7 +243,8 @@ class RunJudgments:
         ideal_n = np.bincount(ideal_query, minlength=queries).astype(np.int64)
         ideal = np.zeros((queries, max(int(ideal_n.max(initial=0)), 1)), dtype=np.float64)
         ideal[ideal_query, _positions(ideal_query, queries)] = self.ideal_grade[lo:hi]
-        # A dict run cannot repeat a document, so "matches some ground truth" is "is a hit".
+        # A dict run cannot repeat a document, so "matches some ground truth" is "is a hit";
+        # the relevant documents' first matches, laid out in rank order, are the hits' ranks.
         return BatchJudgments(
             n=n.astype(np.int64),
             m=m.astype(np.int64),
@@ -250,7 +255,8 @@ class RunJudgments:
             ideal=ideal,
             ideal_n=ideal_n,
             nonrelevant=nonrelevant,
-            num_nonrelevant=self.num_nonrelevant[start:stop].astype(np.int64),
+            num_nonrelevant=num_nonrelevant,
+            known_hit_ranks=first_match,
         )
 
 
@@ -269,10 +275,13 @@ def judge_run(
     *,
     ties: str,
     relevance_level: float,
+    judged_nonrelevant: bool = True,
 ) -> RunJudgments | None:
     """Judge every query at once: ``scored[i]`` is query *i*'s ``{docid: score}``, ``judged[i]``
     its ``{docid: grade}``. None unless all of them pass :func:`plain_scored` and
-    :func:`plain_judged` (checked here over the whole run at once)."""
+    :func:`plain_judged` (checked here over the whole run at once). ``judged_nonrelevant``:
+    rank the retrieved documents of grade 0 too, for bpref (False: they earn nothing in any
+    other measure, and the batches then hold no judged non-relevant ranks)."""
     queries = len(scored)
     lengths = np.fromiter(map(len, scored), np.int64, queries)
     total = int(lengths.sum())
@@ -291,14 +300,18 @@ def judge_run(
     found = _retrieved_scores(scored, judged, judged_total)
     # Judged documents retrieved: those with a positive grade earn gains and hits; those of
     # grade 0 (and below the level) are the judged non-relevant ones bpref counts.
-    pair = np.flatnonzero((grades >= 0) & ~np.isnan(found))
+    pair = np.flatnonzero(
+        ((grades >= 0) if judged_nonrelevant else (grades > 0)) & ~np.isnan(found)
+    )
     pair_query, pair_score, pair_grade = judged_query[pair], found[pair], grades[pair]
 
     positive = grades > 0
     ideal_query, ideal_grade = _by_grade_descending(judged_query[positive], grades[positive])
     num_relevant = np.bincount(judged_query[grades >= relevance_level], minlength=queries)
     below_level = (grades >= 0) & (grades < relevance_level)
-    num_nonrelevant = np.bincount(judged_query[below_level], minlength=queries)
+    num_nonrelevant = (
+        np.bincount(judged_query[below_level], minlength=queries) if judged_nonrelevant else None
+    )
     tied = np.zeros(queries, dtype=np.bool_)
 
     rank = np.zeros(len(pair), dtype=np.int64)

@@ -288,20 +288,28 @@ def _evaluate_plain_queries(
         qids, scored, judged = (
             list(itertools.compress(items, candidate)) for items in (qids, scored, judged)
         )
-    judgments = judge_run(scored, judged, ties=ties, relevance_level=relevance_level)
+    # Only bpref counts the judged non-relevant documents: rank them only then.
+    bpref = any(m.name == "bpref" for _, m in measures)
+    judgments = judge_run(
+        scored, judged, ties=ties, relevance_level=relevance_level, judged_nonrelevant=bpref
+    )
     if judgments is None:
         # Some query is not plain. Qrels are small: validate them one by one (lists of ids
         # become dicts) and try again; only then check each query's scores (~0.1 s per 1M).
         valid = [_valid_qrels(qid, grades) for qid, grades in zip(qids, judged, strict=True)]
         qids, scored, judged = _drop_none(qids, scored, valid)
-        judgments = judge_run(scored, judged, ties=ties, relevance_level=relevance_level)
+        judgments = judge_run(
+            scored, judged, ties=ties, relevance_level=relevance_level, judged_nonrelevant=bpref
+        )
     if judgments is None:
         plain = [
             grades if plain_scored(ranking) else None
             for ranking, grades in zip(scored, judged, strict=True)
         ]
         qids, scored, judged = _drop_none(qids, scored, plain)
-        judgments = judge_run(scored, judged, ties=ties, relevance_level=relevance_level)
+        judgments = judge_run(
+            scored, judged, ties=ties, relevance_level=relevance_level, judged_nonrelevant=bpref
+        )
     if judgments is None:
         return _PlainQueries({}, set(), 0)
     keys = [key for key, _ in measures]
