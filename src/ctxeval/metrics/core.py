@@ -11,9 +11,10 @@ one in the same order:
 
 - quotients of small integers (precision, recall, ``hits / rank``) are exact integers divided
   once, correctly rounded either way;
-- running sums (AP, DCG) accumulate rank by rank with ``np.cumsum``, which adds sequentially like
-  the Python loop (``np.sum`` would not: it sums pairwise); the ranks a loop skips contribute
-  ``0.0``, which leaves a sum unchanged;
+- running sums (AP, DCG) accumulate with ``np.cumsum``, which adds sequentially like the Python
+  loop (``np.sum`` would not: it sums pairwise): DCG rank by rank (as wide as the cut-off
+  needs), AP over each record's hit ranks compacted left (``hit_ranks``), in rank order, as
+  the loop adds only at hits; a rank that contributes ``0.0`` leaves a sum unchanged;
 - NDCG discounts come from the same ``math.log2`` calls, and exponential gains from the same
   ``2.0 ** g - 1.0``.
 """
