@@ -50,7 +50,7 @@ class MeasureSetMixin(MetricBase):
     def _init_measures(self, measures: object) -> None:
         owner = type(self).__name__
         self._chosen = parse_measures(owner, measures)
-        self._ties = any(m.formula_options().get("ties") == "average" for m in self._chosen)
+        self._ties = any(m.averages_ties for m in self._chosen)
         spans = [str(m) for m in self._chosen if m.definition.family == "span"]
         if spans and owner != "SpanMeasures":
             raise InvalidArgumentError(
@@ -173,6 +173,6 @@ def tie_order_matters(
                 measures = (parse_measure(item),)
             except CtxevalError:  # the evaluator reports it, in its own words
                 return True
-        if any(m.formula_options().get("ties") != "average" for m in measures):
+        if not all(m.averages_ties for m in measures):
             return True
     return False

@@ -298,6 +298,12 @@ class Measure:
         """The value of an option (its default when not given)."""
         return dict(self.options).get(name, self.definition.default(name))
 
+    @property
+    def averages_ties(self) -> bool:
+        """Whether the measure averages over each group of equal retrieval scores
+        (``ndcg(ties='average')``): the order given to tied documents cannot change it."""
+        return dict(self.options).get("ties") == "average"
+
     def formula_options(self) -> dict[str, Any]:
         """The options the formulas take (``credit`` and ``unit`` are judging options: how
         hits are decided and spans measured, not how they are counted)."""

@@ -57,7 +57,7 @@ MissingQueries = Literal["zero", "skip", "error"]
 
 def needs_tie_groups(measures: Iterable[Measure]) -> bool:
     """Whether a measure averages gains over tied scores (``ndcg(ties='average')``)."""
-    return any(m.formula_options().get("ties") == "average" for m in measures)
+    return any(m.averages_ties for m in measures)
 
 
 def tie_ends(
@@ -248,7 +248,7 @@ def evaluate_run(
                 values = _values(judgments, parsed, use)
             results[qid] = values
 
-    if not any(m.formula_options().get("ties") != "average" for m in canonical):
+    if all(m.averages_ties for m in canonical):
         tied_queries = 0  # every measure averages over tied documents: their order is moot
     warn_policies(run, qrels, missing, missing_queries, tied_queries, ties)
     if skipped_empty:
