@@ -44,6 +44,11 @@ class TestUnicodeTokenizer:
 
 
 class TestTokenCache:
+    @pytest.fixture(autouse=True)
+    def python_path(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # The token cache serves the Python path; the compiled kernel (once loaded) bypasses it.
+        monkeypatch.setenv("CTXEVAL_COMPILED", "never")
+
     def test_a_text_is_tokenized_at_most_twice(self) -> None:
         calls: list[str] = []
 

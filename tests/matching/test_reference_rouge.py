@@ -8,6 +8,10 @@ hand computation (for inputs too long for rouge-score's pure-Python LCS table).
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +20,7 @@ from rouge_score import rouge_scorer, tokenizers
 from rouge_score import tokenize as rouge_tokenize
 
 from ctxeval import RougeChunkMatch, RougeTokenizer
-from ctxeval.matching import rouge_l_recall_matrix
+from ctxeval.matching import compiled, rouge_l_recall_matrix
 from ctxeval.matching.base import default_cache
 
 # Characters whose lower-casing or category makes tokenizers disagree when done carelessly:
@@ -68,6 +72,30 @@ word_text = st.lists(st.sampled_from(WORDS + list(TRICKY[-40:])), max_size=15).m
 any_text = st.one_of(unicode_text, tricky_text, word_text, st.sampled_from(SENTENCES))
 
 _STEMMER = porter.PorterStemmer()
+
+
+@pytest.fixture(scope="module", autouse=True, params=["never", "always"], ids=["py", "compiled"])
+def rouge_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test here runs on both ROUGE-L paths: tokens and rapidfuzz in Python, and the
+    compiled kernel (ctxeval.matching.compiled; the stemming tokenizer always takes the first).
+    Module-scoped (hypothesis reruns a test's examples within one fixture value)."""
+    with compiled_mode(request.param):
+        if request.param == "always":
+            assert compiled.status() in ("in use", "not loaded yet: loads with the first record")
+        yield request.param
+
+
+@contextlib.contextmanager
+def compiled_mode(mode: str) -> Iterator[None]:
+    before = os.environ.get("CTXEVAL_COMPILED")
+    os.environ["CTXEVAL_COMPILED"] = mode
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CTXEVAL_COMPILED"]
+        else:
+            os.environ["CTXEVAL_COMPILED"] = before
 
 
 def reference_tokens(text: str, stem: bool) -> list[str]:
@@ -274,6 +302,7 @@ def test_a_record_with_a_large_vocabulary() -> None:
     assert recall[0, 2:].tolist() == [reference_recall(text, g, False) for g in short]
 
 
+@compiled_mode("never")  # the token cache is the Python path's
 def test_a_repeated_record_with_a_large_vocabulary() -> None:
     # The same record twice: the second time its texts are encoded as one character per token,
     # 60,000 characters crossing the surrogate range, which the codes skip. Scores must not
@@ -295,6 +324,7 @@ def test_a_repeated_record_with_a_large_vocabulary() -> None:
     chunks=st.lists(st.text(alphabet="ab cD-é1", max_size=30), min_size=1, max_size=4),
     truth=st.lists(st.text(alphabet="ab cD-é1", max_size=20), min_size=1, max_size=3),
 )
+@compiled_mode("never")  # the token cache's two forms are the Python path's
 def test_keys_and_characters_agree_with_rouge_score(chunks: list[str], truth: list[str]) -> None:
     tokenizer = RougeTokenizer()
     default_cache(tokenizer).clear()

@@ -10,6 +10,7 @@ short ones.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -17,14 +18,18 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cdist
 
+from ctxeval.arrays import BoolArray
 from ctxeval.errors import InvalidArgumentError
-from ctxeval.matching.base import Matches, Unit, check_threshold, default_cache
+from ctxeval.matching.base import Matches, Unit, check_threshold, default_cache, has_word
 from ctxeval.matching.builtin import BuiltinStrategy
+from ctxeval.matching.compiled import rouge_recall
 from ctxeval.matching.pyrouge import py_rouge_l_recall_matrix
 from ctxeval.text.tokenize import Tokenizer, get_tokenizer
 from ctxeval.validation import check_choice
 
 __all__ = ["RougeChunkMatch", "RougeSentenceMatch", "rouge_l_recall_matrix"]
+
+_ROUGE = get_tokenizer("rouge")  # the tokenizer the compiled kernel reproduces
 
 
 def rouge_l_recall_matrix(
@@ -33,12 +38,38 @@ def rouge_l_recall_matrix(
     """ROUGE-L recall of every ground-truth text by every retrieved text, shape (n, m).
 
     Also returns the non-empty texts that produced no tokens. A text without tokens scores 0
-    against everything; :func:`has_tokens` says which pairs can match at all.
+    against everything.
     """
+    recall, _, tokenless = _recall(retrieved, ground_truth, tokenizer)
+    return recall, tokenless
+
+
+def _recall(
+    retrieved: Sequence[str],
+    ground_truth: Sequence[str],
+    tokenizer: Tokenizer,
+    *,
+    with_tokens: bool = False,
+) -> tuple[np.ndarray[Any, np.dtype[np.float64]], BoolArray | None, tuple[str, ...]]:
+    """Recall (n, m); with ``with_tokens``, whether each text has tokens (retrieved first);
+    the non-empty texts without tokens."""
+    n, m = len(retrieved), len(ground_truth)
+    found = rouge_recall(retrieved, ground_truth) if n and m and tokenizer == _ROUGE else None
+    if found is not None:  # the compiled kernel: the same quotients of the same integers
+        flat, counts, without = found
+        tokenless: tuple[str, ...] = ()
+        if without:
+            texts = [*retrieved, *ground_truth]
+            tokenless = tuple(texts[i] for i in np.flatnonzero(counts == 0) if has_word(texts[i]))
+        return flat.reshape(n, m), counts > 0 if with_tokens else None, tokenless
     (r_codes, g_codes), tokenless = default_cache(tokenizer).encode_record(retrieved, ground_truth)
-    n, m = len(r_codes), len(g_codes)
+    has_tokens = (
+        np.fromiter(map(bool, itertools.chain(r_codes, g_codes)), dtype=bool, count=n + m)
+        if with_tokens
+        else None
+    )
     if n == 0 or m == 0:
-        return np.zeros((n, m), dtype=np.float64), tokenless
+        return np.zeros((n, m), dtype=np.float64), has_tokens, tokenless
     # Ground truth as the queries: rapidfuzz then encodes the short texts as bit patterns once
     # and streams the long ones past them, about 1.4x faster than the other way round.
     lcs = cdist(g_codes, r_codes, scorer=LCSseq.similarity, processor=None)
@@ -50,17 +81,7 @@ def rouge_l_recall_matrix(
         recall = np.divide(lcs, lengths, out=np.zeros((m, n)), where=lengths > 0)
     else:
         recall = lcs / np.array(g_len, dtype=np.float64)[:, None]
-    return recall.T, tokenless
-
-
-def _with_tokens(
-    retrieved: Sequence[str], ground_truth: Sequence[str], tokenizer: Tokenizer
-) -> Any:
-    """(n, m): True where both texts have tokens (only those may match, even at threshold 0)."""
-    (r_codes, g_codes), _ = default_cache(tokenizer).encode_record(retrieved, ground_truth)
-    r_ok = np.fromiter((len(c) > 0 for c in r_codes), dtype=bool, count=len(r_codes))
-    g_ok = np.fromiter((len(c) > 0 for c in g_codes), dtype=bool, count=len(g_codes))
-    return r_ok[:, None] & g_ok[None, :]
+    return recall.T, has_tokens, tokenless
 
 
 #: ROUGE-L implementations: rouge-score's (the reference definition, on rapidfuzz) and the
@@ -129,11 +150,15 @@ class _RougeMatch(BuiltinStrategy):
                 g_ok = np.fromiter((bool(t.split()) for t in ground_truth), bool, len(ground_truth))
                 relevant &= r_ok[:, None] & g_ok[None, :]
             return Matches(relevant=relevant, scores=np.maximum(recall, 0.0))
-        recall, tokenless = rouge_l_recall_matrix(retrieved, ground_truth, self._tokenizer)
+        at_zero = self._threshold == 0
+        recall, has_tokens, tokenless = _recall(
+            retrieved, ground_truth, self._tokenizer, with_tokens=at_zero
+        )
         relevant = recall >= self._threshold
-        if self._threshold == 0:
+        if has_tokens is not None:
             # Recall 0 passes threshold 0; an empty or tokenless text still matches nothing.
-            relevant &= _with_tokens(retrieved, ground_truth, self._tokenizer)
+            n = len(retrieved)
+            relevant &= has_tokens[:n, None] & has_tokens[None, n:]
         return Matches(relevant=relevant, scores=recall, tokenless=tokenless)
 
 

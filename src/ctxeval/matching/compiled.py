@@ -1,0 +1,152 @@
+"""The compiled ROUGE-L path: when it is used, and the records' bytes it is given.
+
+With numba installed (``pip install 'ctxeval[fast]'``), ROUGE-L under rouge-score's tokenizer
+(``tokenizer="rouge"``, no stemming) is scored by :mod:`ctxeval.matching.lcs_kernel`: one compiled
+pass per record that tokenises, matches and computes every LCS length, about four times faster
+than tokenising in Python and calling rapidfuzz (docs/performance.md). It gives the same two
+integers per pair (LCS length, token count), so every score is the same bit for bit; the
+property tests compare the two paths on random texts of every kind.
+
+Loading numba and the cached machine code costs about half a second per process (compiling it
+the first time, a few seconds), which a small run would not win back. So by default (``auto``)
+the kernel is used once a process has matched :data:`AUTO_AFTER` records under that tokenizer;
+the environment variable ``CTXEVAL_COMPILED`` says otherwise: ``always`` (from the first
+record), ``never``. Without numba, or if it cannot load the kernel, the Python path is used
+throughout (:func:`status` says why).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from array import array
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ctxeval.arrays import FloatArray, IntArray
+from ctxeval.errors import InvalidArgumentError
+
+__all__ = ["AUTO_AFTER", "LOWER_TO_ASCII", "MODES", "rouge_recall", "status"]
+
+Mode = Literal["auto", "always", "never"]
+MODES: tuple[Mode, ...] = ("auto", "always", "never")
+AUTO_AFTER = 1_000
+"""Records a process matches on the Python path before ``auto`` loads the kernel."""
+
+# Byte table of rouge-score's tokens: 0 separates tokens, a-z and 0-9 stay, A-Z are lowered.
+_TABLE = np.array(
+    [c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 0 for c in range(256)],
+    dtype=np.uint8,
+)
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "seen": 0}
+
+
+def _mode() -> Mode:
+    value = os.environ.get("CTXEVAL_COMPILED", "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise InvalidArgumentError(
+            f"environment variable CTXEVAL_COMPILED={value!r}: use 'auto' (the default), "
+            "'always' or 'never'"
+        )
+    return value
+
+
+def _kernel() -> Callable[..., Any] | None:
+    """The compiled kernel when this record should use it, else None."""
+    kernel: Callable[..., Any] | None = _state["kernel"]
+    if kernel is not None:
+        return kernel if _mode() != "never" else None
+    mode = _mode()
+    if mode == "never" or _state["why"] != "not loaded yet":
+        return None
+    if mode == "auto" and _state["seen"] < AUTO_AFTER:
+        _state["seen"] += 1
+        return None
+    with _lock:
+        if _state["kernel"] is None and _state["why"] == "not loaded yet":
+            _load()
+    kernel = _state["kernel"]
+    return kernel
+
+
+def _load() -> None:
+    try:
+        from ctxeval.matching import lcs_kernel
+
+        kernel = lcs_kernel.lcs_records
+        # Compile (or load from numba's cache) both forms now, on records whose answers are
+        # known: "ab b" against "b", and "\u212aa" (Kelvin sign) against "ka": recall 1.
+        kelvin = np.frombuffer("\u212aa ka".encode("utf-32-le"), dtype=np.uint32)
+        for buf, lengths, tokens in ((b"ab b b", [4, 1], [2, 1]), (kelvin, [2, 2], [1, 1])):
+            recall = np.zeros(1, dtype=np.float64)
+            counts = np.zeros(2, dtype=np.int64)
+            records = array("q", [0, 1, 1, 0])
+            tokenless = kernel(buf, array("q", lengths), records, _TABLE, recall, counts)
+            if tokenless or recall.tolist() != [1.0] or counts.tolist() != tokens:
+                raise RuntimeError(
+                    f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
+                )
+    except ImportError as exc:
+        _state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
+    except Exception as exc:  # any failure to load the kernel means the Python path
+        _state["why"] = f"the compiled kernel could not be loaded: {type(exc).__name__}: {exc}"
+    else:
+        _state["kernel"] = kernel
+        _state["why"] = "loaded"
+
+
+def status() -> str:
+    """Whether the compiled kernel is in use in this process, and if not, why."""
+    mode = _mode()
+    if mode == "never":
+        return "not used: CTXEVAL_COMPILED=never"
+    if _state["kernel"] is not None:
+        return "in use"
+    if _state["why"] == "not loaded yet":
+        if mode == "auto":
+            return (
+                f"not loaded yet: loads after {AUTO_AFTER} records "
+                f"({_state['seen']} so far; CTXEVAL_COMPILED=always loads it at once)"
+            )
+        return "not loaded yet: loads with the first record"
+    return f"not used: {_state['why']}"
+
+
+# The characters outside ASCII whose lowercase holds an ASCII letter (str.lower, which
+# rouge-score applies first): the Kelvin sign ("k", which the kernel reads as such) and the
+# capital I with dot above ("i" and a combining dot, two characters for one). A test recomputes
+# this list from the running Python's Unicode tables.
+LOWER_TO_ASCII = ("\u0130", "\u212a")
+
+
+def rouge_recall(
+    retrieved: Sequence[str], ground_truth: Sequence[str]
+) -> tuple[FloatArray, IntArray, int] | None:
+    """ROUGE-L recall of every ground truth by every retrieved text (n x m, row-major, flat),
+    every text's token count (retrieved, then ground truth) and how many texts have no token,
+    from the compiled kernel; None when the kernel is not in use (see the module's docstring).
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return None
+    texts = [*retrieved, *ground_truth]
+    joined = " ".join(texts)
+    if joined.isascii():
+        buf: Any = joined.encode()
+    else:
+        if "\u0130" in joined:  # lowercases to two characters: as rouge-score reads it
+            texts = [t if t.isascii() else t.lower() for t in texts]
+            joined = " ".join(texts)
+        # Code points; lone surrogates (never in records read by ctxeval) are separators.
+        buf = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    n, m = len(retrieved), len(ground_truth)
+    recall = np.empty(n * m, dtype=np.float64)
+    counts = np.empty(n + m, dtype=np.int64)
+    tokenless: int = kernel(
+        buf, array("q", map(len, texts)), array("q", (0, n, m, 0)), _TABLE, recall, counts
+    )
+    return recall, counts, tokenless

@@ -1,0 +1,209 @@
+"""ROUGE-L's tokens and LCS lengths for whole records in one compiled pass (needs numba).
+
+Imported only through :mod:`ctxeval.matching.compiled`, which decides when it is used. The
+kernel reads a record's texts as bytes (ASCII texts as they are; others as
+``text.lower().encode("ascii", "replace")``, as :meth:`RougeTokenizer.match_keys` makes them) and
+gives, for every ground-truth text *g* and retrieved text *r* of the record,
+``LCS(tokens(r), tokens(g))`` and every text's token count, where tokens are rouge-score's
+(lowercase ``[a-z0-9]+`` runs; no stemming). So ROUGE-L recall is the same quotient of the same
+two integers as on the Python path, bit for bit.
+
+How, per record:
+
+1. The ground truth's tokens are read once and given record-local ids through a small
+   open-addressing table (hash of the token's bytes, then the bytes themselves compared: ids are
+   exact, never a hash's guess).
+2. Each ground truth gets a bit mask per id (bit *p* set where its token *p* has that id), in
+   64-bit words.
+3. Each retrieved text is read token by token; a token not in the ground truth cannot add to
+   any LCS and is only counted; one that is updates every ground truth's bit vector with the
+   bit-parallel LCS step of Hyyrö (2004): ``V = (V + (V & M)) | (V & ~M)``, carrying across
+   words. The LCS length is the number of zero bits of ``V`` within the ground truth's length.
+
+Only numbers cross the boundary: byte arrays in, integer arrays out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+
+__all__ = ["lcs_records"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _jit(function: _F) -> _F:
+    # Compiled on first call; the machine code is cached on disk (numba's cache: the package's
+    # __pycache__, else the user's cache directory) so later processes load it instead.
+    return cast(_F, numba.njit(cache=True, nogil=True)(function))
+
+
+@numba.njit(inline="always")
+def _letter(code: Any, table: Any) -> Any:
+    """A character's code in a token (its lowercase), or 0 where it separates tokens."""
+    if code < 256:
+        return table[code]
+    return 107 if code == 0x212A else 0  # KELVIN SIGN lowercases to "k"
+
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_ALL = ~np.uint64(0)
+
+
+@_jit
+def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, counts: Any) -> int:
+    """Fill ``recall`` and ``counts`` for every record; return how many texts have no token.
+
+    ``buf``: the texts' characters, one code point per item (``bytes`` of ASCII text, or
+    UTF-32 code points as uint32), each text followed by one separator; ``lengths[t]``: text
+    *t*'s length. ``records`` (int64, four per record): the record's first text, how many
+    retrieved texts follow it, how many ground-truth texts follow those, and where its block
+    starts in ``recall``. The block is retrieved by ground truth, row-major:
+    ``recall[block + i * n_g + j] = LCS(r_i, g_j) / len(g_j)`` (0 when ``g_j`` has no token), the
+    same quotient of the same integers as rouge-score. ``counts[t]``: text *t*'s token count.
+    ``table`` (uint8, 256): 0 for characters that separate tokens, else the lowercase; above
+    255 only the Kelvin sign is a letter (``k``), as ``str.lower`` makes it.
+
+    One function, no calls: numba does not inline its calls, and a call per token would cost
+    a third of the time.
+    """
+    n_texts = len(lengths)
+    starts = np.empty(n_texts + 1, np.int64)
+    starts[0] = 0
+    for t in range(n_texts):
+        starts[t + 1] = starts[t] + lengths[t] + 1
+    n_records = len(records) // 4
+    tokenless = 0
+    # Scratch, sized once for the largest record of the batch.
+    most = 1
+    most_g = 0
+    for rec in range(n_records):
+        first, n_r, n_g = records[4 * rec], records[4 * rec + 1], records[4 * rec + 2]
+        size = 0
+        for t in range(first, first + n_r + n_g):
+            size += lengths[t]
+        most = max(most, size // 2 + n_r + n_g)  # a token and a separator take two bytes
+        most_g = max(most_g, n_g)
+    cap = 16
+    while cap < 2 * most:
+        cap <<= 1
+    slots = np.full(cap, -1, np.int64)
+    slot_hash = np.zeros(cap, np.uint64)
+    used = np.empty(most, np.int64)
+    tok_start = np.empty(most, np.int64)
+    tok_len = np.empty(most, np.int64)
+    tok_hash = np.empty(most, np.uint64)
+    tok_id = np.empty(most, np.int64)
+    text_tok = np.empty(most_g + 1, np.int64)  # each ground truth's first token
+    word_of = np.empty(most_g + 1, np.int64)  # each ground truth's first mask word
+    mask = cap - 1
+    for rec in range(n_records):
+        first, n_r, n_g = records[4 * rec], records[4 * rec + 1], records[4 * rec + 2]
+        block = records[4 * rec + 3]
+        g0 = first + n_r
+        # 1. every text's tokens: where they start, their length and hash (ground truth first)
+        x = 0
+        for step in range(n_r + n_g):
+            t = g0 + step if step < n_g else first + step - n_g
+            if step < n_g:
+                text_tok[step] = x
+            i, end = starts[t], starts[t] + lengths[t]
+            x0 = x
+            while i < end:
+                c = _letter(buf[i], table)
+                if c == 0:
+                    i += 1
+                    continue
+                s = i
+                h = np.uint64(c)
+                i += 1
+                while i < end:
+                    c = _letter(buf[i], table)
+                    if c == 0:
+                        break
+                    h = ((h << np.uint64(7)) | (h >> np.uint64(57))) ^ np.uint64(c)
+                    i += 1
+                tok_start[x] = s
+                tok_len[x] = i - s
+                tok_hash[x] = h * np.uint64(0x9E3779B97F4A7C15)
+                x += 1
+            counts[t] = x - x0
+            tokenless += x == x0
+        text_tok[n_g] = text_tok[n_g - 1] + counts[g0 + n_g - 1] if n_g else 0
+        # 2. record-local ids: the ground truth's tokens enter the table, the others are
+        # looked up (-1: not in the ground truth, so in no LCS)
+        k = 0
+        for y in range(x):
+            h = tok_hash[y]
+            s, n = tok_start[y], tok_len[y]
+            p = int(h >> np.uint64(40)) & mask
+            found = -1
+            while True:
+                u = slots[p]
+                if u < 0:
+                    break
+                if slot_hash[p] == h and tok_len[u] == n:
+                    q = tok_start[u]
+                    z = 0
+                    while z < n and _letter(buf[q + z], table) == _letter(buf[s + z], table):
+                        z += 1
+                    if z == n:
+                        found = tok_id[u]
+                        break
+                p = (p + 1) & mask
+            if found < 0 and y < text_tok[n_g]:
+                found = k
+                slots[p] = y  # the slot names the token's first occurrence
+                slot_hash[p] = h
+                used[k] = p
+                k += 1
+            tok_id[y] = found
+        # 3. bit masks: ground truth j's words are word_of[j]:word_of[j + 1]
+        word_of[0] = 0
+        for j in range(n_g):
+            word_of[j + 1] = word_of[j] + (counts[g0 + j] + 63) // 64
+        words = word_of[n_g]
+        masks = np.zeros((max(k, 1), max(words, 1)), np.uint64)
+        for j in range(n_g):
+            for q in range(counts[g0 + j]):
+                masks[tok_id[text_tok[j] + q], word_of[j] + q // 64] |= _U1 << np.uint64(q % 64)
+        # 4. each retrieved text against every ground truth at once
+        v = np.empty(max(words, 1), np.uint64)
+        y0 = text_tok[n_g]
+        for r in range(n_r):
+            v[:] = _ALL
+            y1 = y0 + counts[first + r]
+            for y in range(y0, y1):
+                tid = tok_id[y]
+                if tid < 0:
+                    continue
+                for j in range(n_g):
+                    carry = _U0
+                    for w in range(word_of[j], word_of[j + 1]):
+                        m = masks[tid, w]
+                        a = v[w]
+                        b = a + (a & m)
+                        d = b + carry
+                        carry = _U1 if (b < a) or (d < b) else _U0
+                        v[w] = d | (a & ~m)
+            y0 = y1
+            for j in range(n_g):
+                length = counts[g0 + j]
+                matched = 0
+                for w in range(word_of[j], word_of[j + 1]):
+                    bits = min(64, length - (w - word_of[j]) * 64)
+                    a = ~v[w]
+                    if bits < 64:
+                        a &= (_U1 << np.uint64(bits)) - _U1
+                    while a:
+                        a &= a - _U1
+                        matched += 1
+                recall[block + r * n_g + j] = matched / length if length else 0.0
+        for q in range(k):
+            slots[used[q]] = -1
+    return tokenless

@@ -1,0 +1,248 @@
+"""The compiled ROUGE-L kernel (ctxeval.matching.compiled, lcs_kernel) against the Python path.
+
+The Python path (tokens, then rapidfuzz) is itself tested against rouge-score bit for bit
+(test_reference_rouge.py, which also runs every one of its tests on the compiled kernel); here
+the two paths are compared on inputs rouge-score would take too long for (long texts, many
+records, every kind of character), and the kernel's switches are checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import unicodedata
+from array import array
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
+from ctxeval.errors import InvalidArgumentError
+from ctxeval.matching import compiled
+from ctxeval.matching.rouge import _recall
+from ctxeval.text.tokenize import get_tokenizer
+
+ROUGE = get_tokenizer("rouge")
+
+
+@contextlib.contextmanager
+def mode(value: str) -> Iterator[None]:
+    before = os.environ.get("CTXEVAL_COMPILED")
+    os.environ["CTXEVAL_COMPILED"] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CTXEVAL_COMPILED"]
+        else:
+            os.environ["CTXEVAL_COMPILED"] = before
+
+
+def both_paths(retrieved: list[str], ground_truth: list[str]) -> tuple[object, object]:
+    with mode("never"):
+        python = _recall(retrieved, ground_truth, ROUGE, with_tokens=True)
+    with mode("always"):
+        kernel = _recall(retrieved, ground_truth, ROUGE, with_tokens=True)
+    assert compiled.status() == "in use"
+    return python, kernel
+
+
+def assert_same(python: tuple, kernel: tuple) -> None:  # type: ignore[type-arg]
+    (p_recall, p_tokens, p_tokenless), (k_recall, k_tokens, k_tokenless) = python, kernel
+    assert k_recall.dtype == p_recall.dtype == np.float64
+    assert k_recall.shape == p_recall.shape
+    assert k_recall.tobytes() == p_recall.tobytes()  # bit for bit
+    assert k_tokens.tolist() == p_tokens.tolist()
+    assert k_tokenless == p_tokenless
+
+
+# Letters, digits, separators, the characters whose lowercase lands in ASCII, other scripts,
+# combining marks, astral characters and a lone surrogate.
+ALPHABET = (
+    "abcXYZ019 .,-'\t\n\u0130\u212a\u0131\u00e9\u00c9\u03a3\u043c\u6771\u0307\U0001f600\ud800"
+)
+words = st.lists(st.sampled_from(["the", "cat", "Sat", "on", "MAT", "a", "1990", "k\u212a"]))
+texts = st.one_of(
+    st.text(alphabet=ALPHABET, max_size=80),
+    st.text(max_size=40),  # any code point
+    words.map(" ".join),
+    st.lists(st.sampled_from(["w1", "w2", "W3", "w4"]), min_size=60, max_size=200).map(" ".join),
+)
+
+
+@settings(max_examples=300)
+@given(
+    retrieved=st.lists(texts, min_size=1, max_size=5), truth=st.lists(texts, min_size=1, max_size=4)
+)
+def test_kernel_equals_python_path(retrieved: list[str], truth: list[str]) -> None:
+    assert_same(*both_paths(retrieved, truth))
+
+
+def test_long_texts_take_several_words_of_bits() -> None:
+    # Ground truths of 64, 65, 130 and 1,000 tokens: the bit vectors carry across 64-bit words.
+    vocabulary = [f"t{i % 37}" for i in range(3000)]
+    truth = [" ".join(vocabulary[s : s + n]) for s, n in ((0, 64), (5, 65), (11, 130), (7, 1000))]
+    retrieved = [" ".join(vocabulary), " ".join(reversed(vocabulary)), " ".join(vocabulary[::3])]
+    python, kernel = both_paths(retrieved, truth)
+    assert_same(python, kernel)
+    assert kernel[0][0].tolist() == [1.0, 1.0, 1.0, 1.0]  # each truth is a window of the text
+
+
+def test_one_call_for_many_records_equals_one_call_each() -> None:
+    # The kernel reuses its table across records: nothing of one record may leak into the next.
+    records = [
+        (["the cat sat", "on the mat", ""], ["the mat", "cat"]),
+        (["x y z " * 40, "MAT mat"], ["mat", "y " * 70, "..."]),
+        (["dog"], ["the cat sat"]),
+        ([], ["nothing retrieved"]),
+        (["no ground truth"], []),
+        (["\u212a \u0130x", "k i x"], ["k i x", "\u00e9t\u00e9"]),
+    ]
+    with mode("always"):
+        compiled.rouge_recall(["a"], ["a"])  # loaded
+    kernel = compiled._state["kernel"]
+    texts = [t.lower() for r, g in records for t in (*r, *g)]
+    buf = np.frombuffer(" ".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    rows, first, block = [], 0, 0
+    for r, g in records:
+        rows += [first, len(r), len(g), block]
+        first += len(r) + len(g)
+        block += len(r) * len(g)
+    recall = np.full(block, -1.0)
+    counts = np.full(first, -1, dtype=np.int64)
+    table = compiled._TABLE
+    tokenless = kernel(buf, array("q", map(len, texts)), array("q", rows), table, recall, counts)
+    assert tokenless == 2  # "" and "..."
+    start = 0
+    for r, g in records:
+        expected, _, _ = _recall(r, g, ROUGE)
+        assert recall[start : start + len(r) * len(g)].reshape(len(r), len(g)).tolist() == (
+            expected.tolist()
+        )
+        start += len(r) * len(g)
+    # By hand: "\u0130x" lowers to "i", a combining dot (a separator) and "x"; "\u00e9t\u00e9"
+    # is one token, "t".
+    assert counts.tolist() == [3, 3, 0, 2, 1, 120, 2, 1, 70, 0, 1, 3, 2, 3, 3, 3, 3, 1]
+
+
+def test_lower_to_ascii_lists_every_such_character() -> None:
+    # The kernel reads text without lowercasing it: only these characters' lowercase holds an
+    # ASCII letter or digit (the running Python's Unicode tables decide).
+    found = tuple(
+        chr(c)
+        for c in range(0x80, 0x110000)
+        if not 0xD800 <= c < 0xE000 and any(ch.isascii() and ch.isalnum() for ch in chr(c).lower())
+    )
+    assert found == compiled.LOWER_TO_ASCII, unicodedata.unidata_version
+
+
+def test_evaluator_rows_are_the_same_on_both_paths() -> None:
+    records = [
+        {
+            "retrieved_context": [f"Chunk {i} about the cat on the mat", "Other text", "the mat"],
+            "ground_truth_context": [f"the cat {i % 3} on the mat", "Unrelated words here"],
+        }
+        for i in range(40)
+    ]
+    metrics = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]
+    results = {}
+    for value in ("never", "always"):
+        with mode(value):
+            results[value] = RetrievalEvaluator(records, metrics, workers=1).run(k=[1, 2, None])
+    assert results["always"].per_query == results["never"].per_query
+    assert results["always"].aggregate == results["never"].aggregate
+    assert results["always"].aggregate["context_recall"] > 0  # something matched
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.7])
+def test_threshold_zero_blank_texts_on_both_paths(threshold: float) -> None:
+    retrieved = ["", " ", "...", "\u6771\u4eac", "zebra"]
+    matches = {}
+    for value in ("never", "always"):
+        with mode(value):
+            matches[value] = RougeChunkMatch(threshold).match(retrieved, ["a b", "c", "\u2014"])
+    assert matches["always"].relevant.tolist() == matches["never"].relevant.tolist()
+    assert matches["always"].tokenless == matches["never"].tokenless == ("\u6771\u4eac",)
+    expected = [[False] * 3] * 4 + [[threshold == 0, threshold == 0, False]]
+    assert matches["always"].relevant.tolist() == expected
+
+
+# --------------------------------------------------------------------------------------------
+# When the kernel is used
+
+
+@pytest.fixture
+def fresh_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    state: dict[str, object] = {"kernel": None, "why": "not loaded yet", "seen": 0}
+    monkeypatch.setattr(compiled, "_state", state)
+    return state
+
+
+def test_auto_loads_after_enough_records(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compiled, "AUTO_AFTER", 3)
+    with mode("auto"):
+        assert [compiled.rouge_recall(["a b"], ["b"]) is None for _ in range(4)] == [
+            True,
+            True,
+            True,
+            False,
+        ]
+        assert compiled.status() == "in use"
+    with mode("never"):
+        assert compiled.rouge_recall(["a b"], ["b"]) is None
+        assert compiled.status() == "not used: CTXEVAL_COMPILED=never"
+
+
+def test_auto_says_when_it_will_load(fresh_state: dict[str, object]) -> None:
+    with mode(""):  # empty is the default
+        compiled.rouge_recall(["a"], ["a"])
+        assert compiled.status() == (
+            f"not loaded yet: loads after {compiled.AUTO_AFTER} records (1 so far; "
+            "CTXEVAL_COMPILED=always loads it at once)"
+        )
+
+
+def test_without_numba_the_python_path_is_used(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ctxeval.matching
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.delitem(sys.modules, "ctxeval.matching.lcs_kernel", raising=False)
+    monkeypatch.delattr(ctxeval.matching, "lcs_kernel", raising=False)
+    with mode("always"):
+        assert compiled.rouge_recall(["a b"], ["b"]) is None
+        assert compiled.status().startswith("not used: numba is not installed")
+        assert compiled.status().endswith("pip install 'ctxeval[fast]'")
+        scores = PrecisionRecallF1(RougeChunkMatch())(
+            retrieved_context=["the cat sat"], ground_truth_context=["the cat"]
+        )
+    assert scores["context_recall"] == 1.0
+
+
+def test_a_kernel_that_fails_its_self_check_is_not_used(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxeval.matching import lcs_kernel
+
+    monkeypatch.setattr(lcs_kernel, "lcs_records", lambda *args: 0)  # fills nothing
+    with mode("always"):
+        assert compiled.rouge_recall(["a b"], ["b"]) is None
+        assert compiled.status().startswith(
+            "not used: the compiled kernel could not be loaded: RuntimeError: its self-check failed"
+        )
+
+
+def test_an_unknown_mode_is_a_clear_error() -> None:
+    with mode("fast"), pytest.raises(InvalidArgumentError) as error:
+        compiled.rouge_recall(["a"], ["a"])
+    assert str(error.value) == (
+        "environment variable CTXEVAL_COMPILED='fast': use 'auto' (the default), 'always' or "
+        "'never'"
+    )
