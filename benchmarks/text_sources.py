@@ -14,6 +14,11 @@ machine): ``RetrievalEvaluator(records, [PrecisionRecallF1(RougeChunkMatch()),
 RankedRetrievalMetrics(RougeChunkMatch())], workers=1).run(k=None)`` over freshly parsed
 records (the benchmark datasets of ``_data.py``; token caches emptied before each repeat), and
 prints one line per dataset. Ratios against the first source are printed at the end.
+
+``--compiled never,always`` runs each source once per value of ``CTXEVAL_COMPILED`` (the
+compiled ROUGE-L kernel off, then on from the first record), alternated like the sources:
+
+    .venv/bin/python benchmarks/text_sources.py --compiled never,always .
 """
 
 from __future__ import annotations
@@ -75,6 +80,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--compiled",
+        default="",
+        help="values of CTXEVAL_COMPILED to run each source with, comma-separated",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -83,31 +93,39 @@ def main() -> None:
     if not args.sources:
         parser.error("give at least one source: a ctxeval checkout (a directory with src/)")
     datasets = ("corpus", "distinct") if args.data == "both" else (args.data,)
-    sources = [Path(s).resolve() for s in args.sources]
-    times: dict[tuple[Path, str], list[float]] = {}
+    modes = [m.strip() for m in args.compiled.split(",") if m.strip()] or [None]
+    sources = [(Path(s).resolve(), mode) for s in args.sources for mode in modes]
+    times: dict[tuple[Path, str | None, str], list[float]] = {}
     print("| round | dataset | source | commit | CPU s | µs/record |")
     print("|---:|---|---|---|---:|---:|")
     for round_ in range(1, args.rounds + 1):
         for data in datasets:
-            for source in sources:
+            for source, mode in sources:
                 env = {**os.environ, "PYTHONPATH": str(source / "src")}
+                if mode is not None:
+                    env["CTXEVAL_COMPILED"] = mode
                 command = [sys.executable, __file__, "--child", data]
                 command += ["--records", str(args.records), "--repeats", str(args.repeats)]
                 out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
                 seconds = float(out.stdout.split()[-1])
-                times.setdefault((source, data), []).append(seconds)
+                times.setdefault((source, mode, data), []).append(seconds)
                 commit = _commit(source)
                 per = seconds / args.records * 1e6
                 print(
-                    f"| {round_} | {data} | {source.name} | {commit} | {seconds:.3f} | {per:.0f} |"
+                    f"| {round_} | {data} | {_label(source, mode)} | {commit} | {seconds:.3f} "
+                    f"| {per:.0f} |"
                 )
     print("\n| dataset | source | best CPU s | against the first source |")
     print("|---|---|---:|---:|")
     for data in datasets:
-        first = min(times[sources[0], data])
-        for source in sources:
-            best = min(times[source, data])
-            print(f"| {data} | {source.name} | {best:.3f} | {best / first:.2f}x |")
+        first = min(times[(*sources[0], data)])
+        for source, mode in sources:
+            best = min(times[source, mode, data])
+            print(f"| {data} | {_label(source, mode)} | {best:.3f} | {best / first:.2f}x |")
+
+
+def _label(source: Path, mode: str | None) -> str:
+    return source.name if mode is None else f"{source.name} (CTXEVAL_COMPILED={mode})"
 
 
 def _commit(source: Path) -> str:

@@ -33,6 +33,7 @@ ROUGE = get_tokenizer("rouge")
 def mode(value: str) -> Iterator[None]:
     before = os.environ.get("CTXEVAL_COMPILED")
     os.environ["CTXEVAL_COMPILED"] = value
+    compiled.read_environment()
     try:
         yield
     finally:
@@ -40,6 +41,7 @@ def mode(value: str) -> Iterator[None]:
             del os.environ["CTXEVAL_COMPILED"]
         else:
             os.environ["CTXEVAL_COMPILED"] = before
+        compiled.read_environment()
 
 
 def both_paths(retrieved: list[str], ground_truth: list[str]) -> tuple[object, object]:
@@ -177,7 +179,7 @@ def test_threshold_zero_blank_texts_on_both_paths(threshold: float) -> None:
 
 @pytest.fixture
 def fresh_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    state: dict[str, object] = {"kernel": None, "why": "not loaded yet", "seen": 0}
+    state: dict[str, object] = {"kernel": None, "why": "not loaded yet", "seen": 0, "mode": None}
     monkeypatch.setattr(compiled, "_state", state)
     return state
 
@@ -239,10 +241,24 @@ def test_a_kernel_that_fails_its_self_check_is_not_used(
         )
 
 
-def test_an_unknown_mode_is_a_clear_error() -> None:
-    with mode("fast"), pytest.raises(InvalidArgumentError) as error:
-        compiled.rouge_recall(["a"], ["a"])
+def test_an_unknown_mode_is_a_clear_error(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXEVAL_COMPILED", "fast")
+    with pytest.raises(InvalidArgumentError) as error:
+        compiled.rouge_recall(["a"], ["a"])  # read with the first record
     assert str(error.value) == (
         "environment variable CTXEVAL_COMPILED='fast': use 'auto' (the default), 'always' or "
         "'never'"
     )
+
+
+def test_the_environment_is_read_once(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXEVAL_COMPILED", "never")
+    assert compiled.rouge_recall(["a"], ["a"]) is None
+    monkeypatch.setenv("CTXEVAL_COMPILED", "always")
+    assert compiled.rouge_recall(["a"], ["a"]) is None  # not read again
+    assert compiled.read_environment() == "always"
+    assert compiled.rouge_recall(["a"], ["a"]) is not None

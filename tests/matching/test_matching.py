@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from ctxeval import (
     UnicodeTokenizer,
 )
 from ctxeval.errors import InvalidArgumentError
+from ctxeval.matching import compiled
 from ctxeval.matching.base import TokenCache, default_cache
 from ctxeval.text.tokenize import RougeTokenizer
 
@@ -45,9 +47,13 @@ class TestUnicodeTokenizer:
 
 class TestTokenCache:
     @pytest.fixture(autouse=True)
-    def python_path(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def python_path(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         # The token cache serves the Python path; the compiled kernel (once loaded) bypasses it.
         monkeypatch.setenv("CTXEVAL_COMPILED", "never")
+        compiled.read_environment()
+        yield
+        monkeypatch.undo()
+        compiled.read_environment()
 
     def test_a_text_is_tokenized_at_most_twice(self) -> None:
         calls: list[str] = []

@@ -89,6 +89,7 @@ def rouge_path(request: pytest.FixtureRequest) -> Iterator[str]:
 def compiled_mode(mode: str) -> Iterator[None]:
     before = os.environ.get("CTXEVAL_COMPILED")
     os.environ["CTXEVAL_COMPILED"] = mode
+    compiled.read_environment()
     try:
         yield
     finally:
@@ -96,6 +97,7 @@ def compiled_mode(mode: str) -> Iterator[None]:
             del os.environ["CTXEVAL_COMPILED"]
         else:
             os.environ["CTXEVAL_COMPILED"] = before
+        compiled.read_environment()
 
 
 def reference_tokens(text: str, stem: bool) -> list[str]:

@@ -11,7 +11,8 @@ Loading numba and the cached machine code costs about half a second per process 
 the first time, a few seconds), which a small run would not win back. So by default (``auto``)
 the kernel is used once a process has matched :data:`AUTO_AFTER` records under that tokenizer;
 the environment variable ``CTXEVAL_COMPILED`` says otherwise: ``always`` (from the first
-record), ``never``. Without numba, or if it cannot load the kernel, the Python path is used
+record), ``never``. It is read when the first record is matched (:func:`read_environment`
+reads it again). Without numba, or if it cannot load the kernel, the Python path is used
 throughout (:func:`status` says why).
 """
 
@@ -28,7 +29,7 @@ import numpy as np
 from ctxeval.arrays import FloatArray, IntArray
 from ctxeval.errors import InvalidArgumentError
 
-__all__ = ["AUTO_AFTER", "LOWER_TO_ASCII", "MODES", "rouge_recall", "status"]
+__all__ = ["AUTO_AFTER", "LOWER_TO_ASCII", "MODES", "read_environment", "rouge_recall", "status"]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
@@ -42,25 +43,28 @@ _TABLE = np.array(
 )
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "seen": 0}
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "seen": 0, "mode": None}
 
 
-def _mode() -> Mode:
+def read_environment() -> Mode:
+    """Read ``CTXEVAL_COMPILED`` again (it is read once, when the first record is matched;
+    call this after changing it within a process)."""
     value = os.environ.get("CTXEVAL_COMPILED", "auto").strip().lower() or "auto"
     if value not in MODES:
         raise InvalidArgumentError(
             f"environment variable CTXEVAL_COMPILED={value!r}: use 'auto' (the default), "
             "'always' or 'never'"
         )
+    _state["mode"] = value
     return value
 
 
 def _kernel() -> Callable[..., Any] | None:
     """The compiled kernel when this record should use it, else None."""
+    mode: Mode = _state["mode"] or read_environment()
     kernel: Callable[..., Any] | None = _state["kernel"]
     if kernel is not None:
-        return kernel if _mode() != "never" else None
-    mode = _mode()
+        return kernel if mode != "never" else None
     if mode == "never" or _state["why"] != "not loaded yet":
         return None
     if mode == "auto" and _state["seen"] < AUTO_AFTER:
@@ -101,7 +105,7 @@ def _load() -> None:
 
 def status() -> str:
     """Whether the compiled kernel is in use in this process, and if not, why."""
-    mode = _mode()
+    mode = _state["mode"] or read_environment()
     if mode == "never":
         return "not used: CTXEVAL_COMPILED=never"
     if _state["kernel"] is not None:

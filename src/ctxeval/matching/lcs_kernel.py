@@ -10,15 +10,16 @@ two integers as on the Python path, bit for bit.
 
 How, per record:
 
-1. The ground truth's tokens are read once and given record-local ids through a small
-   open-addressing table (hash of the token's bytes, then the bytes themselves compared: ids are
-   exact, never a hash's guess).
+1. The texts are read once, the ground truth first, token by token. A ground-truth token gets a
+   record-local id through a small open-addressing table (hash of the token's characters, then
+   the characters themselves compared: ids are exact, never a hash's guess). A retrieved text's
+   token is looked up: one no ground truth holds (id -1) cannot add to any LCS and is only
+   counted.
 2. Each ground truth gets a bit mask per id (bit *p* set where its token *p* has that id), in
    64-bit words.
-3. Each retrieved text is read token by token; a token not in the ground truth cannot add to
-   any LCS and is only counted; one that is updates every ground truth's bit vector with the
-   bit-parallel LCS step of Hyyrö (2004): ``V = (V + (V & M)) | (V & ~M)``, carrying across
-   words. The LCS length is the number of zero bits of ``V`` within the ground truth's length.
+3. Each retrieved text's tokens update every ground truth's bit vector with the bit-parallel
+   LCS step of Hyyrö (2004): ``V = (V + (V & M)) | (V & ~M)``, carrying across words. The LCS
+   length is the number of zero bits of ``V`` within the ground truth's length.
 
 Only numbers cross the boundary: byte arrays in, integer arrays out.
 """
@@ -69,8 +70,8 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
     ``table`` (uint8, 256): 0 for characters that separate tokens, else the lowercase; above
     255 only the Kelvin sign is a letter (``k``), as ``str.lower`` makes it.
 
-    One function, no calls: numba does not inline its calls, and a call per token would cost
-    a third of the time.
+    The per-token work is written out here: helpers that take arrays were not inlined by numba
+    (with or without ``inline="always"``), and calling them cost a third of the time.
     """
     n_texts = len(lengths)
     starts = np.empty(n_texts + 1, np.int64)
@@ -82,22 +83,28 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
     # Scratch, sized once for the largest record of the batch.
     most = 1
     most_g = 0
+    most_g_tokens = 1
     for rec in range(n_records):
         first, n_r, n_g = records[4 * rec], records[4 * rec + 1], records[4 * rec + 2]
         size = 0
         for t in range(first, first + n_r + n_g):
             size += lengths[t]
-        most = max(most, size // 2 + n_r + n_g)  # a token and a separator take two bytes
+        g_size = 0
+        for t in range(first + n_r, first + n_r + n_g):
+            g_size += lengths[t]
+        # a token and a separator take at least two characters
+        most = max(most, size // 2 + n_r + n_g)
+        most_g_tokens = max(most_g_tokens, g_size // 2 + n_g)
         most_g = max(most_g, n_g)
+    # The table holds the ground truth's distinct tokens only: at most half full.
     cap = 16
-    while cap < 2 * most:
+    while cap < 2 * most_g_tokens:
         cap <<= 1
     slots = np.full(cap, -1, np.int64)
-    slot_hash = np.zeros(cap, np.uint64)
-    used = np.empty(most, np.int64)
-    tok_start = np.empty(most, np.int64)
-    tok_len = np.empty(most, np.int64)
-    tok_hash = np.empty(most, np.uint64)
+    slot_hash = np.empty(cap, np.uint64)  # read only where a slot is taken
+    used = np.empty(most_g_tokens, np.int64)
+    id_start = np.empty(most_g_tokens, np.int64)  # where each id's token first occurs
+    id_len = np.empty(most_g_tokens, np.int64)
     tok_id = np.empty(most, np.int64)
     text_tok = np.empty(most_g + 1, np.int64)  # each ground truth's first token
     word_of = np.empty(most_g + 1, np.int64)  # each ground truth's first mask word
@@ -106,11 +113,14 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
         first, n_r, n_g = records[4 * rec], records[4 * rec + 1], records[4 * rec + 2]
         block = records[4 * rec + 3]
         g0 = first + n_r
-        # 1. every text's tokens: where they start, their length and hash (ground truth first)
+        # 1. every token's record-local id, ground truth first: its tokens enter the table,
+        # the retrieved texts' are looked up (-1: in no ground truth, so in no LCS)
         x = 0
+        k = 0
         for step in range(n_r + n_g):
-            t = g0 + step if step < n_g else first + step - n_g
-            if step < n_g:
+            into_table = step < n_g
+            t = g0 + step if into_table else first + step - n_g
+            if into_table:
                 text_tok[step] = x
             i, end = starts[t], starts[t] + lengths[t]
             x0 = x
@@ -128,42 +138,37 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                         break
                     h = ((h << np.uint64(7)) | (h >> np.uint64(57))) ^ np.uint64(c)
                     i += 1
-                tok_start[x] = s
-                tok_len[x] = i - s
-                tok_hash[x] = h * np.uint64(0x9E3779B97F4A7C15)
+                h *= np.uint64(0x9E3779B97F4A7C15)
+                n = i - s
+                p = int(h >> np.uint64(40)) & mask
+                found = -1
+                while True:
+                    u = slots[p]
+                    if u < 0:
+                        break
+                    if slot_hash[p] == h and id_len[u] == n:
+                        q = id_start[u]
+                        z = 0
+                        while z < n and _letter(buf[q + z], table) == _letter(buf[s + z], table):
+                            z += 1
+                        if z == n:
+                            found = u
+                            break
+                    p = (p + 1) & mask
+                if found < 0 and into_table:
+                    found = k
+                    slots[p] = k
+                    slot_hash[p] = h
+                    used[k] = p
+                    id_start[k] = s
+                    id_len[k] = n
+                    k += 1
+                tok_id[x] = found
                 x += 1
             counts[t] = x - x0
             tokenless += x == x0
         text_tok[n_g] = text_tok[n_g - 1] + counts[g0 + n_g - 1] if n_g else 0
-        # 2. record-local ids: the ground truth's tokens enter the table, the others are
-        # looked up (-1: not in the ground truth, so in no LCS)
-        k = 0
-        for y in range(x):
-            h = tok_hash[y]
-            s, n = tok_start[y], tok_len[y]
-            p = int(h >> np.uint64(40)) & mask
-            found = -1
-            while True:
-                u = slots[p]
-                if u < 0:
-                    break
-                if slot_hash[p] == h and tok_len[u] == n:
-                    q = tok_start[u]
-                    z = 0
-                    while z < n and _letter(buf[q + z], table) == _letter(buf[s + z], table):
-                        z += 1
-                    if z == n:
-                        found = tok_id[u]
-                        break
-                p = (p + 1) & mask
-            if found < 0 and y < text_tok[n_g]:
-                found = k
-                slots[p] = y  # the slot names the token's first occurrence
-                slot_hash[p] = h
-                used[k] = p
-                k += 1
-            tok_id[y] = found
-        # 3. bit masks: ground truth j's words are word_of[j]:word_of[j + 1]
+        # 2. bit masks: ground truth j's words are word_of[j]:word_of[j + 1]
         word_of[0] = 0
         for j in range(n_g):
             word_of[j + 1] = word_of[j] + (counts[g0 + j] + 63) // 64
@@ -172,7 +177,7 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
         for j in range(n_g):
             for q in range(counts[g0 + j]):
                 masks[tok_id[text_tok[j] + q], word_of[j] + q // 64] |= _U1 << np.uint64(q % 64)
-        # 4. each retrieved text against every ground truth at once
+        # 3. each retrieved text against every ground truth at once
         v = np.empty(max(words, 1), np.uint64)
         y0 = text_tok[n_g]
         for r in range(n_r):
