@@ -25,12 +25,17 @@ from ctxeval.cli.convert import convert_command
 from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.evaluate import evaluate_command
 from ctxeval.cli.schema import schema_command
+from ctxeval.errors import InvalidArgumentError
+from ctxeval.matching.compiled import read_environment
 
 __all__ = ["app", "main", "run"]
 
 _EPILOG = """\b
 Exit codes: 0 ok, 1 a gate failed, 2 a usage or input error, 3 an internal error (a bug:
 please report it), 130 interrupted.
+\b
+Environment: CTXEVAL_COMPILED=auto|always|never (the compiled ROUGE-L kernel of
+pip install 'ctxeval[fast]'; auto loads it after 1,000 records), CTXEVAL_DEBUG=1.
 """
 
 
@@ -46,6 +51,10 @@ please report it), 130 interrupted.
 def app(ctx: click.Context, debug: bool) -> None:
     """Evaluate the context a RAG retriever returns: deterministic, offline, no LLM."""
     ctx.obj = {"debug": debug}
+    try:
+        read_environment()  # a bad CTXEVAL_COMPILED stops the command before it reads anything
+    except InvalidArgumentError as exc:
+        raise click.UsageError(str(exc), ctx) from None
 
 
 app.add_command(evaluate_command)
