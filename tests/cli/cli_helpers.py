@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 
-def ctxeval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONWARNINGS": "default"}
+def ctxeval(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONWARNINGS": "default", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "ctxeval", *map(str, args)],
         capture_output=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -535,27 +534,15 @@ def test_gates_on_columns_whose_options_hold_an_equals_sign(tmp_path: Path) -> N
     assert "gate passed: ndcg(gain='exponential')@3" in done.stderr
 
 
-def _ctxeval_with(compiled: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CTXEVAL_COMPILED": compiled}
-    return subprocess.run(
-        [sys.executable, "-m", "ctxeval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
-
-
 def test_the_compiled_kernel_setting_on_the_command_line() -> None:
-    bad = _ctxeval_with("fast", "evaluate", RECORDS)
+    bad = ctxeval("evaluate", RECORDS, env={"CTXEVAL_COMPILED": "fast"})
     assert bad.returncode == 2
     assert bad.stderr == (
         "ctxeval: error: environment variable CTXEVAL_COMPILED='fast': use 'auto' (the "
         "default), 'always' or 'never' (see 'ctxeval --help')\n"
     )
-    always = _ctxeval_with("always", "evaluate", RECORDS, "--format", "json")
-    never = _ctxeval_with("never", "evaluate", RECORDS, "--format", "json")
+    always = ctxeval("evaluate", RECORDS, "--format", "json", env={"CTXEVAL_COMPILED": "always"})
+    never = ctxeval("evaluate", RECORDS, "--format", "json", env={"CTXEVAL_COMPILED": "never"})
     assert always.returncode == never.returncode == 0, always.stderr + never.stderr
     assert always.stdout == never.stdout  # the same numbers, to the last digit printed
     assert json.loads(always.stdout)["aggregate"]["context_recall"] > 0

@@ -8,12 +8,9 @@ records, every kind of character), and the kernel's switches are checked.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 import unicodedata
 from array import array
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -29,19 +26,7 @@ from ctxeval.text.tokenize import get_tokenizer
 ROUGE = get_tokenizer("rouge")
 
 
-@contextlib.contextmanager
-def mode(value: str) -> Iterator[None]:
-    before = os.environ.get("CTXEVAL_COMPILED")
-    os.environ["CTXEVAL_COMPILED"] = value
-    compiled.read_environment()
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["CTXEVAL_COMPILED"]
-        else:
-            os.environ["CTXEVAL_COMPILED"] = before
-        compiled.read_environment()
+mode = compiled.mode
 
 
 def both_paths(retrieved: list[str], ground_truth: list[str]) -> tuple[object, object]:
@@ -198,16 +183,20 @@ def test_auto_loads_after_enough_records(
         assert compiled.status() == "in use"
     with mode("never"):
         assert compiled.rouge_recall(["a b"], ["b"]) is None
-        assert compiled.status() == "not used: CTXEVAL_COMPILED=never"
-
-
-def test_auto_says_when_it_will_load(fresh_state: dict[str, object]) -> None:
-    with mode(""):  # empty is the default
-        compiled.rouge_recall(["a"], ["a"])
         assert compiled.status() == (
-            f"not loaded yet: loads after {compiled.AUTO_AFTER} records (1 so far; "
-            "CTXEVAL_COMPILED=always loads it at once)"
+            "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
         )
+
+
+def test_auto_says_when_it_will_load(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXEVAL_COMPILED", "")  # empty is the default
+    compiled.rouge_recall(["a"], ["a"])
+    assert compiled.status() == (
+        f"not loaded yet: loads after {compiled.AUTO_AFTER} records (1 so far; "
+        "CTXEVAL_COMPILED=always loads it at once)"
+    )
 
 
 def test_without_numba_the_python_path_is_used(
@@ -251,6 +240,12 @@ def test_an_unknown_mode_is_a_clear_error(
         "environment variable CTXEVAL_COMPILED='fast': use 'auto' (the default), 'always' or "
         "'never'"
     )
+
+
+def test_an_unknown_mode_in_python_is_a_clear_error() -> None:
+    with pytest.raises(InvalidArgumentError) as error, mode("fast"):  # type: ignore[arg-type]
+        pass
+    assert str(error.value) == "compiled.mode('fast'): use 'auto', 'always' or 'never'"
 
 
 def test_the_environment_is_read_once(

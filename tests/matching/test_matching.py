@@ -47,13 +47,10 @@ class TestUnicodeTokenizer:
 
 class TestTokenCache:
     @pytest.fixture(autouse=True)
-    def python_path(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    def python_path(self) -> Iterator[None]:
         # The token cache serves the Python path; the compiled kernel (once loaded) bypasses it.
-        monkeypatch.setenv("CTXEVAL_COMPILED", "never")
-        compiled.read_environment()
-        yield
-        monkeypatch.undo()
-        compiled.read_environment()
+        with compiled.mode("never"):
+            yield
 
     def test_a_text_is_tokenized_at_most_twice(self) -> None:
         calls: list[str] = []

@@ -8,8 +8,6 @@ hand computation (for inputs too long for rouge-score's pure-Python LCS table).
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -85,19 +83,7 @@ def rouge_path(request: pytest.FixtureRequest) -> Iterator[str]:
         yield request.param
 
 
-@contextlib.contextmanager
-def compiled_mode(mode: str) -> Iterator[None]:
-    before = os.environ.get("CTXEVAL_COMPILED")
-    os.environ["CTXEVAL_COMPILED"] = mode
-    compiled.read_environment()
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["CTXEVAL_COMPILED"]
-        else:
-            os.environ["CTXEVAL_COMPILED"] = before
-        compiled.read_environment()
+compiled_mode = compiled.mode
 
 
 def reference_tokens(text: str, stem: bool) -> list[str]:

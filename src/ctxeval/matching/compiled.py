@@ -18,10 +18,11 @@ throughout (:func:`status` says why).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -29,7 +30,15 @@ import numpy as np
 from ctxeval.arrays import FloatArray, IntArray
 from ctxeval.errors import InvalidArgumentError
 
-__all__ = ["AUTO_AFTER", "LOWER_TO_ASCII", "MODES", "read_environment", "rouge_recall", "status"]
+__all__ = [
+    "AUTO_AFTER",
+    "LOWER_TO_ASCII",
+    "MODES",
+    "mode",
+    "read_environment",
+    "rouge_recall",
+    "status",
+]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
@@ -57,6 +66,20 @@ def read_environment() -> Mode:
         )
     _state["mode"] = value
     return value
+
+
+@contextlib.contextmanager
+def mode(value: Mode) -> Iterator[None]:
+    """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) instead of
+    ``CTXEVAL_COMPILED``, in this process (to compare the two paths, or to test them)."""
+    if value not in MODES:
+        raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
+    before = _state["mode"]
+    _state["mode"] = value
+    try:
+        yield
+    finally:
+        _state["mode"] = before
 
 
 def _kernel() -> Callable[..., Any] | None:
@@ -107,7 +130,7 @@ def status() -> str:
     """Whether the compiled kernel is in use in this process, and if not, why."""
     mode = _state["mode"] or read_environment()
     if mode == "never":
-        return "not used: CTXEVAL_COMPILED=never"
+        return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
     if _state["kernel"] is not None:
         return "in use"
     if _state["why"] == "not loaded yet":
