@@ -675,3 +675,15 @@ def test_argument_errors(kwargs: dict[str, Any], error: type[Exception], message
 def test_run_errors(runs: Any, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         compare(runs)
+
+
+def test_the_legend_tells_the_baseline_from_the_run_it_is_compared_with() -> None:
+    # Found in a trial: a glob of run*.trec names the baseline "run", and the legend read
+    # "mean of run - run per query".
+    base, better = dominated_pair()
+    report = compare({"run": result({"recall@5": base}), "run2": result({"recall@5": better})})
+    legend = report.comparison_legend()
+    assert legend.startswith(
+        "diff: mean per query of (this run - baseline run), with its 95% bootstrap CI; "
+    )
+    assert "W/T/L: queries where this run is above / level with / below baseline run;" in legend

@@ -256,10 +256,10 @@ class ComparisonReport:
             else "p (adj.): p, uncorrected"
         )
         return (
-            f"diff: mean of run - {self.baseline} per query, with its {level} bootstrap CI; "
-            f"p: {self.test_name()}, {self.n_resamples} resamples, seed {self.seed}; {adjusted}; "
-            f"W/T/L: queries where the run is above / level with / below {self.baseline}; "
-            "n: queries compared"
+            f"diff: mean per query of (this run - baseline {self.baseline}), with its {level} "
+            f"bootstrap CI; p: {self.test_name()}, {self.n_resamples} resamples, seed "
+            f"{self.seed}; {adjusted}; W/T/L: queries where this run is above / level with / "
+            f"below baseline {self.baseline}; n: queries compared"
         )
 
     def identical_note(self) -> str | None:
