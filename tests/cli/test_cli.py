@@ -12,6 +12,7 @@ import pytrec_eval
 from cli_helpers import ctxeval
 
 from ctxeval import IDRankedRetrievalMetrics, PrecisionRecallF1, RetrievalEvaluator, RougeChunkMatch
+from ctxeval.errors import EmptyTokensWarning
 from ctxeval.results import EvaluationResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +48,7 @@ def test_evaluate_json_equals_the_library() -> None:
 
 @pytest.mark.parametrize(
     ("fmt", "fragment"),
-    [("table", "context_recall@3"), ("markdown", "| context_recall@3 |"), ("csv", "metric,value")],
+    [("table", "context_recall@3"), ("markdown", "| metric | @3 |"), ("csv", "metric,value")],
 )
 def test_formats(fmt: str, fragment: str) -> None:
     done = ctxeval("evaluate", RECORDS, "--tokenizer", "unicode", "-k", "3", "--format", fmt)
@@ -546,3 +547,13 @@ def test_the_compiled_kernel_setting_on_the_command_line() -> None:
     assert always.returncode == never.returncode == 0, always.stderr + never.stderr
     assert always.stdout == never.stdout  # the same numbers, to the last digit printed
     assert json.loads(always.stdout)["aggregate"]["context_recall"] > 0
+
+
+def test_markdown_on_the_command_line_is_to_markdown() -> None:
+    # Found in a trial: the two laid the table out differently (one row per column there).
+    done = ctxeval("evaluate", RECORDS, "-k", "1", "-k", "3", "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    with pytest.warns(EmptyTokensWarning):  # the CLI prints it on stderr
+        expected = RetrievalEvaluator(str(RECORDS), workers=1, progress=False).run(k=[1, 3])
+    assert done.stdout == expected.to_markdown()
+    assert "| context used (mean per query) | chunks | words | characters |" in done.stdout

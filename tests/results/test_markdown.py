@@ -45,3 +45,23 @@ def test_one_query_is_one_query() -> None:
     assert result.to_markdown().startswith("**1 query** from `a.jsonl`")
     many = EvaluationResult(per_query=[], aggregate={}, summary={**summary, "queries": 2})
     assert str(many).startswith("2 queries from a.jsonl")
+
+
+def test_markdown_ends_with_the_context_used() -> None:
+    summary = {
+        "queries": 2,
+        "source": "a.jsonl",
+        "skipped_records": 0,
+        "empty_ground_truth": 0,
+        "context_used": {
+            "1": {"chunks": 1.0, "words": 12.5, "characters": 70.0},
+            "300w": {"chunks": 2.5, "words": 281.25, "characters": 1500.0},
+        },
+    }
+    result = EvaluationResult(per_query=[], aggregate={"recall@1": 0.5}, summary=summary)
+    assert result.to_markdown().splitlines()[-4:] == [
+        "| context used (mean per query) | chunks | words | characters |",
+        "| --- | ---: | ---: | ---: |",
+        "| 1 | 1.0 | 12.5 | 70.0 |",
+        "| 300w | 2.5 | 281.2 | 1500.0 |",
+    ]

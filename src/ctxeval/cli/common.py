@@ -522,17 +522,12 @@ def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any]
         for key, value in aggregate.items():
             writer.writerow([key, "" if value is None else repr(value)])
         return buffer.getvalue().rstrip("\n")
-    rows = [(key, "n/a" if v is None else f"{v:.4f}") for key, v in aggregate.items()]
-    used = context_rows(summary)
-    if fmt == "markdown":
-        lines = ["| metric | value |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in rows]
-        if used:
-            lines += ["", "| context used (mean per query) | " + " | ".join(used[0][1:]) + " |"]
-            lines += ["|---|" + "---:|" * (len(used[0]) - 1)]
-            lines += ["| " + " | ".join(row) + " |" for row in used[1:]]
-        return "\n".join(lines)
-    from ctxeval.results.result import queries_from
+    from ctxeval.results.result import aggregate_markdown, context_used_rows, queries_from
 
+    if fmt == "markdown":
+        return aggregate_markdown(aggregate, summary).rstrip("\n")
+    rows = [(key, "n/a" if v is None else f"{v:.4f}") for key, v in aggregate.items()]
+    used = context_used_rows(summary)
     width = max((len(k) for k, _ in rows), default=6)
     header = (
         f"{queries_from(summary.get('queries', 0), summary.get('source', '?'))}"
@@ -546,18 +541,6 @@ def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any]
             f"  {row[0]:<{width}}" + "".join(f"  {cell:>10}" for cell in row[1:]) for row in used
         ]
     return "\n".join(lines)
-
-
-def context_rows(summary: dict[str, Any]) -> list[list[str]]:
-    """The context used at each cut-off, as table rows under a header row (``cut-off``,
-    ``chunks``, ``words``, ``characters``); no rows for a result without it."""
-    used: dict[str, dict[str, float]] = summary.get("context_used") or {}
-    if not used:
-        return []
-    names = list(next(iter(used.values())))
-    rows = [["cut-off", *names]]
-    rows += [[label, *(f"{means[name]:.1f}" for name in names)] for label, means in used.items()]
-    return rows
 
 
 def check_report_path(path: str, inputs: Sequence[str | None]) -> None:

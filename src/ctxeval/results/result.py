@@ -15,6 +15,8 @@ from ctxeval.results.table import PerQueryTable
 
 __all__ = [
     "EvaluationResult",
+    "aggregate_markdown",
+    "context_used_rows",
     "located_line",
     "queries_from",
 ]
@@ -77,34 +79,9 @@ class EvaluationResult:
         return found
 
     def to_markdown(self, digits: int = 4) -> str:
-        """A compact Markdown table of the aggregate, for a pull-request comment: one row per
-        measure, one column per cut-off, under a line saying what was evaluated."""
-        s = self.summary
-        lead = (
-            f"**{_queries(s.get('queries', 0))}** from `{s.get('source', '?')}` "
-            f"({s.get('skipped_records', 0)} skipped, "
-            f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
-        )
-        if s.get("strategy"):
-            lead += f", matching `{s['strategy']}`"
-        grid: dict[str, dict[str, str]] = {}
-        for column, value in self.aggregate.items():
-            measure, at, k = column.rpartition("@")
-            label = k if at else ""
-            shown = "n/a" if value is None else f"{value:.{digits}f}"
-            grid.setdefault(measure if at else column, {})[label] = shown
-        labels = list(dict.fromkeys(label for cells in grid.values() for label in cells))
-        header = ["metric", *(f"@{label}" if label else "value" for label in labels)]
-        lines = [
-            lead,
-            "",
-            "| " + " | ".join(header) + " |",
-            "| --- |" + " ---: |" * len(labels),
-        ]
-        for measure, cells in grid.items():
-            row = [measure.replace("|", "\\|"), *(cells.get(label, "") for label in labels)]
-            lines.append("| " + " | ".join(row) + " |")
-        return "\n".join(lines) + "\n"
+        """A compact Markdown table of the aggregate, for a pull-request comment (what
+        ``ctxeval evaluate --format markdown`` prints): see :func:`aggregate_markdown`."""
+        return aggregate_markdown(self.aggregate, self.summary, digits)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -193,3 +170,53 @@ def located_line(located: dict[str, Any]) -> str:
         shown = text if len(text) <= 40 else text[:37] + "..."
         line += f" (first: record {first[0]['record']!r} {first[0]['field']}: {shown!r})"
     return line
+
+
+def aggregate_markdown(
+    aggregate: dict[str, float | None], summary: dict[str, Any], digits: int = 4
+) -> str:
+    """The aggregate as Markdown: a line saying what was evaluated, one row per measure and one
+    column per cut-off, then the context used at each cut-off when the result has it."""
+    s = summary
+    lead = (
+        f"**{_queries(s.get('queries', 0))}** from `{s.get('source', '?')}` "
+        f"({s.get('skipped_records', 0)} skipped, "
+        f"{s.get('empty_ground_truth', 0)} with empty ground truth)"
+    )
+    if s.get("strategy"):
+        lead += f", matching `{s['strategy']}`"
+    grid: dict[str, dict[str, str]] = {}
+    for column, value in aggregate.items():
+        measure, at, k = column.rpartition("@")
+        label = k if at else ""
+        shown = "n/a" if value is None else f"{value:.{digits}f}"
+        grid.setdefault(measure if at else column, {})[label] = shown
+    labels = list(dict.fromkeys(label for cells in grid.values() for label in cells))
+    header = ["metric", *(f"@{label}" if label else "value" for label in labels)]
+    lines = [
+        lead,
+        "",
+        "| " + " | ".join(header) + " |",
+        "| --- |" + " ---: |" * len(labels),
+    ]
+    for measure, cells in grid.items():
+        row = [measure.replace("|", "\\|"), *(cells.get(label, "") for label in labels)]
+        lines.append("| " + " | ".join(row) + " |")
+    used = context_used_rows(summary)
+    if used:
+        lines += ["", "| context used (mean per query) | " + " | ".join(used[0][1:]) + " |"]
+        lines.append("| --- |" + " ---: |" * (len(used[0]) - 1))
+        lines += ["| " + " | ".join(row) + " |" for row in used[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def context_used_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The context used at each cut-off, as table rows under a header row (``cut-off``,
+    ``chunks``, ``words``, ``characters``); no rows for a result without it."""
+    used: dict[str, dict[str, float]] = summary.get("context_used") or {}
+    if not used:
+        return []
+    names = list(next(iter(used.values())))
+    rows = [["cut-off", *names]]
+    rows += [[label, *(f"{means[name]:.1f}" for name in names)] for label, means in used.items()]
+    return rows
