@@ -16,6 +16,11 @@ class InvalidArgumentError(CtxevalError, ValueError):
     """A constructor or function argument has a bad value (a threshold outside [0, 1], ...)."""
 
 
+class EnvironmentVariableError(InvalidArgumentError):
+    """An environment variable ctxeval reads (``CTXEVAL_COMPILED``) has a value it does not
+    know: about the process, never about a record."""
+
+
 class InvalidArgumentTypeError(CtxevalError, TypeError):
     """A constructor or function argument has the wrong type."""
 

@@ -43,6 +43,7 @@ from ctxeval.validation import (
     Span,
     check_choice,
     document_text,
+    missing_text_key,
     validate_ids,
     validate_qrels,
     validate_scores,
@@ -456,23 +457,30 @@ def plain_text_record(
     return None
 
 
-def with_document_texts(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+def with_document_texts(
+    data: Mapping[str, Any], key: str, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """A text record (keyed by the schema's keys) whose document items (mappings or objects
-    with their text under ``key``) are replaced by that text; graded items
-    (``{"text", "grade"}``) and anything else are left for validation to judge."""
+    with their text under ``key``) are replaced by that text; strings and graded items
+    (``{"text", "grade"}``) are left for validation to judge. A document without text under
+    ``key`` is an :class:`InvalidRecordError` (named by the input's field, ``names`` mapping
+    the schema's keys to them): the key the user named is the only one read."""
     out = dict(data)
     for name in (_TEXT_KEYS.retrieved, _TEXT_KEYS.ground_truth):
         items = out.get(name)
         if isinstance(items, list) and set(map(type, items)) != {str}:
-            out[name] = [_document_item(item, key) for item in items]
+            shown = (names or {}).get(name, name)
+            out[name] = [_document_item(item, key, shown, i) for i, item in enumerate(items)]
     return out
 
 
-def _document_item(item: object, key: str) -> object:
+def _document_item(item: object, key: str, field: str, i: int) -> object:
     if isinstance(item, str) or (isinstance(item, Mapping) and "grade" in item):
         return item
     text = document_text(item, key)
-    return item if text is None else text
+    if text is None:
+        raise missing_text_key(field, i, item, key)
+    return text
 
 
 def validation_problems(error: ValidationError, names: Mapping[str, str]) -> list[tuple[str, str]]:

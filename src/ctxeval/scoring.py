@@ -24,7 +24,12 @@ import numpy as np
 from ctxeval.arrays import BoolMatrix
 from ctxeval.cut_views import BatchView, Cuts, RecordView, context_columns, context_used
 from ctxeval.cutoffs import Cutoff
-from ctxeval.errors import CtxevalError, InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.errors import (
+    CtxevalError,
+    EnvironmentVariableError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.core import (
@@ -252,7 +257,7 @@ def _named_error(record: Record, metric: MetricBase, exc: Exception) -> Exceptio
     through, to be counted as a bad record.
     """
     if isinstance(exc, InvalidArgumentError | InvalidArgumentTypeError):
-        if str(exc).startswith(record.location):
+        if isinstance(exc, EnvironmentVariableError) or str(exc).startswith(record.location):
             return exc
         named: Exception = type(exc)(f"{_where(record)}: {exc}")
     elif isinstance(exc, CtxevalError | MemoryError):

@@ -32,6 +32,7 @@ __all__ = [
     "document_text",
     "find_unwritable",
     "is_finite",
+    "missing_text_key",
     "plainly_writable",
     "ranked_tie_ends",
     "validate_ids",
@@ -242,6 +243,17 @@ def document_text(item: object, key: str | None = None) -> str | None:
         if value is not None:
             return value if isinstance(value, str) else None
     return None
+
+
+def missing_text_key(field: str, i: int, item: object, key: str) -> InvalidRecordError:
+    """The error for a document item without its text under the text key the user named
+    (that key is then the only one read: no fallback to ``page_content`` and the others)."""
+    return InvalidRecordError(
+        f"{field}[{i}] is {type_name(item)} {_preview(item)}, with no text under {key!r}, the "
+        f'text key given (fields={{"text_key": "{key}"}}); give every document its text under '
+        f"{key!r}, or name the key they all use",
+        field=field,
+    )
 
 
 def validate_ids(value: object, field: str, *, location: str | None = None) -> list[Hashable]:

@@ -542,6 +542,8 @@ def test_the_compiled_kernel_setting_on_the_command_line() -> None:
         "ctxeval: error: environment variable CTXEVAL_COMPILED='fast': use 'auto' (the "
         "default), 'always' or 'never' (see 'ctxeval --help')\n"
     )
+    schema = ctxeval("schema", env={"CTXEVAL_COMPILED": "fast"})  # matches nothing
+    assert schema.returncode == 0, schema.stderr
     always = ctxeval("evaluate", RECORDS, "--format", "json", env={"CTXEVAL_COMPILED": "always"})
     never = ctxeval("evaluate", RECORDS, "--format", "json", env={"CTXEVAL_COMPILED": "never"})
     assert always.returncode == never.returncode == 0, always.stderr + never.stderr

@@ -49,6 +49,14 @@ def test_text_key_on_the_cli(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "recall@1" in done.stdout
     assert "1.0000" in done.stdout
+    other = _write(
+        tmp_path / "other.jsonl",
+        '{"id": "q", "retrieved_context": [{"page_content": "a b"}], '
+        '"ground_truth_context": ["a b"]}\n',
+    )
+    strict = ctxeval("evaluate", other, "-m", "recall@1", "--text-key", "chunk")
+    assert strict.returncode == 2
+    assert "no text under 'chunk', the text key given (--text-key chunk)" in strict.stderr
 
 
 def test_two_mode_records_say_the_cli_flag_and_convert_takes_mode(tmp_path: Path) -> None:

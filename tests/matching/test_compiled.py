@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.errors import EnvironmentVariableError, InvalidArgumentError
 from ctxeval.matching import compiled
+from ctxeval.matching.base import default_cache
 from ctxeval.matching.rouge import _recall
 from ctxeval.text.tokenize import get_tokenizer
 
@@ -164,22 +165,29 @@ def test_threshold_zero_blank_texts_on_both_paths(threshold: float) -> None:
 
 @pytest.fixture
 def fresh_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    state: dict[str, object] = {"kernel": None, "why": "not loaded yet", "seen": 0, "mode": None}
+    state: dict[str, object] = {"kernel": None, "why": "not loaded yet", "mode": None}
     monkeypatch.setattr(compiled, "_state", state)
     return state
 
 
-def test_auto_loads_after_enough_records(
+def test_auto_loads_once_enough_text_was_tokenised_in_python(
     fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(compiled, "AUTO_AFTER", 3)
+    cache = default_cache(ROUGE)
+    monkeypatch.setattr(cache, "keyed_chars", 0)
+    monkeypatch.setattr(compiled, "AUTO_AFTER_CHARACTERS", 25)
+    strategy = RougeChunkMatch()
     with mode("auto"):
-        assert [compiled.rouge_recall(["a b"], ["b"]) is None for _ in range(4)] == [
-            True,
-            True,
-            True,
-            False,
-        ]
+        strategy.match(["the cat sat", "a dog"], ["the cat"])  # 23 characters, keyed
+        assert cache.keyed_chars == 23
+        assert compiled.status() == (
+            "not loaded yet: loads once 25 characters have been tokenised in Python (23 so far; "
+            "CTXEVAL_COMPILED=always loads it at once)"
+        )
+        cache.clear()  # counts the process's work: never reset
+        strategy.match(["one"], ["two"])
+        assert cache.keyed_chars == 29
+        assert compiled.rouge_recall(["a b"], ["b"]) is not None
         assert compiled.status() == "in use"
     with mode("never"):
         assert compiled.rouge_recall(["a b"], ["b"]) is None
@@ -188,15 +196,20 @@ def test_auto_loads_after_enough_records(
         )
 
 
-def test_auto_says_when_it_will_load(
+def test_texts_kept_by_the_cache_do_not_count(
     fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CTXEVAL_COMPILED", "")  # empty is the default
-    compiled.rouge_recall(["a"], ["a"])
-    assert compiled.status() == (
-        f"not loaded yet: loads after {compiled.AUTO_AFTER} records (1 so far; "
-        "CTXEVAL_COMPILED=always loads it at once)"
-    )
+    # Chunks of a fixed corpus come back: once kept as characters, they cost little in Python
+    # and the kernel would save little on them.
+    cache = default_cache(ROUGE)
+    cache.clear()
+    monkeypatch.setattr(cache, "keyed_chars", 0)
+    record = (["the cat sat on the mat", "a dog"], ["the cat"])
+    with mode("auto"):
+        for _ in range(5):
+            RougeChunkMatch().match(*record)
+    assert len(cache) == 3  # kept as characters from the second time on
+    assert cache.keyed_chars == 34  # tokenised afresh the first time only
 
 
 def test_without_numba_the_python_path_is_used(
@@ -233,13 +246,32 @@ def test_a_kernel_that_fails_its_self_check_is_not_used(
 def test_an_unknown_mode_is_a_clear_error(
     fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CTXEVAL_COMPILED", "fast")
-    with pytest.raises(InvalidArgumentError) as error:
+    monkeypatch.setenv("CTXEVAL_COMPILED", "Fast")
+    with pytest.raises(EnvironmentVariableError) as error:
         compiled.rouge_recall(["a"], ["a"])  # read with the first record
     assert str(error.value) == (
-        "environment variable CTXEVAL_COMPILED='fast': use 'auto' (the default), 'always' or "
+        "environment variable CTXEVAL_COMPILED='Fast': use 'auto' (the default), 'always' or "
         "'never'"
     )
+    # In a run, it is about the process, not about the first record.
+    with pytest.raises(EnvironmentVariableError) as error:
+        PrecisionRecallF1(RougeChunkMatch())(retrieved_context=["a"], ground_truth_context=["a"])
+    assert str(error.value).startswith("environment variable CTXEVAL_COMPILED='Fast'")
+    evaluator = RetrievalEvaluator(
+        [{"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["a"]}], workers=1
+    )
+    with pytest.raises(EnvironmentVariableError) as error:
+        evaluator.run()
+    assert str(error.value).startswith("environment variable CTXEVAL_COMPILED='Fast'")
+
+
+def test_case_and_spaces_do_not_matter(
+    fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXEVAL_COMPILED", " Never ")
+    assert compiled.read_environment() == "never"
+    monkeypatch.setenv("CTXEVAL_COMPILED", "")
+    assert compiled.read_environment() == "auto"  # empty is the default
 
 
 def test_an_unknown_mode_in_python_is_a_clear_error() -> None:

@@ -199,6 +199,24 @@ def test_text_key_names_another_key_and_keeps_graded_items() -> None:
     assert [(g.text, g.grade) for g in item.ground_truth] == [("a b", 2.0), ("c", 1.0)]
 
 
+def test_the_text_key_given_is_the_only_key_read() -> None:
+    # Found in a trial: a document without the named key fell back to page_content silently.
+    records = [
+        {
+            "retrieved_context": [{"chunk": "a b"}, {"page_content": "c"}],
+            "ground_truth_context": ["a"],
+        }
+    ]
+    (item,) = _records(records, fields={"text_key": "chunk"})
+    assert isinstance(item, RecordError)
+    assert item.field == "retrieved_context"
+    assert item.message == (
+        "retrieved_context[1] is dict {'page_content': 'c'}, with no text under 'chunk', the text "
+        'key given (fields={"text_key": "chunk"}); give every document its text under \'chunk\', '
+        "or name the key they all use"
+    )
+
+
 def test_a_document_without_text_names_the_keys() -> None:
     (item,) = _records([{"retrieved_context": [{"body": "a"}], "ground_truth_context": ["a"]}])
     assert isinstance(item, RecordError)

@@ -35,7 +35,8 @@ Exit codes: 0 ok, 1 a gate failed, 2 a usage or input error, 3 an internal error
 please report it), 130 interrupted.
 \b
 Environment: CTXEVAL_COMPILED=auto|always|never (the compiled ROUGE-L kernel of
-pip install 'ctxeval[fast]'; auto loads it after 1,000 records), CTXEVAL_DEBUG=1.
+pip install 'ctxeval[fast]'; auto loads it once 20 million characters have been tokenised
+without it), CTXEVAL_DEBUG=1.
 """
 
 
@@ -51,12 +52,14 @@ pip install 'ctxeval[fast]'; auto loads it after 1,000 records), CTXEVAL_DEBUG=1
 def app(ctx: click.Context, debug: bool) -> None:
     """Evaluate the context a RAG retriever returns: deterministic, offline, no LLM."""
     ctx.obj = {"debug": debug}
-    try:
-        read_environment()  # a bad CTXEVAL_COMPILED stops the command before it reads anything
-    except InvalidArgumentError as exc:
-        raise click.UsageError(str(exc), ctx) from None
+    if ctx.invoked_subcommand in _SCORING:
+        try:
+            read_environment()  # a bad CTXEVAL_COMPILED stops the command before any reading
+        except InvalidArgumentError as exc:
+            raise click.UsageError(str(exc), ctx) from None
 
 
+_SCORING = ("evaluate", "compare", "chunking")  # the commands that may match texts
 app.add_command(evaluate_command)
 app.add_command(compare_command)
 app.add_command(chunking_command)

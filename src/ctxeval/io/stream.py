@@ -197,7 +197,12 @@ class RecordStream:
             names = self._names[resolved] = self._schema_names(resolved)
         data = {key: value[name] for key, name in names.items()}
         if self.fields.text_key is not None and resolved.mode == "text":
-            data = with_document_texts(data, self.fields.text_key)
+            try:
+                data = with_document_texts(data, self.fields.text_key, names)
+            except InvalidRecordError as exc:
+                if raw_id is not None:
+                    self._claim(raw_id, segment, pos, record=False)
+                return RecordError(index, raw_id, location, exc.field, str(exc))
         plain = plain_text_record(data) if resolved.mode == "text" else None
         retrieved: list[Any]
         ground_truth: Any

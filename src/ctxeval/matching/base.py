@@ -153,6 +153,9 @@ class TokenCache:
         # Tokens converted to characters minus tokens found kept, since the cache last started
         # afresh: what converting has cost and not (yet) saved, in tokens.
         self._debt = 0
+        #: Characters of the records tokenised afresh (the keys path), over the cache's life
+        #: (never reset): the work a compiled tokeniser would have saved.
+        self.keyed_chars = 0
         split: Callable[[str], Sequence[Hashable]] = getattr(
             tokenizer, "match_keys", tokenizer.tokenize
         )
@@ -194,6 +197,7 @@ class TokenCache:
                 self._debt = max(self._debt - found, -_MAX_DEBT)
             for texts in groups:
                 self._mark(texts)
+            self.keyed_chars += sum(map(len, itertools.chain.from_iterable(groups)))
             split = self._split
             if sum(map(len, groups)) == len(set().union(*groups)):
                 encoded = [list(map(split, texts)) for texts in groups]

@@ -1,19 +1,24 @@
-"""The compiled ROUGE-L path: when it is used, and the records' bytes it is given.
+"""The compiled ROUGE-L path: when it is used, and the records' characters it is given.
 
 With numba installed (``pip install 'ctxeval[fast]'``), ROUGE-L under rouge-score's tokenizer
-(``tokenizer="rouge"``, no stemming) is scored by :mod:`ctxeval.matching.lcs_kernel`: one compiled
-pass per record that tokenises, matches and computes every LCS length, about four times faster
-than tokenising in Python and calling rapidfuzz (docs/performance.md). It gives the same two
-integers per pair (LCS length, token count), so every score is the same bit for bit; the
-property tests compare the two paths on random texts of every kind.
+(``tokenizer="rouge"``, no stemming) is scored by :mod:`ctxeval.matching.lcs_kernel`: one
+compiled pass per record that tokenises, matches and computes every LCS length, about three
+times faster than tokenising in Python and calling rapidfuzz on texts seen once
+(docs/performance.md). It gives the same two integers per pair (LCS length, token count), so
+every score is the same bit for bit; the property tests compare the two paths on random texts
+of every kind.
 
 Loading numba and the cached machine code costs about half a second per process (compiling it
-the first time, a few seconds), which a small run would not win back. So by default (``auto``)
-the kernel is used once a process has matched :data:`AUTO_AFTER` records under that tokenizer;
-the environment variable ``CTXEVAL_COMPILED`` says otherwise: ``always`` (from the first
-record), ``never``. It is read when the first record is matched (:func:`read_environment`
-reads it again). Without numba, or if it cannot load the kernel, the Python path is used
-throughout (:func:`status` says why).
+the first time, 4 to 8 s), which a small run would not win back. So by default (``auto``) the
+kernel is loaded once the Python path has tokenised :data:`AUTO_AFTER_CHARACTERS` characters
+afresh in this thread: about as long as the load takes (rent, then buy: such a run spends at
+most about twice the time it would with the best choice made in advance). Texts that repeat
+(chunks of a fixed corpus) are tokenised once and then kept, and the kernel saves little on
+them, so a run over them may never load it. The environment variable ``CTXEVAL_COMPILED`` says
+otherwise: ``always`` (from the first record), ``never``; case and spaces around it are
+ignored. It is read when the first record is matched (:func:`read_environment` reads it again;
+:func:`mode` overrides it for a block). Without numba, or if it cannot load the kernel, the
+Python path is used throughout (:func:`status` says why).
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ctxeval.arrays import FloatArray, IntArray
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.errors import EnvironmentVariableError, InvalidArgumentError
+from ctxeval.matching.base import default_cache
+from ctxeval.text.tokenize import get_tokenizer
 
 __all__ = [
-    "AUTO_AFTER",
+    "AUTO_AFTER_CHARACTERS",
     "LOWER_TO_ASCII",
     "MODES",
     "mode",
@@ -42,8 +49,9 @@ __all__ = [
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
-AUTO_AFTER = 1_000
-"""Records a process matches on the Python path before ``auto`` loads the kernel."""
+AUTO_AFTER_CHARACTERS = 20_000_000
+"""Characters the Python path tokenises afresh before ``auto`` loads the kernel: at about 26
+ns a character (tokens and rapidfuzz), about the 0.5 s the load takes."""
 
 # Byte table of rouge-score's tokens: 0 separates tokens, a-z and 0-9 stay, A-Z are lowered.
 _TABLE = np.array(
@@ -51,17 +59,19 @@ _TABLE = np.array(
     dtype=np.uint8,
 )
 
+_ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
 _lock = threading.Lock()
-_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "seen": 0, "mode": None}
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None}
 
 
 def read_environment() -> Mode:
     """Read ``CTXEVAL_COMPILED`` again (it is read once, when the first record is matched;
     call this after changing it within a process)."""
-    value = os.environ.get("CTXEVAL_COMPILED", "auto").strip().lower() or "auto"
+    raw = os.environ.get("CTXEVAL_COMPILED", "auto")
+    value = raw.strip().lower() or "auto"
     if value not in MODES:
-        raise InvalidArgumentError(
-            f"environment variable CTXEVAL_COMPILED={value!r}: use 'auto' (the default), "
+        raise EnvironmentVariableError(
+            f"environment variable CTXEVAL_COMPILED={raw!r}: use 'auto' (the default), "
             "'always' or 'never'"
         )
     _state["mode"] = value
@@ -90,8 +100,7 @@ def _kernel() -> Callable[..., Any] | None:
         return kernel if mode != "never" else None
     if mode == "never" or _state["why"] != "not loaded yet":
         return None
-    if mode == "auto" and _state["seen"] < AUTO_AFTER:
-        _state["seen"] += 1
+    if mode == "auto" and default_cache(_ROUGE).keyed_chars < AUTO_AFTER_CHARACTERS:
         return None
     with _lock:
         if _state["kernel"] is None and _state["why"] == "not loaded yet":
@@ -135,9 +144,10 @@ def status() -> str:
         return "in use"
     if _state["why"] == "not loaded yet":
         if mode == "auto":
+            done = default_cache(_ROUGE).keyed_chars
             return (
-                f"not loaded yet: loads after {AUTO_AFTER} records "
-                f"({_state['seen']} so far; CTXEVAL_COMPILED=always loads it at once)"
+                f"not loaded yet: loads once {AUTO_AFTER_CHARACTERS:,} characters have been "
+                f"tokenised in Python ({done:,} so far; CTXEVAL_COMPILED=always loads it at once)"
             )
         return "not loaded yet: loads with the first record"
     return f"not used: {_state['why']}"

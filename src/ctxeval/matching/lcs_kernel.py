@@ -1,12 +1,14 @@
 """ROUGE-L's tokens and LCS lengths for whole records in one compiled pass (needs numba).
 
-Imported only through :mod:`ctxeval.matching.compiled`, which decides when it is used. The
-kernel reads a record's texts as bytes (ASCII texts as they are; others as
-``text.lower().encode("ascii", "replace")``, as :meth:`RougeTokenizer.match_keys` makes them) and
-gives, for every ground-truth text *g* and retrieved text *r* of the record,
-``LCS(tokens(r), tokens(g))`` and every text's token count, where tokens are rouge-score's
-(lowercase ``[a-z0-9]+`` runs; no stemming). So ROUGE-L recall is the same quotient of the same
-two integers as on the Python path, bit for bit.
+Imported only through :mod:`ctxeval.matching.compiled`, which decides when it is used and hands
+it a record's texts as one buffer of characters: the bytes of ASCII text, or else UTF-32 code
+points (a record holding the one character whose lowercase is two characters, one of them
+ASCII, ``İ``, has its non-ASCII texts lowercased first, as rouge-score does). The kernel reads
+each character through rouge-score's rules (``[A-Za-z0-9]`` kept and lowered, the Kelvin sign
+read as ``k``, everything else a separator) and gives, for every ground-truth text *g* and
+retrieved text *r* of the record, ``LCS(tokens(r), tokens(g)) / len(tokens(g))`` and every
+text's token count. So ROUGE-L recall is the same quotient of the same two integers as on the
+Python path, bit for bit.
 
 How, per record:
 
@@ -21,7 +23,7 @@ How, per record:
    LCS step of Hyyrö (2004): ``V = (V + (V & M)) | (V & ~M)``, carrying across words. The LCS
    length is the number of zero bits of ``V`` within the ground truth's length.
 
-Only numbers cross the boundary: byte arrays in, integer arrays out.
+Only numbers cross the boundary: arrays of characters and lengths in, arrays of numbers out.
 """
 
 from __future__ import annotations
