@@ -477,6 +477,8 @@ def with_document_texts(
 def _document_item(item: object, key: str, field: str, i: int) -> object:
     if isinstance(item, str) or (isinstance(item, Mapping) and "grade" in item):
         return item
+    if item is None or isinstance(item, numbers.Number | list | tuple):
+        return item  # not a document: validation says what it is
     text = document_text(item, key)
     if text is None:
         raise missing_text_key(field, i, item, key)

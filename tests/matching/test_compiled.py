@@ -9,6 +9,7 @@ records, every kind of character), and the kernel's switches are checked.
 from __future__ import annotations
 
 import sys
+import threading
 import unicodedata
 from array import array
 
@@ -21,8 +22,8 @@ from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluato
 from ctxeval.errors import EnvironmentVariableError, InvalidArgumentError
 from ctxeval.matching import compiled
 from ctxeval.matching.base import default_cache
-from ctxeval.matching.rouge import _recall
-from ctxeval.text.tokenize import get_tokenizer
+from ctxeval.matching.rouge import _recall, rouge_l_recall_matrix
+from ctxeval.text.tokenize import RougeTokenizer, get_tokenizer
 
 ROUGE = get_tokenizer("rouge")
 
@@ -35,7 +36,7 @@ def both_paths(retrieved: list[str], ground_truth: list[str]) -> tuple[object, o
         python = _recall(retrieved, ground_truth, ROUGE, with_tokens=True)
     with mode("always"):
         kernel = _recall(retrieved, ground_truth, ROUGE, with_tokens=True)
-    assert compiled.status() == "in use"
+        assert compiled.status() == "in use"
     return python, kernel
 
 
@@ -107,7 +108,8 @@ def test_one_call_for_many_records_equals_one_call_each() -> None:
     assert tokenless == 2  # "" and "..."
     start = 0
     for r, g in records:
-        expected, _, _ = _recall(r, g, ROUGE)
+        with mode("never"):
+            expected, _, _ = _recall(r, g, ROUGE)
         assert recall[start : start + len(r) * len(g)].reshape(len(r), len(g)).tolist() == (
             expected.tolist()
         )
@@ -141,6 +143,7 @@ def test_evaluator_rows_are_the_same_on_both_paths() -> None:
     for value in ("never", "always"):
         with mode(value):
             results[value] = RetrievalEvaluator(records, metrics, workers=1).run(k=[1, 2, None])
+            assert (compiled.status() == "in use") == (value == "always")
     assert results["always"].per_query == results["never"].per_query
     assert results["always"].aggregate == results["never"].aggregate
     assert results["always"].aggregate["context_recall"] > 0  # something matched
@@ -250,8 +253,8 @@ def test_an_unknown_mode_is_a_clear_error(
     with pytest.raises(EnvironmentVariableError) as error:
         compiled.rouge_recall(["a"], ["a"])  # read with the first record
     assert str(error.value) == (
-        "environment variable CTXEVAL_COMPILED='Fast': use 'auto' (the default), 'always' or "
-        "'never'"
+        "environment variable CTXEVAL_COMPILED='Fast' (the compiled ROUGE-L kernel): use 'auto' "
+        "(the default), 'always' or 'never'"
     )
     # In a run, it is about the process, not about the first record.
     with pytest.raises(EnvironmentVariableError) as error:
@@ -289,3 +292,42 @@ def test_the_environment_is_read_once(
     assert compiled.rouge_recall(["a"], ["a"]) is None  # not read again
     assert compiled.read_environment() == "always"
     assert compiled.rouge_recall(["a"], ["a"]) is not None
+
+
+def test_a_record_too_large_for_the_masks_takes_the_python_path() -> None:
+    # 4,000 distinct tokens x 1,094 mask words of a 70,000-token ground truth: past the kernel's
+    # 4M-word limit (MAX_MASK_WORDS), so the kernel declines and the Python path scores it.
+    truth = " ".join(f"w{i % 4000}" for i in range(70_000))
+    retrieved = ["w1 w2 w3", truth[:5000], "nothing here"]
+    with mode("always"):
+        assert compiled.rouge_recall(retrieved, [truth]) is None
+        assert compiled.rouge_recall(retrieved, ["w1 w2"]) is not None  # the next record: kernel
+    python, kernel = both_paths(retrieved, [truth, "w1 w2"])
+    assert_same(python, kernel)
+
+
+def test_a_subclass_of_the_rouge_tokenizer_takes_the_python_path() -> None:
+    # Found in review: RougeTokenizer's equality admits subclasses, which may tokenise otherwise.
+    class Whitespace(RougeTokenizer):
+        def match_keys(self, text: str) -> list[str]:
+            return text.split()
+
+    with mode("always"):
+        recall, _ = rouge_l_recall_matrix(["well known"], ["known-well"], Whitespace())
+    assert recall.tolist() == [[0.0]]  # "known-well" is one token here; rouge's would be 0.5
+
+
+def test_the_mode_is_per_thread() -> None:
+    seen: list[str] = []
+
+    def other() -> None:
+        with mode("never"):
+            seen.append(compiled.status())
+
+    with mode("always"):
+        compiled.rouge_recall(["a"], ["a"])
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        assert compiled.status() == "in use"  # the other thread's block did not change this one
+    assert seen == ["not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"]

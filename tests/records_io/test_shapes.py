@@ -217,6 +217,13 @@ def test_the_text_key_given_is_the_only_key_read() -> None:
     )
 
 
+def test_with_a_text_key_items_that_are_no_documents_are_named_as_such() -> None:
+    records = [{"retrieved_context": ["a", None], "ground_truth_context": ["a"]}]
+    (item,) = _records(records, fields={"text_key": "chunk"})
+    assert isinstance(item, RecordError)
+    assert item.message.startswith("retrieved_context[1] is None; remove it")
+
+
 def test_a_document_without_text_names_the_keys() -> None:
     (item,) = _records([{"retrieved_context": [{"body": "a"}], "ground_truth_context": ["a"]}])
     assert isinstance(item, RecordError)

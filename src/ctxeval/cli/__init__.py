@@ -52,14 +52,10 @@ without it), CTXEVAL_DEBUG=1.
 def app(ctx: click.Context, debug: bool) -> None:
     """Evaluate the context a RAG retriever returns: deterministic, offline, no LLM."""
     ctx.obj = {"debug": debug}
-    if ctx.invoked_subcommand in _SCORING:
-        try:
-            read_environment()  # a bad CTXEVAL_COMPILED stops the command before any reading
-        except InvalidArgumentError as exc:
-            raise click.UsageError(str(exc), ctx) from None
 
 
 _SCORING = ("evaluate", "compare", "chunking")  # the commands that may match texts
+_HELP = frozenset({"--help", "-h"})
 app.add_command(evaluate_command)
 app.add_command(compare_command)
 app.add_command(chunking_command)
@@ -90,6 +86,13 @@ def _click_message(exc: click.ClickException) -> str:
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command in _SCORING and not _HELP.intersection(args):
+        try:
+            read_environment()  # a bad CTXEVAL_COMPILED stops the command before any reading
+        except InvalidArgumentError as exc:
+            click.echo(f"ctxeval: error: {exc} (see 'ctxeval --help')", err=True)
+            return EXIT_USAGE
     try:
         returned = app.main(args=args, prog_name="ctxeval", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):

@@ -11,8 +11,9 @@ of every kind.
 Loading numba and the cached machine code costs about half a second per process (compiling it
 the first time, 4 to 8 s), which a small run would not win back. So by default (``auto``) the
 kernel is loaded once the Python path has tokenised :data:`AUTO_AFTER_CHARACTERS` characters
-afresh in this thread: about as long as the load takes (rent, then buy: such a run spends at
-most about twice the time it would with the best choice made in advance). Texts that repeat
+afresh in a thread (the token cache counts per thread): about as long as the load takes (rent,
+then buy: such a run spends at most about twice the time it would with the best choice made in
+advance). Texts that repeat
 (chunks of a fixed corpus) are tokenised once and then kept, and the kernel saves little on
 them, so a run over them may never load it. The environment variable ``CTXEVAL_COMPILED`` says
 otherwise: ``always`` (from the first record), ``never``; case and spaces around it are
@@ -61,6 +62,7 @@ _TABLE = np.array(
 
 _ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
 _lock = threading.Lock()
+_local = threading.local()  # compiled.mode()'s override, per thread
 _state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None}
 
 
@@ -71,8 +73,8 @@ def read_environment() -> Mode:
     value = raw.strip().lower() or "auto"
     if value not in MODES:
         raise EnvironmentVariableError(
-            f"environment variable CTXEVAL_COMPILED={raw!r}: use 'auto' (the default), "
-            "'always' or 'never'"
+            f"environment variable CTXEVAL_COMPILED={raw!r} (the compiled ROUGE-L kernel): use "
+            "'auto' (the default), 'always' or 'never'"
         )
     _state["mode"] = value
     return value
@@ -81,20 +83,26 @@ def read_environment() -> Mode:
 @contextlib.contextmanager
 def mode(value: Mode) -> Iterator[None]:
     """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) instead of
-    ``CTXEVAL_COMPILED``, in this process (to compare the two paths, or to test them)."""
+    ``CTXEVAL_COMPILED``, in this thread (to compare the two paths, or to test them). Worker
+    processes started by fork inherit it; spawned workers and Dask's read the environment."""
     if value not in MODES:
         raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
-    before = _state["mode"]
-    _state["mode"] = value
+    before = getattr(_local, "mode", None)
+    _local.mode = value
     try:
         yield
     finally:
-        _state["mode"] = before
+        _local.mode = before
+
+
+def _current_mode() -> Mode:
+    mode: Mode | None = getattr(_local, "mode", None) or _state["mode"]
+    return mode or read_environment()
 
 
 def _kernel() -> Callable[..., Any] | None:
     """The compiled kernel when this record should use it, else None."""
-    mode: Mode = _state["mode"] or read_environment()
+    mode = _current_mode()
     kernel: Callable[..., Any] | None = _state["kernel"]
     if kernel is not None:
         return kernel if mode != "never" else None
@@ -137,7 +145,7 @@ def _load() -> None:
 
 def status() -> str:
     """Whether the compiled kernel is in use in this process, and if not, why."""
-    mode = _state["mode"] or read_environment()
+    mode = _current_mode()
     if mode == "never":
         return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
     if _state["kernel"] is not None:
@@ -186,4 +194,6 @@ def rouge_recall(
     tokenless: int = kernel(
         buf, array("q", map(len, texts)), array("q", (0, n, m, 0)), _TABLE, recall, counts
     )
+    if counts[0] < 0:  # too large for the kernel's masks (a ground truth of a whole book)
+        return None
     return recall, counts, tokenless

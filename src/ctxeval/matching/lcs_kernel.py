@@ -53,6 +53,11 @@ def _letter(code: Any, table: Any) -> Any:
     return 107 if code == 0x212A else 0  # KELVIN SIGN lowercases to "k"
 
 
+#: The most 64-bit mask words a record may need (distinct ground-truth tokens times the ground
+#: truths' words: 32 MiB). A record past it (a ground truth of a whole book) gets counts of -1,
+#: and the caller scores it on the Python path, whose memory grows with the texts only.
+MAX_MASK_WORDS = 1 << 22
+
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
 _ALL = ~np.uint64(0)
@@ -61,6 +66,8 @@ _ALL = ~np.uint64(0)
 @_jit
 def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, counts: Any) -> int:
     """Fill ``recall`` and ``counts`` for every record; return how many texts have no token.
+    A record too large for the bit masks (:data:`MAX_MASK_WORDS`) is left unscored, its texts'
+    counts -1.
 
     ``buf``: the texts' characters, one code point per item (``bytes`` of ASCII text, or
     UTF-32 code points as uint32), each text followed by one separator; ``lengths[t]``: text
@@ -119,6 +126,7 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
         # the retrieved texts' are looked up (-1: in no ground truth, so in no LCS)
         x = 0
         k = 0
+        empty = 0  # texts without a token
         for step in range(n_r + n_g):
             into_table = step < n_g
             t = g0 + step if into_table else first + step - n_g
@@ -142,7 +150,7 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                     i += 1
                 h *= np.uint64(0x9E3779B97F4A7C15)
                 n = i - s
-                p = int(h >> np.uint64(40)) & mask
+                p = int(h >> np.uint64(32)) & mask
                 found = -1
                 while True:
                     u = slots[p]
@@ -168,13 +176,20 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                 tok_id[x] = found
                 x += 1
             counts[t] = x - x0
-            tokenless += x == x0
+            empty += x == x0
         text_tok[n_g] = text_tok[n_g - 1] + counts[g0 + n_g - 1] if n_g else 0
         # 2. bit masks: ground truth j's words are word_of[j]:word_of[j + 1]
         word_of[0] = 0
         for j in range(n_g):
             word_of[j + 1] = word_of[j] + (counts[g0 + j] + 63) // 64
         words = word_of[n_g]
+        if k * words > MAX_MASK_WORDS:  # too large for the masks: the caller scores it
+            for t in range(first, first + n_r + n_g):
+                counts[t] = -1
+            for q in range(k):
+                slots[used[q]] = -1
+            continue
+        tokenless += empty
         masks = np.zeros((max(k, 1), max(words, 1)), np.uint64)
         for j in range(n_g):
             for q in range(counts[g0 + j]):

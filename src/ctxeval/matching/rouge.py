@@ -24,12 +24,10 @@ from ctxeval.matching.base import Matches, Unit, check_threshold, default_cache,
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.compiled import rouge_recall
 from ctxeval.matching.pyrouge import py_rouge_l_recall_matrix
-from ctxeval.text.tokenize import Tokenizer, get_tokenizer
+from ctxeval.text.tokenize import RougeTokenizer, Tokenizer, get_tokenizer
 from ctxeval.validation import check_choice
 
 __all__ = ["RougeChunkMatch", "RougeSentenceMatch", "rouge_l_recall_matrix"]
-
-_ROUGE = get_tokenizer("rouge")  # the tokenizer the compiled kernel reproduces
 
 
 def rouge_l_recall_matrix(
@@ -54,7 +52,9 @@ def _recall(
     """Recall (n, m); with ``with_tokens``, whether each text has tokens (retrieved first);
     the non-empty texts without tokens."""
     n, m = len(retrieved), len(ground_truth)
-    found = rouge_recall(retrieved, ground_truth) if n and m and tokenizer == _ROUGE else None
+    # Only rouge-score's own tokens (a subclass may tokenise otherwise; stems are not read).
+    plain = type(tokenizer) is RougeTokenizer and not tokenizer.stem
+    found = rouge_recall(retrieved, ground_truth) if n and m and plain else None
     if found is not None:  # the compiled kernel: the same quotients of the same integers
         flat, counts, without = found
         tokenless: tuple[str, ...] = ()

@@ -107,10 +107,12 @@ class RougeTokenizer:
         return f"RougeTokenizer(stem={self._stem})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, RougeTokenizer) and other._stem == self._stem
+        # The same class, not a subclass: a subclass may tokenise otherwise (and must get its
+        # own token cache, and never the compiled kernel).
+        return type(other) is type(self) and other._stem == self._stem
 
     def __hash__(self) -> int:
-        return hash((RougeTokenizer, self._stem))
+        return hash((type(self), self._stem))
 
 
 # Scripts written without spaces between words: one token per character, as multilingual ROUGE
