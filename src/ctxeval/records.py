@@ -43,7 +43,7 @@ from ctxeval.validation import (
     Span,
     check_choice,
     document_text,
-    missing_text_key,
+    preview,
     validate_ids,
     validate_qrels,
     validate_scores,
@@ -483,6 +483,17 @@ def _document_item(item: object, key: str, field: str, i: int) -> object:
     if text is None:
         raise missing_text_key(field, i, item, key)
     return text
+
+
+def missing_text_key(field: str, i: int, item: object, key: str) -> InvalidRecordError:
+    """The error for a document item without its text under the text key the user named
+    (that key is then the only one read: no fallback to ``page_content`` and the others)."""
+    return InvalidRecordError(
+        f"{field}[{i}] is {type_name(item)} {preview(item)}, with no text under {key!r}, the "
+        f'text key given (fields={{"text_key": "{key}"}}); give every document its text under '
+        f"{key!r}, or name the key they all use",
+        field=field,
+    )
 
 
 def validation_problems(error: ValidationError, names: Mapping[str, str]) -> list[tuple[str, str]]:

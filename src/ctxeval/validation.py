@@ -32,8 +32,8 @@ __all__ = [
     "document_text",
     "find_unwritable",
     "is_finite",
-    "missing_text_key",
     "plainly_writable",
+    "preview",
     "ranked_tie_ends",
     "validate_ids",
     "validate_qrels",
@@ -83,7 +83,7 @@ def _sequence(value: object, field: str, location: str | None, what: str) -> lis
         )
     if isinstance(value, str | bytes):
         raise InvalidRecordError(
-            f"{field} is a single string, not a list; wrap it: [{_preview(value)}]",
+            f"{field} is a single string, not a list; wrap it: [{preview(value)}]",
             field=field,
             location=location,
         )
@@ -103,7 +103,8 @@ def _sequence(value: object, field: str, location: str | None, what: str) -> lis
     return list(value)
 
 
-def _preview(value: object, width: int = 40) -> str:
+def preview(value: object, width: int = 40) -> str:
+    """``repr(value)``, cut to ``width`` characters for a message."""
     text = repr(value)
     if len(text) <= width:
         return text
@@ -136,7 +137,7 @@ def _bad_item(field: str, i: int | None, item: object, location: str | None, exp
             f"remove it or replace it with {expected}"
         )
     else:
-        reason = f"{where} is {type_name(item)} {_preview(item)}; every item must be {expected}"
+        reason = f"{where} is {type_name(item)} {preview(item)}; every item must be {expected}"
     raise InvalidRecordError(reason, field=field, location=location)
 
 
@@ -149,14 +150,14 @@ _TOO_HIGH = (
 def _check_grade(field: str, i: int, raw: object, location: str | None) -> float:
     if not _is_number(raw) or not is_finite(raw):
         raise InvalidRecordError(
-            f"{field}[{i}] has grade {_preview(raw)}; a grade must be a finite number > 0",
+            f"{field}[{i}] has grade {preview(raw)}; a grade must be a finite number > 0",
             field=field,
             location=location,
         )
     grade = float(raw)  # type: ignore[arg-type]
     if grade > MAX_GRADE:
         raise InvalidRecordError(
-            f"{field}[{i}] has grade {_preview(raw)}; {_TOO_HIGH}",
+            f"{field}[{i}] has grade {preview(raw)}; {_TOO_HIGH}",
             field=field,
             location=location,
         )
@@ -245,17 +246,6 @@ def document_text(item: object, key: str | None = None) -> str | None:
     return None
 
 
-def missing_text_key(field: str, i: int, item: object, key: str) -> InvalidRecordError:
-    """The error for a document item without its text under the text key the user named
-    (that key is then the only one read: no fallback to ``page_content`` and the others)."""
-    return InvalidRecordError(
-        f"{field}[{i}] is {type_name(item)} {_preview(item)}, with no text under {key!r}, the "
-        f'text key given (fields={{"text_key": "{key}"}}); give every document its text under '
-        f"{key!r}, or name the key they all use",
-        field=field,
-    )
-
-
 def validate_ids(value: object, field: str, *, location: str | None = None) -> list[Hashable]:
     """Check a ranked list of chunk/document ids (strings or integers)."""
     items = _sequence(value, field, location, "ids (strings or integers)")
@@ -286,14 +276,14 @@ def validate_qrels(
                 _bad_item(field, i, doc, location, "an id (a string or an integer)")
             if not _is_number(grade) or not is_finite(grade):
                 raise InvalidRecordError(
-                    f"{field}[{doc!r}] has grade {_preview(grade)}; a grade must be a finite "
+                    f"{field}[{doc!r}] has grade {preview(grade)}; a grade must be a finite "
                     "number (0 for judged non-relevant)",
                     field=field,
                     location=location,
                 )
             if grade > MAX_GRADE:
                 raise InvalidRecordError(
-                    f"{field}[{doc!r}] has grade {_preview(grade)}; {_TOO_HIGH}",
+                    f"{field}[{doc!r}] has grade {preview(grade)}; {_TOO_HIGH}",
                     field=field,
                     location=location,
                 )
@@ -518,7 +508,7 @@ def _span(item: object, where: str, field: str, location: str | None) -> Span | 
         return None
     if not isinstance(item, Mapping):
         raise InvalidRecordError(
-            f"{where} is {type_name(item)} {_preview(item)}; a span is an object like "
+            f"{where} is {type_name(item)} {preview(item)}; a span is an object like "
             f"{_SPAN_SHAPE}, or null when unknown",
             field=field,
             location=location,
@@ -526,7 +516,7 @@ def _span(item: object, where: str, field: str, location: str | None) -> Span | 
     doc, start, end = item.get("doc"), item.get("start"), item.get("end")
     if not isinstance(doc, str) or not doc:
         raise InvalidRecordError(
-            f"{where}: doc must be a document name (a non-empty string), got {_preview(doc)}; "
+            f"{where}: doc must be a document name (a non-empty string), got {preview(doc)}; "
             f"a span is an object like {_SPAN_SHAPE}",
             field=field,
             location=location,
@@ -535,7 +525,7 @@ def _span(item: object, where: str, field: str, location: str | None) -> Span | 
         if not isinstance(offset, numbers.Integral) or isinstance(offset, bool) or offset < 0:
             raise InvalidRecordError(
                 f"{where}: {name} must be a whole number >= 0 (a character offset into the "
-                f"document), got {_preview(offset)}",
+                f"document), got {preview(offset)}",
                 field=field,
                 location=location,
             )
@@ -557,7 +547,7 @@ def _json_cell(value: object, field: str, location: str | None, what: str) -> ob
         return json.loads(value)
     except json.JSONDecodeError:
         raise InvalidRecordError(
-            f"{field} must be a JSON list {what}; got {_preview(value)}",
+            f"{field} must be a JSON list {what}; got {preview(value)}",
             field=field,
             location=location,
         ) from None
