@@ -239,7 +239,13 @@ def score_in_workers(plan: ScoringPlan, batches: Iterable[Batch], workers: int) 
             for batch in batches:
                 if len(pending) >= window:
                     yield _next_result(pending)
-                pending.append((pool.submit(_score, batch), batch))
+                try:
+                    future = pool.submit(_score, batch)
+                except BrokenProcessPool as exc:  # a worker died while this batch was read
+                    while pending:  # the finished batches, then the error naming the lost ones
+                        yield _next_result(pending)
+                    raise WorkerProcessError(_crash_message([batch])) from exc
+                pending.append((future, batch))
             while pending:
                 yield _next_result(pending)
             done = True

@@ -308,3 +308,42 @@ def test_cli_sigterm_stops_the_workers(tmp_path: Path) -> None:
         assert_gone(workers)
     assert cli.returncode == 128 + signal.SIGTERM
     assert b"Traceback" not in err
+
+
+def test_a_worker_dying_while_a_batch_is_read_names_the_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Found in CI, under load: the pool broke between two submits, and submit raised a raw
+    # BrokenProcessPool. Made certain here with a pool whose first task fails and whose second
+    # submit finds it broken.
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import ctxeval.workers as workers_module
+    from ctxeval.records import RecordError
+
+    class BrokenPool:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.submitted = 0
+
+        def submit(self, *args: object) -> Future[object]:
+            self.submitted += 1
+            if self.submitted > 1:
+                raise BrokenProcessPool("A child process terminated abruptly")
+            future: Future[object] = Future()
+            future.set_exception(BrokenProcessPool("A child process terminated abruptly"))
+            return future
+
+        def shutdown(self, **kwargs: object) -> None:
+            pass
+
+    monkeypatch.setattr(workers_module, "ProcessPoolExecutor", BrokenPool)
+    batches = [
+        [RecordError(i, f"q{i}", f"d.jsonl:{i + 1}", None, "bad") for i in range(j, j + 2)]
+        for j in (0, 2, 4)
+    ]
+    with pytest.raises(WorkerProcessError) as caught:
+        list(workers_module.score_in_workers(None, batches, 2))  # type: ignore[arg-type]
+    assert "2 record(s), from d.jsonl:1 (record 'q0') to d.jsonl:2 (record 'q1')" in str(
+        caught.value
+    )
