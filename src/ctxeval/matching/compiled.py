@@ -13,13 +13,12 @@ the first time, 4 to 8 s), which a small run would not win back. So by default (
 kernel is loaded once the Python path has tokenised :data:`AUTO_AFTER_CHARACTERS` characters
 afresh in a thread (the token cache counts per thread): about as long as the load takes (rent,
 then buy: such a run spends at most about twice the time it would with the best choice made in
-advance). Texts that repeat
-(chunks of a fixed corpus) are tokenised once and then kept, and the kernel saves little on
-them, so a run over them may never load it. The environment variable ``CTXEVAL_COMPILED`` says
-otherwise: ``always`` (from the first record), ``never``; case and spaces around it are
-ignored. It is read when the first record is matched (:func:`read_environment` reads it again;
-:func:`mode` overrides it for a block). Without numba, or if it cannot load the kernel, the
-Python path is used throughout (:func:`status` says why).
+advance). Texts that repeat (chunks of a fixed corpus) are tokenised once and then kept, and
+the kernel saves little on them, so a run over them may never load it. The environment variable
+``CTXEVAL_COMPILED`` says otherwise: ``always`` (from the first record), ``never``; case and
+spaces around it are ignored. It is read when the first record is matched
+(:func:`read_environment` reads it again; :func:`mode` overrides it for a block). Without numba,
+or if it cannot load the kernel, the Python path is used throughout (:func:`status` says why).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ import numpy as np
 from ctxeval.arrays import FloatArray, IntArray
 from ctxeval.errors import EnvironmentVariableError, InvalidArgumentError
 from ctxeval.matching.base import default_cache
-from ctxeval.text.tokenize import get_tokenizer
+from ctxeval.text.tokenize import ROUGE_TOKEN_BYTES, get_tokenizer
 
 __all__ = [
     "AUTO_AFTER_CHARACTERS",
@@ -54,11 +53,10 @@ AUTO_AFTER_CHARACTERS = 20_000_000
 """Characters the Python path tokenises afresh before ``auto`` loads the kernel: at about 26
 ns a character (tokens and rapidfuzz), about the 0.5 s the load takes."""
 
-# Byte table of rouge-score's tokens: 0 separates tokens, a-z and 0-9 stay, A-Z are lowered.
-_TABLE = np.array(
-    [c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 0 for c in range(256)],
-    dtype=np.uint8,
-)
+# The tokenizer's byte table (a-z and 0-9 stay, A-Z are lowered, the rest is a space), with
+# 0 for the separators, as the kernel reads it.
+_TABLE = np.frombuffer(ROUGE_TOKEN_BYTES, dtype=np.uint8).copy()
+_TABLE[ord(" ") == _TABLE] = 0
 
 _ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
 _lock = threading.Lock()

@@ -23,6 +23,7 @@ from ctxeval.optional import require
 from ctxeval.specs import unknown_name
 
 __all__ = [
+    "ROUGE_TOKEN_BYTES",
     "TOKEN_UNITS",
     "RougeTokenizer",
     "Tokenizer",
@@ -49,6 +50,8 @@ _ROUGE_VALID = re.compile(r"^[a-z0-9]+$")
 # Byte table: a-z and 0-9 stay, every other byte (and "?" from non-ASCII) becomes a space.
 _ROUGE_BYTES = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
 _ROUGE_BYTES_LOWER = bytes(c + 32 if 65 <= c <= 90 else b for c, b in enumerate(_ROUGE_BYTES))
+#: rouge-score's tokens as a byte table (ASCII text; A-Z lowered): the compiled kernel reads it too.
+ROUGE_TOKEN_BYTES = _ROUGE_BYTES_LOWER
 
 
 @lru_cache(maxsize=1)
