@@ -316,49 +316,126 @@ class _Judged:
 
 
 def _judge_batch(plan: ScoringPlan, records: list[Record]) -> _Judged:
-    """Judge every record once per judging pass; a record that fails is a RecordError."""
+    """Judge every record once per judging pass; a record that fails is a RecordError.
+
+    Chunk passes whose strategy matches whole batches (``match_records``, as the built-in ROUGE
+    strategies do) are matched for all the batch's records in one call, after every record's
+    other checks; the rest record by record."""
     judged = _Judged()
     passes: dict[Hashable, MetricBase] = {}
     for metric in plan.metrics:
         passes.setdefault(_pass_key(plan, metric), metric)
-    staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
-    # Per pass, once per batch: its metric and how deep it judges.
-    steps = [(key, metric, plan.depth(metric)) for key, metric in passes.items()]
+    # Per pass, once per batch: its metric, how deep it judges, whether it is matched in bulk.
+    steps = [
+        (key, metric, plan.depth(metric), _batch_matcher(metric) is not None)
+        for key, metric in passes.items()
+    ]
     with_ties = _needs_ties(plan)
+    found: dict[int, dict[Hashable, Any]] = {}  # per surviving record: each pass's result
+    lost: dict[int, int] = {}
+    pending: dict[Hashable, list[tuple[int, _ChunkTexts]]] = {}  # matched in bulk below
     for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
-        lost = 0
+        waiting: list[tuple[Hashable, _ChunkTexts]] = []
+        most = 0
         try:
             located = _locate(plan, record)
             ties = _tie_ends(record) if with_ties else None
-            for key, metric, depth in steps:
+            for key, metric, depth, in_bulk in steps:
                 try:
                     _check_mode(metric, record)
-                    result, tokens = _judge_one(plan, metric, record, located, depth)
+                    texts = _chunk_texts(metric, record, depth) if in_bulk else None
+                    if texts is not None:
+                        waiting.append((key, texts))
+                        continue
+                    results[key], tokens = _judge_one(plan, metric, record, located, depth)
                 except Exception as exc:
                     raise _named_error(record, metric, exc)  # noqa: B904 (chained there)
-                results[key] = result
-                lost = max(lost, tokens)
+                most = max(most, tokens)
         except (InvalidArgumentError, InvalidArgumentTypeError):
             raise  # a configuration mistake, not a bad record: stop the run
         except CtxevalError as exc:
             judged.failed[i] = _record_error(record, exc)
             continue
-        judged.tokenless[i] = lost
+        found[i], lost[i] = results, most
+        for key, texts in waiting:
+            pending.setdefault(key, []).append((i, texts))
         if located is not None:
             judged.located[i] = located
         if ties is not None:
             judged.ties[i] = ties
+    for key, items in pending.items():
+        _match_in_bulk(records, passes[key], key, items, judged, found, lost)
+    staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
+    for i, results in found.items():
+        if i in judged.failed:
+            continue
+        judged.tokenless[i] = lost[i]
         for key, result in results.items():
             staged[key].append(result)
-    for key, found in staged.items():
-        if found and isinstance(found[0], RecordSpans):
-            judged.spans[key] = found
-        elif found and isinstance(found[0], Judgments):
-            judged.judgments[key] = found
+    for key, kept in staged.items():
+        if kept and isinstance(kept[0], RecordSpans):
+            judged.spans[key] = kept
+        elif kept and isinstance(kept[0], Judgments):
+            judged.judgments[key] = kept
         else:
-            judged.matrices[key] = found
+            judged.matrices[key] = kept
     return judged
+
+
+# A chunk pass's texts for one record: the chunks shown, the ground-truth units, their grades.
+_ChunkTexts = tuple[list[str], list[str], list[float] | None]
+
+
+def _chunk_texts(metric: MetricBase, record: Record, depth: int | None) -> _ChunkTexts | None:
+    """What a chunk pass matches for ``record`` (None for other passes)."""
+    if not (isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk"):
+        return None
+    truth, grades = ground_truth_units(metric.matching_strategy, record.ground_truth)  # type: ignore[arg-type]
+    chunks: list[str] = record.retrieved  # validated by the reader: strings only
+    shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
+    return shown, truth, grades
+
+
+def _batch_matcher(metric: MetricBase) -> Any:
+    """The strategy's ``match_records`` (a whole batch's records at once), if it has one."""
+    return getattr(_strategy(metric), "match_records", None)
+
+
+def _match_in_bulk(
+    records: list[Record],
+    metric: MetricBase,
+    key: Hashable,
+    items: list[tuple[int, _ChunkTexts]],
+    judged: _Judged,
+    found: dict[int, dict[Hashable, Any]],
+    lost: dict[int, int],
+) -> None:
+    """Match a chunk pass's records in one ``match_records`` call. If that call raises, they
+    are matched one by one, so the error is met again and named for its record as it would
+    be record by record."""
+    strategy = metric.matching_strategy  # type: ignore[attr-defined]
+    pairs = [(shown, truth) for _, (shown, truth, _) in items]
+    try:
+        matched: list[Any] | None = _batch_matcher(metric)(pairs)
+    except Exception:
+        matched = None
+    for position, (i, (shown, truth, grades)) in enumerate(items):
+        if i in judged.failed:
+            continue
+        record = records[i]
+        try:
+            raw = strategy.match(shown, truth) if matched is None else matched[position]
+            matches = as_matches(raw, len(shown), len(truth), strategy)
+        except Exception as exc:
+            error = _named_error(record, metric, exc)
+            stops = isinstance(error, InvalidArgumentError | InvalidArgumentTypeError)
+            if stops or not isinstance(error, CtxevalError):
+                raise error  # noqa: B904 (chained there): a configuration mistake stops the run
+            judged.failed[i] = _record_error(record, error)
+            continue
+        found[i][key] = (matches.relevant, grades)
+        lost[i] = max(lost[i], len(matches.tokenless))
 
 
 def _judge_one(
@@ -370,11 +447,10 @@ def _judge_one(
 ) -> tuple[Any, int]:
     """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments
     (``depth``: the pass's, :meth:`ScoringPlan.depth`)."""
-    if isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk":
-        strategy = metric.matching_strategy
-        truth, grades = ground_truth_units(strategy, record.ground_truth)  # type: ignore[arg-type]
-        chunks: list[str] = record.retrieved  # validated by the reader: strings only
-        shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
+    texts = _chunk_texts(metric, record, depth)
+    if texts is not None:
+        strategy = metric.matching_strategy  # type: ignore[attr-defined]
+        shown, truth, grades = texts
         matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
         return (matches.relevant, grades), len(matches.tokenless)
     return _judge(plan, record, metric, located)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 import threading
 import unicodedata
-from array import array
 
 import numpy as np
 import pytest
@@ -81,42 +80,76 @@ def test_long_texts_take_several_words_of_bits() -> None:
     assert kernel[0][0].tolist() == [1.0, 1.0, 1.0, 1.0]  # each truth is a window of the text
 
 
+RECORDS = [
+    (["the cat sat", "on the mat", ""], ["the mat", "cat"]),
+    (["x y z " * 40, "MAT mat"], ["mat", "y " * 70, "..."]),
+    (["dog"], ["the cat sat"]),
+    ([], ["nothing retrieved", "1990"]),
+    (["no ground truth", "\u00e9t\u00e9"], []),
+    (["\u212a \u0130x", "k i x"], ["k i x", "\u00e9t\u00e9"]),
+    (["\u212a\u212a\u0130\u0130 caf\u00e9 na\u00efve", "kk i i caf na ve"], ["kki", "i i caf"]),
+]
+
+
 def test_one_call_for_many_records_equals_one_call_each() -> None:
     # The kernel reuses its table across records: nothing of one record may leak into the next.
-    records = [
-        (["the cat sat", "on the mat", ""], ["the mat", "cat"]),
-        (["x y z " * 40, "MAT mat"], ["mat", "y " * 70, "..."]),
-        (["dog"], ["the cat sat"]),
-        ([], ["nothing retrieved"]),
-        (["no ground truth"], []),
-        (["\u212a \u0130x", "k i x"], ["k i x", "\u00e9t\u00e9"]),
-    ]
     with mode("always"):
-        compiled.rouge_recall(["a"], ["a"])  # loaded
-    kernel = compiled._state["kernel"]
-    texts = [t.lower() for r, g in records for t in (*r, *g)]
-    buf = np.frombuffer(" ".join(texts).encode("utf-32-le"), dtype=np.uint32)
-    rows, first, block = [], 0, 0
-    for r, g in records:
-        rows += [first, len(r), len(g), block]
-        first += len(r) + len(g)
-        block += len(r) * len(g)
-    recall = np.full(block, -1.0)
-    counts = np.full(first, -1, dtype=np.int64)
-    table = compiled._TABLE
-    tokenless = kernel(buf, array("q", map(len, texts)), array("q", rows), table, recall, counts)
-    assert tokenless == 2  # "" and "..."
-    start = 0
-    for r, g in records:
+        found = compiled.rouge_recall_records(RECORDS)
+    assert found is not None
+    recall, counts, tokenless, blocks = found
+    text = 0
+    for (r, g), block, without in zip(RECORDS, blocks, tokenless, strict=True):
+        n, m = len(r), len(g)
         with mode("never"):
-            expected, _, _ = _recall(r, g, ROUGE)
-        assert recall[start : start + len(r) * len(g)].reshape(len(r), len(g)).tolist() == (
-            expected.tolist()
-        )
-        start += len(r) * len(g)
+            expected, has_tokens, _ = _recall(r, g, ROUGE, with_tokens=True)
+        assert recall[block : block + n * m].reshape(n, m).tobytes() == expected.tobytes()
+        assert (counts[text : text + n + m] > 0).tolist() == has_tokens.tolist()  # type: ignore[union-attr]
+        assert without == (counts[text : text + n + m] == 0).sum()
+        text += n + m
     # By hand: "\u0130x" lowers to "i", a combining dot (a separator) and "x"; "\u00e9t\u00e9"
-    # is one token, "t".
-    assert counts.tolist() == [3, 3, 0, 2, 1, 120, 2, 1, 70, 0, 1, 3, 2, 3, 3, 3, 3, 1]
+    # is one token, "t"; "\u212a\u212a\u0130\u0130 caf\u00e9 na\u00efve" is "kki i caf na ve".
+    assert counts.tolist() == [
+        3,
+        3,
+        0,
+        2,
+        1,
+        120,
+        2,
+        1,
+        70,
+        0,
+        1,
+        3,
+        2,
+        1,
+        3,
+        1,
+        3,
+        3,
+        3,
+        1,
+        5,
+        6,
+        1,
+        3,
+    ]
+    assert tokenless.tolist() == [1, 1, 0, 0, 0, 0, 0]  # texts without a token: "", "..."
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.5, 0.7, 1.0])
+def test_match_records_gives_what_match_gives(threshold: float) -> None:
+    strategy = RougeChunkMatch(threshold)
+    for value in ("never", "always"):
+        with mode(value):
+            batch = strategy.match_records(RECORDS)
+        with mode("never"):
+            one_by_one = [strategy.match(r, g) for r, g in RECORDS]
+        for got, expected in zip(batch, one_by_one, strict=True):
+            assert got.relevant.dtype == expected.relevant.dtype == np.bool_
+            assert got.relevant.tolist() == expected.relevant.tolist()
+            assert got.scores.tobytes() == expected.scores.tobytes()  # type: ignore[union-attr]
+            assert got.tokenless == expected.tokenless
 
 
 def test_lower_to_ascii_lists_every_such_character() -> None:

@@ -27,6 +27,7 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
+from ctxeval.errors import InvalidArgumentError
 from ctxeval.matching import ExactSentenceMatch
 from ctxeval.metrics import reference as formulas
 from ctxeval.metrics.core import (
@@ -367,3 +368,60 @@ def test_tie_groups_cut_at_the_judged_depth_agree_in_core_and_reference(
     got = ndcg(batch, k, ties="average").tolist()
     assert got == ndcg(via_judgments, k, ties="average").tolist()
     assert got == [formulas.ndcg(j, k, ties="average") for j in grouped]
+
+
+class BulkContains:
+    """A custom strategy that also matches whole batches (``match_records``), counting calls;
+    a ground truth "poison" makes it raise (a bug in the strategy's code)."""
+
+    unit = "chunk"
+    spec = "bulk-contains"
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def units(self, texts: Sequence[str]) -> list[str]:
+        return list(texts)
+
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
+        if "poison" in ground_truth:
+            raise ValueError("cannot read poison")
+        return contains(retrieved, ground_truth)
+
+    def match_records(self, records: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:  # type: ignore[type-arg]
+        self.batches.append(len(records))
+        return [self.match(r, g) for r, g in records]
+
+
+def test_a_strategy_with_match_records_is_called_once_a_batch_with_the_same_values() -> None:
+    data = [
+        {
+            "id": f"q{i}",
+            "retrieved_context": ["a b", "c", "b"][: 1 + i % 3],
+            "ground_truth_context": ["b", "c"][: 1 + i % 2],
+        }
+        for i in range(10)
+    ]
+    bulk = BulkContains()
+    got = RetrievalEvaluator(
+        data, [PrecisionRecallF1(bulk), RankedRetrievalMetrics(bulk)], workers=1
+    ).run(k=[1, None])
+    assert bulk.batches == [10]  # one call for the batch's ten records, for both metrics
+    expected = RetrievalEvaluator(
+        data, [PrecisionRecallF1(contains), RankedRetrievalMetrics(contains)], workers=1
+    ).run(k=[1, None])
+    assert got.per_query == expected.per_query
+    # by hand: q3 retrieves "a b" only; of its truths "b" and "c", "a b" holds "b"
+    assert got.per_query[3]["recall"] == 0.5
+
+
+def test_an_error_in_match_records_is_named_for_the_record_that_causes_it() -> None:
+    data = [
+        {"id": "q0", "retrieved_context": ["a"], "ground_truth_context": ["a"]},
+        {"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["poison"]},
+    ]
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"record 'q1'.*bulk-contains raised ValueError: cannot read poison",
+    ):
+        RetrievalEvaluator(data, [PrecisionRecallF1(BulkContains())], workers=1).run()

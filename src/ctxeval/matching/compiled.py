@@ -44,6 +44,7 @@ __all__ = [
     "mode",
     "read_environment",
     "rouge_recall",
+    "rouge_recall_records",
     "status",
 ]
 
@@ -120,18 +121,17 @@ def _load() -> None:
         from ctxeval.matching import lcs_kernel
 
         kernel = lcs_kernel.lcs_records
-        # Compile (or load from numba's cache) both forms now, on records whose answers are
-        # known: "ab b" against "b", and "\u212aa" (Kelvin sign) against "ka": recall 1.
-        kelvin = np.frombuffer("\u212aa ka".encode("utf-32-le"), dtype=np.uint32)
-        for buf, lengths, tokens in ((b"ab b b", [4, 1], [2, 1]), (kelvin, [2, 2], [1, 1])):
-            recall = np.zeros(1, dtype=np.float64)
-            counts = np.zeros(2, dtype=np.int64)
-            records = array("q", [0, 1, 1, 0])
-            tokenless = kernel(buf, array("q", lengths), records, _TABLE, recall, counts)
-            if tokenless or recall.tolist() != [1.0] or counts.tolist() != tokens:
-                raise RuntimeError(
-                    f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
-                )
+        # Compile (or load from numba's cache) now, on a record whose answer is known: "ab b"
+        # against "b", recall 1.
+        recall = np.zeros(1, dtype=np.float64)
+        counts = np.zeros(2, dtype=np.int64)
+        tokenless = np.zeros(1, dtype=np.int64)
+        records = array("q", [0, 1, 1, 0])
+        kernel(b"ab b b", array("q", [4, 1]), records, _TABLE, recall, counts, tokenless)
+        if recall.tolist() != [1.0] or counts.tolist() != [2, 1] or tokenless.tolist() != [0]:
+            raise RuntimeError(
+                f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
+            )
     except ImportError as exc:
         _state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
     except Exception as exc:  # any failure to load the kernel means the Python path
@@ -160,10 +160,81 @@ def status() -> str:
 
 
 # The characters outside ASCII whose lowercase holds an ASCII letter (str.lower, which
-# rouge-score applies first): the Kelvin sign ("k", which the kernel reads as such) and the
-# capital I with dot above ("i" and a combining dot, two characters for one). A test recomputes
-# this list from the running Python's Unicode tables.
+# rouge-score applies first): the capital I with dot above ("i" and a combining dot, two
+# characters for one) and the Kelvin sign ("k"). A test recomputes this list from the running
+# Python's Unicode tables.
 LOWER_TO_ASCII = ("\u0130", "\u212a")
+# What rouge-score reads in each of them, in ASCII: the letters and digits of its lowercase,
+# anything else a separator ("?"): "i?" and "k".
+_AS_ASCII = {
+    c: "".join(x if x.isascii() and x.isalnum() else "?" for x in c.lower()) for c in LOWER_TO_ASCII
+}
+
+
+def _ascii(text: str) -> bytes:
+    """``text`` as the kernel reads it: ASCII bytes with the same rouge-score tokens. A
+    character outside ASCII is a separator (``?``) but for the two in :data:`LOWER_TO_ASCII`.
+    (Lone surrogates, never in records read by ctxeval, are separators too.)"""
+    if text.isascii():
+        return text.encode()
+    for c, ascii_ in _AS_ASCII.items():
+        if c in text:
+            text = text.replace(c, ascii_)
+    return text.encode("ascii", "replace")
+
+
+RecordTexts = tuple[Sequence[str], Sequence[str]]
+
+
+def rouge_recall_records(
+    records: Sequence[RecordTexts],
+) -> tuple[FloatArray, IntArray, IntArray, IntArray] | None:
+    """ROUGE-L recall of every record's ground truths by its retrieved texts, from one call of
+    the compiled kernel for them all; None when the kernel is not in use (see the module's
+    docstring).
+
+    ``records``: (retrieved, ground truth) pairs. Returns ``recall``, flat: record *k*'s
+    n x m block (row-major) starts at ``blocks[k]``; ``counts``, every text's token count
+    (each record's retrieved texts, then its ground truth, record after record); ``tokenless``,
+    how many of each record's texts have no token, or -1 for a record too large for the
+    kernel's bit masks (a ground truth of a whole book: score it on the Python path); and
+    ``blocks``.
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return None
+    texts: list[str] = []
+    rows = array("q")
+    blocks = array("q")
+    block = 0
+    for retrieved, ground_truth in records:
+        n, m = len(retrieved), len(ground_truth)
+        rows.extend((len(texts), n, m, block))
+        blocks.append(block)
+        texts += retrieved
+        texts += ground_truth
+        block += n * m
+    buf, lengths = _buffer(texts)
+    recall = np.empty(block, dtype=np.float64)
+    counts = np.empty(len(texts), dtype=np.int64)
+    tokenless = np.empty(len(records), dtype=np.int64)
+    kernel(buf, lengths, rows, _TABLE, recall, counts, tokenless)
+    return recall, counts, tokenless, np.frombuffer(blocks, dtype=np.int64)
+
+
+def _buffer(texts: list[str]) -> tuple[bytes, array[int]]:
+    """The texts as the kernel reads them (:func:`_ascii`), each followed by a space, and their
+    lengths there: joined and encoded at once, unless one holds a character that becomes two."""
+    joined = " ".join(texts)
+    if joined.isascii():
+        return joined.encode(), array("q", map(len, texts))
+    if any(len(ascii_) != 1 and c in joined for c, ascii_ in _AS_ASCII.items()):
+        parts = list(map(_ascii, texts))
+        return b" ".join(parts), array("q", map(len, parts))
+    for c, ascii_ in _AS_ASCII.items():  # one character for one: the lengths stay
+        if c in joined:
+            joined = joined.replace(c, ascii_)
+    return joined.encode("ascii", "replace"), array("q", map(len, texts))
 
 
 def rouge_recall(
@@ -171,27 +242,11 @@ def rouge_recall(
 ) -> tuple[FloatArray, IntArray, int] | None:
     """ROUGE-L recall of every ground truth by every retrieved text (n x m, row-major, flat),
     every text's token count (retrieved, then ground truth) and how many texts have no token,
-    from the compiled kernel; None when the kernel is not in use (see the module's docstring).
+    from the compiled kernel; None when the kernel is not in use or the record is too large
+    for it (:func:`rouge_recall_records`, for one record).
     """
-    kernel = _kernel()
-    if kernel is None:
+    found = rouge_recall_records([(retrieved, ground_truth)])
+    if found is None or found[2][0] < 0:
         return None
-    texts = [*retrieved, *ground_truth]
-    joined = " ".join(texts)
-    if joined.isascii():
-        buf: Any = joined.encode()
-    else:
-        if "\u0130" in joined:  # lowercases to two characters: as rouge-score reads it
-            texts = [t if t.isascii() else t.lower() for t in texts]
-            joined = " ".join(texts)
-        # Code points; lone surrogates (never in records read by ctxeval) are separators.
-        buf = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    n, m = len(retrieved), len(ground_truth)
-    recall = np.empty(n * m, dtype=np.float64)
-    counts = np.empty(n + m, dtype=np.int64)
-    tokenless: int = kernel(
-        buf, array("q", map(len, texts)), array("q", (0, n, m, 0)), _TABLE, recall, counts
-    )
-    if counts[0] < 0:  # too large for the kernel's masks (a ground truth of a whole book)
-        return None
-    return recall, counts, tokenless
+    recall, counts, tokenless, _ = found
+    return recall, counts, int(tokenless[0])

@@ -1,14 +1,13 @@
 """ROUGE-L's tokens and LCS lengths for whole records in one compiled pass (needs numba).
 
 Imported only through :mod:`ctxeval.matching.compiled`, which decides when it is used and hands
-it a record's texts as one buffer of characters: the bytes of ASCII text, or else UTF-32 code
-points (a record holding the one character whose lowercase is two characters, one of them
-ASCII, ``İ``, has its non-ASCII texts lowercased first, as rouge-score does). The kernel reads
-each character through rouge-score's rules (``[A-Za-z0-9]`` kept and lowered, the Kelvin sign
-read as ``k``, everything else a separator) and gives, for every ground-truth text *g* and
-retrieved text *r* of the record, ``LCS(tokens(r), tokens(g)) / len(tokens(g))`` and every
-text's token count. So ROUGE-L recall is the same quotient of the same two integers as on the
-Python path, bit for bit.
+it a batch of records' texts as one buffer of ASCII bytes (a character outside ASCII is given
+as what rouge-score reads in it: a separator, or the ASCII of its lowercase for the two
+characters that have one). The kernel reads each byte through rouge-score's rules
+(``[A-Za-z0-9]`` kept and lowered, everything else a separator) and gives, for every
+ground-truth text *g* and retrieved text *r* of each record,
+``LCS(tokens(r), tokens(g)) / len(tokens(g))`` and every text's token count. So ROUGE-L recall
+is the same quotient of the same two integers as on the Python path, bit for bit.
 
 How, per record:
 
@@ -45,14 +44,6 @@ def _jit(function: _F) -> _F:
     return cast(_F, numba.njit(cache=True, nogil=True)(function))
 
 
-@numba.njit(inline="always")
-def _letter(code: Any, table: Any) -> Any:
-    """A character's code in a token (its lowercase), or 0 where it separates tokens."""
-    if code < 256:
-        return table[code]
-    return 107 if code == 0x212A else 0  # KELVIN SIGN lowercases to "k"
-
-
 #: The most 64-bit mask words a record may need (distinct ground-truth tokens times the ground
 #: truths' words: 32 MiB). A record past it (a ground truth of a whole book) gets counts of -1,
 #: and the caller scores it on the Python path, whose memory grows with the texts only.
@@ -64,20 +55,20 @@ _ALL = ~np.uint64(0)
 
 
 @_jit
-def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, counts: Any) -> int:
-    """Fill ``recall`` and ``counts`` for every record; return how many texts have no token.
-    A record too large for the bit masks (:data:`MAX_MASK_WORDS`) is left unscored, its texts'
-    counts -1.
+def lcs_records(
+    buf: Any, lengths: Any, records: Any, table: Any, recall: Any, counts: Any, tokenless: Any
+) -> None:
+    """Fill ``recall``, ``counts`` and ``tokenless`` for every record. ``tokenless[rec]``: how
+    many of the record's texts have no token, or -1 for a record too large for the bit masks
+    (:data:`MAX_MASK_WORDS`), left unscored (its texts' counts -1 too).
 
-    ``buf``: the texts' characters, one code point per item (``bytes`` of ASCII text, or
-    UTF-32 code points as uint32), each text followed by one separator; ``lengths[t]``: text
+    ``buf``: the texts' ASCII bytes, each text followed by one separator; ``lengths[t]``: text
     *t*'s length. ``records`` (int64, four per record): the record's first text, how many
     retrieved texts follow it, how many ground-truth texts follow those, and where its block
     starts in ``recall``. The block is retrieved by ground truth, row-major:
     ``recall[block + i * n_g + j] = LCS(r_i, g_j) / len(g_j)`` (0 when ``g_j`` has no token), the
     same quotient of the same integers as rouge-score. ``counts[t]``: text *t*'s token count.
-    ``table`` (uint8, 256): 0 for characters that separate tokens, else the lowercase; above
-    255 only the Kelvin sign is a letter (``k``), as ``str.lower`` makes it.
+    ``table`` (uint8, 256): 0 for bytes that separate tokens, else the lowercase.
 
     The per-token work is written out here: helpers that take arrays were not inlined by numba
     (with or without ``inline="always"``), and calling them cost a third of the time.
@@ -88,7 +79,6 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
     for t in range(n_texts):
         starts[t + 1] = starts[t] + lengths[t] + 1
     n_records = len(records) // 4
-    tokenless = 0
     # Scratch, sized once for the largest record of the batch.
     most = 1
     most_g = 0
@@ -135,7 +125,7 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
             i, end = starts[t], starts[t] + lengths[t]
             x0 = x
             while i < end:
-                c = _letter(buf[i], table)
+                c = table[buf[i]]
                 if c == 0:
                     i += 1
                     continue
@@ -143,7 +133,7 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                 h = np.uint64(c)
                 i += 1
                 while i < end:
-                    c = _letter(buf[i], table)
+                    c = table[buf[i]]
                     if c == 0:
                         break
                     h = ((h << np.uint64(7)) | (h >> np.uint64(57))) ^ np.uint64(c)
@@ -159,7 +149,7 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                     if slot_hash[p] == h and id_len[u] == n:
                         q = id_start[u]
                         z = 0
-                        while z < n and _letter(buf[q + z], table) == _letter(buf[s + z], table):
+                        while z < n and table[buf[q + z]] == table[buf[s + z]]:
                             z += 1
                         if z == n:
                             found = u
@@ -188,8 +178,9 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                 counts[t] = -1
             for q in range(k):
                 slots[used[q]] = -1
+            tokenless[rec] = -1
             continue
-        tokenless += empty
+        tokenless[rec] = empty
         masks = np.zeros((max(k, 1), max(words, 1)), np.uint64)
         for j in range(n_g):
             for q in range(counts[g0 + j]):
@@ -228,4 +219,3 @@ def lcs_records(buf: Any, lengths: Any, records: Any, table: Any, recall: Any, c
                 recall[block + r * n_g + j] = matched / length if length else 0.0
         for q in range(k):
             slots[used[q]] = -1
-    return tokenless

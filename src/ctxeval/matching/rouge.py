@@ -23,7 +23,7 @@ from ctxeval.arrays import BoolArray
 from ctxeval.errors import InvalidArgumentError
 from ctxeval.matching.base import Matches, Unit, check_threshold, default_cache, has_word
 from ctxeval.matching.builtin import BuiltinStrategy
-from ctxeval.matching.compiled import rouge_recall
+from ctxeval.matching.compiled import RecordTexts, rouge_recall, rouge_recall_records
 from ctxeval.matching.pyrouge import py_rouge_l_recall_matrix
 from ctxeval.text.tokenize import RougeTokenizer, Tokenizer, get_tokenizer
 from ctxeval.validation import check_choice
@@ -138,6 +138,43 @@ class _RougeMatch(BuiltinStrategy):
         if shown.get("tokenizer") == get_tokenizer("rouge"):
             del shown["tokenizer"]
         return shown
+
+    def match_records(self, records: Sequence[RecordTexts]) -> list[Matches]:
+        """:meth:`match` of every (retrieved, ground truth) pair, the same :class:`Matches`: in
+        one call of the compiled kernel for them all when it is in use, else one by one."""
+        plain = type(self._tokenizer) is RougeTokenizer and not self._tokenizer.stem
+        found = rouge_recall_records(records) if plain and self._scorer == "rouge-score" else None
+        if found is None:
+            return [self.match(retrieved, truth) for retrieved, truth in records]
+        recall, counts, tokenless, blocks = found
+        relevant = recall >= self._threshold
+        has_tokens = counts > 0
+        out = []
+        text = 0
+        for (retrieved, truth), block, without in zip(records, blocks, tokenless, strict=True):
+            n, m = len(retrieved), len(truth)
+            if without < 0:  # too large for the kernel's masks: the Python path
+                out.append(self.match(retrieved, truth))
+                text += n + m
+                continue
+            shape = (n, m)
+            cells = relevant[block : block + n * m].reshape(shape)
+            if self._threshold == 0:
+                # Recall 0 passes threshold 0; an empty or tokenless text still matches nothing.
+                has = has_tokens[text : text + n + m]
+                cells = cells & has[:n, None] & has[None, n:]
+            lost: tuple[str, ...] = ()
+            if without:
+                texts = [*retrieved, *truth]
+                lost = tuple(
+                    texts[i]
+                    for i in np.flatnonzero(~has_tokens[text : text + n + m])
+                    if has_word(texts[i])
+                )
+            scores = recall[block : block + n * m].reshape(shape)
+            out.append(Matches(relevant=cells, scores=scores, tokenless=lost))
+            text += n + m
+        return out
 
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
         if self._scorer == "py-rouge":
