@@ -40,6 +40,9 @@ says otherwise:
   recall and F1 from those decisions; best of ``--repeats`` passes.
 - bare kernel: ``rapidfuzz.process.cdist(chunks, truths, scorer=LCSseq.similarity)`` per record
   on token lists tokenised and interned to ints beforehand (nothing else): the practical limit.
+- ctxeval's floor: the same evaluation with a strategy that finds nothing relevant at no cost
+  (``NoMatch``), so everything but matching: what a faster matcher could not remove. "Matching
+  time" is the ctxeval run's time minus the floor's.
 
 Checks, asserted: ctxeval with ``RougeChunkMatch(scorer="py-rouge")`` and
 ``convention="continuous_eval"`` gives continuous-eval's numbers on its subset; ctxeval's
@@ -112,6 +115,30 @@ def run_ctxeval(records: list[dict[str, Any]], workers: int = 1, compatible: boo
         records, ctxeval_metrics(compatible), workers=workers, progress=False
     )
     return evaluator.run(k=None)
+
+
+class NoMatch:
+    """The pipeline's floor: a strategy that finds nothing relevant at no cost (one call per
+    batch), so a run with it costs everything but matching: reading and checking the records,
+    the context used, every measure, the rows, the aggregate."""
+
+    unit = "chunk"
+    spec = "no-match"
+
+    def units(self, texts: list[str]) -> list[str]:
+        return list(texts)
+
+    def match(self, retrieved: list[str], ground_truth: list[str]) -> Any:
+        return np.zeros((len(retrieved), len(ground_truth)), dtype=bool)
+
+    def match_records(self, records: list[tuple[list[str], list[str]]]) -> list[Any]:
+        return [self.match(r, g) for r, g in records]
+
+
+def run_floor(records: list[dict[str, Any]]) -> Any:
+    nothing = NoMatch()
+    metrics = [PrecisionRecallF1(nothing), RankedRetrievalMetrics(nothing)]
+    return RetrievalEvaluator(records, metrics, workers=1, progress=False).run(k=None)
 
 
 def same_process_runs(label: str, records: list[dict[str, Any]], runs: int) -> None:
@@ -411,6 +438,9 @@ def bench_dataset(
     t_ctx_rs, _ = best_of(args.repeats, run_ctxeval, data.reader(n_rs))
     rs_check = check_rouge_score(data.read(n_rs), result.per_query[:n_rs], rs_rows)
 
+    # the pipeline without matching
+    t_floor, _ = best_of(args.repeats, run_floor, data.reader())
+
     # bare kernel on pre-tokenised, interned input
     prepared = pretokenise(data.read())
     t_kernel, _ = best_of(args.repeats, run_kernel, lambda: prepared)
@@ -424,6 +454,7 @@ def bench_dataset(
         ("continuous-eval PrecisionRecallF1 + RankedRetrievalMetrics", n_ce, t_ce),
         ("rouge-score loop (RougeScorer(['rougeL']), every pair)", n_rs, t_rs),
         ("bare kernel: rapidfuzz cdist(LCSseq) on pre-tokenised ints", n, t_kernel),
+        ("ctxeval's floor: the same run, a strategy matching nothing at no cost", n, t_floor),
     ]
     qps = {label: count / seconds for label, count, seconds in rows}
     print(f"### Throughput (single process unless noted): {label}\n")
@@ -465,6 +496,15 @@ def bench_dataset(
         f"{same_rs:,.0f}x | >= 100x | {verdict(same_rs, 100)} |"
     )
     print(f"| ctxeval time / bare kernel time | {kernel / ctx:.1f}x | report | |")
+    floor = qps["ctxeval's floor: the same run, a strategy matching nothing at no cost"]
+    print(
+        f"| ctxeval's floor time (no matching) / bare kernel time | {kernel / floor:.1f}x "
+        "| report | |"
+    )
+    print(
+        f"| ctxeval's matching time (run minus floor) / bare kernel time | "
+        f"{(t_ctx - t_floor) / t_kernel:.1f}x | report | |"
+    )
     print(f"| ctxeval workers=2 / workers=1 | {qps['ctxeval, workers=2'] / ctx:.2f}x | report | |")
     print(
         f"| ctxeval (py-rouge, continuous-eval numbers) / continuous-eval | "
@@ -490,6 +530,8 @@ def bench_dataset(
         "ctxeval / continuous-eval": f"{ctx / ce_qps:,.0f}x",
         "ctxeval / rouge-score loop": f"{ctx / rs_qps:,.0f}x",
         "ctxeval time / bare kernel time": f"{kernel / ctx:.1f}x",
+        "floor time / bare kernel time": f"{kernel / floor:.1f}x",
+        "matching time / bare kernel time": f"{(t_ctx - t_floor) / t_kernel:.1f}x",
     }
 
 

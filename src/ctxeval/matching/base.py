@@ -57,7 +57,14 @@ class Matches:
 
 @runtime_checkable
 class MatchingStrategy(Protocol):
-    """The protocol every strategy follows (built-in or custom)."""
+    """The protocol every strategy follows (built-in or custom).
+
+    A strategy may also define ``match_records(records)``: ``match`` of every (retrieved,
+    ground truth) pair of a batch, as a list, in one call (the ROUGE strategies do, to score a
+    batch in one pass of the compiled kernel). The evaluator then calls it once per batch for
+    chunk units; it must give what ``match`` gives. If it raises, the batch is matched record
+    by record, so the error is named for the record that causes it.
+    """
 
     @property
     def unit(self) -> Unit:

@@ -2,11 +2,11 @@
 
 With numba installed (``pip install 'ctxeval[fast]'``), ROUGE-L under rouge-score's tokenizer
 (``tokenizer="rouge"``, no stemming) is scored by :mod:`ctxeval.matching.lcs_kernel`: one
-compiled pass per record that tokenises, matches and computes every LCS length, about three
-times faster than tokenising in Python and calling rapidfuzz on texts seen once
-(docs/performance.md). It gives the same two integers per pair (LCS length, token count), so
-every score is the same bit for bit; the property tests compare the two paths on random texts
-of every kind.
+compiled call per batch of records (:func:`rouge_recall_records`) that tokenises, matches and
+computes every LCS length, several times faster than tokenising in Python and calling rapidfuzz
+on texts seen once (docs/performance.md). It gives the same two integers per pair (LCS length,
+token count), so every score is the same bit for bit; the property tests compare the two paths
+on random texts of every kind.
 
 Loading numba and the cached machine code costs about half a second per process (compiling it
 the first time, 4 to 8 s), which a small run would not win back. So by default (``auto``) the

@@ -1,5 +1,6 @@
-"""ROUGE-L recall matching, scored for a whole record at once: in one compiled pass
-(:mod:`ctxeval.matching.compiled`, with numba) or one rapidfuzz call.
+"""ROUGE-L recall matching, scored for a whole record at once (one rapidfuzz call), or for a
+whole batch of records in one compiled pass (:mod:`ctxeval.matching.compiled`, with numba;
+``match_records``).
 
 ROUGE-L recall of a ground-truth unit *g* by a retrieved unit *r* is
 ``LCS(tokens(r), tokens(g)) / len(tokens(g))`` — rouge-score's
