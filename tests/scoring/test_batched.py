@@ -272,7 +272,7 @@ def test_outliers_are_padded_on_their_own_with_the_same_values(
 ) -> None:
     # Found in review: one huge record padded the whole batch. Above the caps a record is judged
     # in a batch of its own; its values, and its neighbours', do not change.
-    import ctxeval.scoring as scoring
+    import ctxeval.judging as judging
 
     text = records_of(
         [
@@ -293,10 +293,10 @@ def test_outliers_are_padded_on_their_own_with_the_same_values(
     )
     id_plan = ScoringPlan((IDRankedRetrievalMetrics(),), (None,))
     before = score_batch(text_plan, text), score_batch(id_plan, ids)
-    assert scoring._groups([(2, 1), (4, 1), (1, 3)]) == [[0, 1, 2]]
-    monkeypatch.setattr(scoring, "PAD_MAX_RANKS", 3)
-    monkeypatch.setattr(scoring, "PAD_MAX_TRUTH", 2)
-    assert scoring._groups([(2, 1), (4, 1), (1, 3)]) == [[0], [1], [2]]
+    assert judging.pad_groups([(2, 1), (4, 1), (1, 3)]) == [[0, 1, 2]]
+    monkeypatch.setattr(judging, "PAD_MAX_RANKS", 3)
+    monkeypatch.setattr(judging, "PAD_MAX_TRUTH", 2)
+    assert judging.pad_groups([(2, 1), (4, 1), (1, 3)]) == [[0], [1], [2]]
     after = score_batch(text_plan, text), score_batch(id_plan, ids)
     for rows_before, rows_after in zip(before, after, strict=True):
         for a, b in zip(rows_before, rows_after, strict=True):
