@@ -12,7 +12,7 @@ batches the vectorised core measures. The reference path judges one record
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,7 +206,10 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
 
     Chunk passes whose strategy matches whole batches (``match_records``, as the built-in ROUGE
     strategies do) are matched for all the batch's records in one call, after every record's
-    other checks; the rest record by record."""
+    other passes; the rest record by record. Errors are settled as record by record: a record's
+    first failing pass (in pass order) decides, and the first record whose error is not its
+    own (a configuration mistake, a strategy's exception) stops the run.
+    """
     judged = Judged()
     passes: dict[Hashable, MetricBase] = {}
     for metric in plan.metrics:
@@ -217,41 +220,45 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
         for key, metric in passes.items()
     ]
     with_ties = needs_ties(plan)
-    found: dict[int, dict[Hashable, Any]] = {}  # per surviving record: each pass's result
+    found: dict[int, dict[Hashable, Any]] = {}  # per record: each pass's result
     lost: dict[int, int] = {}
-    pending: dict[Hashable, list[tuple[int, _ChunkTexts]]] = {}  # matched in bulk below
+    errors: _Errors = {}
+    pending: dict[int, list[tuple[int, _ChunkTexts]]] = {}  # by pass: matched in bulk below
     for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
-        waiting: list[tuple[Hashable, _ChunkTexts]] = []
-        most = 0
+        found[i] = results
+        lost[i] = 0
         try:
             located = locate(plan, record)
             ties = tie_ends(record) if with_ties else None
-            for key, metric, depth, in_bulk in steps:
-                try:
-                    check_mode(metric, record)
-                    texts = _chunk_texts(metric, record, depth) if in_bulk else None
-                    if texts is not None:
-                        waiting.append((key, texts))
-                        continue
-                    results[key], tokens = _judge_one(plan, metric, record, located, depth)
-                except Exception as exc:
-                    raise named_error(record, metric, exc)  # noqa: B904 (chained there)
-                most = max(most, tokens)
-        except (InvalidArgumentError, InvalidArgumentTypeError):
-            raise  # a configuration mistake, not a bad record: stop the run
-        except CtxevalError as exc:
-            judged.failed[i] = record_error(record, exc)
+        except Exception as exc:
+            errors[i] = (-1, exc)
             continue
-        found[i], lost[i] = results, most
-        for key, texts in waiting:
-            pending.setdefault(key, []).append((i, texts))
+        for position, (key, metric, depth, in_bulk) in enumerate(steps):
+            try:
+                check_mode(metric, record)
+                texts = _chunk_texts(metric, record, depth) if in_bulk else None
+                if texts is not None:
+                    pending.setdefault(position, []).append((i, texts))
+                    continue
+                results[key], tokens = _judge_one(plan, metric, record, located, depth)
+            except Exception as exc:
+                errors[i] = (position, named_error(record, metric, exc))
+                break  # its later passes cannot change what the record is
+            lost[i] = max(lost[i], tokens)
         if located is not None:
             judged.located[i] = located
         if ties is not None:
             judged.ties[i] = ties
-    for key, items in pending.items():
-        _match_in_bulk(records, passes[key], key, items, judged, found, lost)
+    for position in sorted(pending):
+        bulk = _Bulk(records, position, found, lost, errors)
+        bulk.match(steps[position][0], steps[position][1], pending[position])
+    for i in sorted(errors):
+        error = errors[i][1]
+        if _stops(error):
+            raise error
+        assert isinstance(error, CtxevalError)
+        judged.failed[i] = record_error(records[i], error)
     staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
     for i, results in found.items():
         if i in judged.failed:
@@ -269,6 +276,16 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
     return judged
 
 
+def _stops(error: Exception) -> bool:
+    """Whether ``error`` stops the run rather than making its record a bad one."""
+    return isinstance(error, InvalidArgumentError | InvalidArgumentTypeError) or not isinstance(
+        error, CtxevalError
+    )
+
+
+# Each failing record's first error: the pass where it was met (-1: before any pass), the error.
+_Errors = dict[int, tuple[int, Exception]]
+
 # A chunk pass's texts for one record: the chunks shown, the ground-truth units, their grades.
 _ChunkTexts = tuple[list[str], list[str], list[float] | None]
 
@@ -283,45 +300,68 @@ def _chunk_texts(metric: MetricBase, record: Record, depth: int | None) -> _Chun
     return shown, truth, grades
 
 
-def _batch_matcher(metric: MetricBase) -> Any:
+def _batch_matcher(metric: MetricBase) -> Callable[..., Any] | None:
     """The strategy's ``match_records`` (a whole batch's records at once), if it has one."""
-    return getattr(strategy_of(metric), "match_records", None)
+    found: Callable[..., Any] | None = getattr(strategy_of(metric), "match_records", None)
+    return found
 
 
-def _match_in_bulk(
-    records: list[Record],
-    metric: MetricBase,
-    key: Hashable,
-    items: list[tuple[int, _ChunkTexts]],
-    judged: Judged,
-    found: dict[int, dict[Hashable, Any]],
-    lost: dict[int, int],
-) -> None:
-    """Match a chunk pass's records in one ``match_records`` call. If that call raises, they
-    are matched one by one, so the error is met again and named for its record as it would
-    be record by record."""
-    strategy = metric.matching_strategy  # type: ignore[attr-defined]
-    pairs = [(shown, truth) for _, (shown, truth, _) in items]
-    try:
-        matched: list[Any] | None = _batch_matcher(metric)(pairs)
-    except Exception:
-        matched = None
-    for position, (i, (shown, truth, grades)) in enumerate(items):
-        if i in judged.failed:
-            continue
-        record = records[i]
+@dataclass
+class _Bulk:
+    """One chunk pass matched for a batch's records at once, into what
+    :func:`judge_records` gathers: each record's results, tokenless counts and first error."""
+
+    records: list[Record]
+    position: int  # the pass's place among the batch's passes
+    found: dict[int, dict[Hashable, Any]]
+    lost: dict[int, int]
+    errors: _Errors
+
+    def match(
+        self, key: Hashable, metric: MetricBase, items: list[tuple[int, _ChunkTexts]]
+    ) -> None:
+        """Match the pass's records in one ``match_records`` call. If that call raises, they
+        are matched one by one, so the error is met again and named for its record; if none
+        of them raises then, ``match_records`` is at fault, and the run stops saying so."""
+        strategy = metric.matching_strategy  # type: ignore[attr-defined]
+        matcher = _batch_matcher(metric)
+        assert matcher is not None
+        pairs = [(shown, truth) for _, (shown, truth, _) in items]
+        failure: Exception | None = None
+        matched: list[Any] | None
         try:
-            raw = strategy.match(shown, truth) if matched is None else matched[position]
-            matches = as_matches(raw, len(shown), len(truth), strategy)
+            matched = list(matcher(pairs))
         except Exception as exc:
-            error = named_error(record, metric, exc)
-            stops = isinstance(error, InvalidArgumentError | InvalidArgumentTypeError)
-            if stops or not isinstance(error, CtxevalError):
-                raise error  # noqa: B904 (chained there): a configuration mistake stops the run
-            judged.failed[i] = record_error(record, error)
-            continue
-        found[i][key] = (matches.relevant, grades)
-        lost[i] = max(lost[i], len(matches.tokenless))
+            failure, matched = exc, None
+        if matched is not None and len(matched) != len(pairs):
+            raise InvalidArgumentTypeError(
+                f"strategy {strategy.spec}: match_records returned {len(matched)} results for "
+                f"{len(pairs)} records; return one Matches (or boolean matrix) per "
+                "(retrieved, ground_truth) pair, in order"
+            )
+        met = False
+        for n, (i, (shown, truth, grades)) in enumerate(items):
+            earlier = self.errors.get(i)
+            superseded = earlier is not None and earlier[0] < self.position
+            if superseded and matched is not None:
+                continue
+            try:
+                raw = strategy.match(shown, truth) if matched is None else matched[n]
+                matches = as_matches(raw, len(shown), len(truth), strategy)
+            except Exception as exc:
+                met = True
+                if not superseded:
+                    self.errors[i] = (self.position, named_error(self.records[i], metric, exc))
+                continue
+            if not superseded:
+                self.found[i][key] = (matches.relevant, grades)
+                self.lost[i] = max(self.lost[i], len(matches.tokenless))
+        if failure is not None and not met:
+            raise InvalidArgumentError(
+                f"strategy {strategy.spec}: match_records raised {type(failure).__name__}: "
+                f"{failure}, but match judged each of the batch's records; fix match_records "
+                "(it must give what match gives; the original error is chained to this one)"
+            ) from failure
 
 
 def _judge_one(

@@ -27,7 +27,7 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, InvalidRecordError
 from ctxeval.matching import ExactSentenceMatch
 from ctxeval.metrics import reference as formulas
 from ctxeval.metrics.core import (
@@ -425,3 +425,74 @@ def test_an_error_in_match_records_is_named_for_the_record_that_causes_it() -> N
         match=r"record 'q1'.*bulk-contains raised ValueError: cannot read poison",
     ):
         RetrievalEvaluator(data, [PrecisionRecallF1(BulkContains())], workers=1).run()
+
+
+def poisoned_record(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
+    """A strategy that finds record data it cannot judge: "bad" in the ground truth."""
+    if "bad" in ground_truth:
+        raise InvalidRecordError("holds 'bad'", field="ground_truth_context")
+    if "buggy" in ground_truth:
+        raise ZeroDivisionError("a bug in this strategy")
+    return contains(retrieved, ground_truth)
+
+
+@pytest.mark.parametrize("implementation", ["core", "reference"])
+def test_errors_are_settled_as_record_by_record_with_bulk_passes(implementation: str) -> None:
+    # Found in review: bulk passes are matched after the others, but which error wins (and
+    # whether the run stops) must not change: a record's first pass decides, the first record
+    # stops the run.
+    def run(data: list[dict[str, object]]) -> object:
+        metrics = [PrecisionRecallF1(BulkContains()), PrecisionRecallF1(poisoned_record, k=1)]
+        evaluator = RetrievalEvaluator(
+            data, metrics, workers=1, on_error="skip", implementation=implementation
+        )
+        return evaluator.run()
+
+    # One record: the bulk pass (first) has a strategy bug, the second pass finds bad data.
+    same = [{"id": "q0", "retrieved_context": ["a"], "ground_truth_context": ["poison", "bad"]}]
+    with pytest.raises(InvalidArgumentError, match=r"record 'q0'.*bulk-contains raised ValueError"):
+        run(same)
+    # Two records: q0's bulk pass fails before q1's other pass; q0 is named.
+    two = [
+        {"id": "q0", "retrieved_context": ["a"], "ground_truth_context": ["poison"]},
+        {"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["buggy"]},
+    ]
+    with pytest.raises(InvalidArgumentError, match=r"record 'q0'.*bulk-contains raised ValueError"):
+        run(two)
+    # Bad data in the later pass only: a bad record, skipped; the others are scored.
+    bad = [
+        {"id": "q0", "retrieved_context": ["a"], "ground_truth_context": ["bad"]},
+        {"id": "q1", "retrieved_context": ["a b"], "ground_truth_context": ["b"]},
+    ]
+    result = run(bad)
+    assert [row["id"] for row in result.per_query] == ["q1"]  # type: ignore[attr-defined]
+    assert [s["id"] for s in result.skipped] == ["q0"]  # type: ignore[attr-defined]
+
+
+class Miscounting(BulkContains):
+    spec = "miscounting"
+
+    def match_records(self, records: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:  # type: ignore[type-arg]
+        return super().match_records(records)[1:]
+
+
+class BrokenBulk(BulkContains):
+    spec = "broken-bulk"
+
+    def match_records(self, records: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:  # type: ignore[type-arg]
+        raise KeyError("a bug in match_records only")
+
+
+def test_match_records_must_give_one_result_per_record_and_what_match_gives() -> None:
+    data = [
+        {"id": f"q{i}", "retrieved_context": ["a"], "ground_truth_context": ["a"]} for i in range(3)
+    ]
+    with pytest.raises(
+        InvalidArgumentTypeError, match=r"miscounting: match_records returned 2 results for 3"
+    ):
+        RetrievalEvaluator(data, [PrecisionRecallF1(Miscounting())], workers=1).run()
+    with pytest.raises(
+        InvalidArgumentError, match=r"broken-bulk: match_records raised KeyError"
+    ) as info:
+        RetrievalEvaluator(data, [PrecisionRecallF1(BrokenBulk())], workers=1).run()
+    assert isinstance(info.value.__cause__, KeyError)

@@ -50,13 +50,14 @@ def _recall(
     tokenizer: Tokenizer,
     *,
     with_tokens: bool = False,
+    kernel: bool = True,
 ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], BoolArray | None, tuple[str, ...]]:
     """Recall (n, m); with ``with_tokens``, whether each text has tokens (retrieved first);
-    the non-empty texts without tokens."""
+    the non-empty texts without tokens. ``kernel=False``: the Python path, always."""
     n, m = len(retrieved), len(ground_truth)
-    # Only rouge-score's own tokens (a subclass may tokenise otherwise; stems are not read).
-    plain = type(tokenizer) is RougeTokenizer and not tokenizer.stem
-    found = rouge_recall(retrieved, ground_truth) if n and m and plain else None
+    found = (
+        rouge_recall(retrieved, ground_truth) if n and m and kernel and _plain(tokenizer) else None
+    )
     if found is not None:  # the compiled kernel: the same quotients of the same integers
         flat, counts, without = found
         tokenless: tuple[str, ...] = ()
@@ -84,6 +85,12 @@ def _recall(
     else:
         recall = lcs / np.array(g_len, dtype=np.float64)[:, None]
     return recall.T, has_tokens, tokenless
+
+
+def _plain(tokenizer: Tokenizer) -> bool:
+    """Whether the compiled kernel gives ``tokenizer``'s tokens: only rouge-score's own (a
+    subclass may tokenise otherwise; stems are not read)."""
+    return type(tokenizer) is RougeTokenizer and not tokenizer.stem
 
 
 #: ROUGE-L implementations: rouge-score's (the reference definition, on rapidfuzz) and the
@@ -143,8 +150,8 @@ class _RougeMatch(BuiltinStrategy):
     def match_records(self, records: Sequence[RecordTexts]) -> list[Matches]:
         """:meth:`match` of every (retrieved, ground truth) pair, the same :class:`Matches`: in
         one call of the compiled kernel for them all when it is in use, else one by one."""
-        plain = type(self._tokenizer) is RougeTokenizer and not self._tokenizer.stem
-        found = rouge_recall_records(records) if plain and self._scorer == "rouge-score" else None
+        plain = _plain(self._tokenizer) and self._scorer == "rouge-score"
+        found = rouge_recall_records(records) if plain else None
         if found is None:
             return [self.match(retrieved, truth) for retrieved, truth in records]
         recall, counts, tokenless, blocks = found
@@ -155,7 +162,7 @@ class _RougeMatch(BuiltinStrategy):
         for (retrieved, truth), block, without in zip(records, blocks, tokenless, strict=True):
             n, m = len(retrieved), len(truth)
             if without < 0:  # too large for the kernel's masks: the Python path
-                out.append(self.match(retrieved, truth))
+                out.append(self._match(retrieved, truth, kernel=False))
                 text += n + m
                 continue
             shape = (n, m)
@@ -189,9 +196,15 @@ class _RougeMatch(BuiltinStrategy):
                 g_ok = np.fromiter((bool(t.split()) for t in ground_truth), bool, len(ground_truth))
                 relevant &= r_ok[:, None] & g_ok[None, :]
             return Matches(relevant=relevant, scores=np.maximum(recall, 0.0))
+        return self._match(retrieved, ground_truth)
+
+    def _match(
+        self, retrieved: Sequence[str], ground_truth: Sequence[str], *, kernel: bool = True
+    ) -> Matches:
+        """:meth:`match` under rouge-score's ROUGE-L (``kernel=False``: on the Python path)."""
         at_zero = self._threshold == 0
         recall, has_tokens, tokenless = _recall(
-            retrieved, ground_truth, self._tokenizer, with_tokens=at_zero
+            retrieved, ground_truth, self._tokenizer, with_tokens=at_zero, kernel=kernel
         )
         relevant = recall >= self._threshold
         if has_tokens is not None:
