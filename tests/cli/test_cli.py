@@ -340,6 +340,7 @@ def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
         "retrieved_ids": ["d1", "d2", "d5"],
         "retrieved_scores": [2.5, 1.5, 0.5],
         "qrels": {"d2": 1, "d9": 2},
+        "run_tag": "tag",  # the run's 6th column, kept for the way back
     }
     # The records evaluate to the same numbers as the run.
     by_records = RetrievalEvaluator(records, [IDRankedRetrievalMetrics()], workers=1).run()
@@ -350,8 +351,23 @@ def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
     back, back_qrels = tmp_path / "back.trec", tmp_path / "back.qrels"
     done = ctxeval("convert", records, back, "--qrels-out", back_qrels)
     assert done.returncode == 0, done.stderr
-    assert back.read_text().splitlines()[0] == "q1 Q0 d1 1 2.5 ctxeval"  # the run's own score
+    assert back.read_text().splitlines()[0] == "q1 Q0 d1 1 2.5 tag"  # its own score and tag
     assert back_qrels.read_text().splitlines() == qrels_path.read_text().splitlines()
+    # Records without a tag, or with different ones, are written as ctxeval's run; a tag that
+    # cannot be one TREC word is refused, naming the field.
+    for tags, expected in ((["a", None], "ctxeval"), (["a", "b"], "ctxeval"), (["x y"], None)):
+        mixed = tmp_path / "mixed.jsonl"
+        lines = [dict(rows[0], id=f"q{i}", run_tag=t) for i, t in enumerate(tags)]
+        mixed.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        out = tmp_path / f"mixed{len(tags)}{expected}.trec"
+        done = ctxeval("convert", mixed, out)
+        if expected is None:
+            assert done.returncode == 2
+            assert "the records' run_tag 'x y' cannot be a TREC run tag" in done.stderr
+            assert not out.exists()
+        else:
+            assert done.returncode == 0, done.stderr
+            assert {line.split()[5] for line in out.read_text().splitlines()} == {expected}
 
 
 def test_convert_between_formats(tmp_path: Path) -> None:

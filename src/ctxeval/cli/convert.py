@@ -49,7 +49,8 @@ def convert_command(source: str, target: str, **options: Any) -> None:
 
     TARGET (and --qrels-out) may not be an input; every file is written atomically. A TREC
     TARGET refuses ids with whitespace and, with --qrels-out, grades that are not whole numbers:
-    they would read back different.
+    they would read back different. A run's tag (6th column) is kept in the records' run_tag
+    field and written back when every record has the same one (else the tag is ctxeval).
     """
     from ctxeval.io.convert import convert_dataset
 

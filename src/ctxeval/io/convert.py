@@ -19,6 +19,7 @@ from ctxeval.io.trec import (
     check_trec_qrels,
     read_qrels,
     read_trec_run,
+    run_tag,
     write_trec_qrels,
     write_trec_run,
 )
@@ -27,9 +28,11 @@ from ctxeval.optional import require
 from ctxeval.records import Record
 from ctxeval.validation import GradedText
 
-__all__ = ["convert_dataset", "record_to_dict", "write_records"]
+__all__ = ["RUN_TAG_FIELD", "convert_dataset", "record_to_dict", "write_records"]
 
 _TREC_SUFFIXES = (".trec", ".run", ".txt")
+#: The field of ID-mode records that keeps a TREC run's tag (its 6th column) through a round trip.
+RUN_TAG_FIELD = "run_tag"
 RECORD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 
 
@@ -194,6 +197,8 @@ def _run_scores(record: Record) -> dict[str, float]:
 def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterator[dict[str, Any]]:
     run = read_trec_run(run_path)
     qrels = read_qrels(qrels_path)
+    tag = run_tag(run_path)  # kept in each record, so that converting back writes it again
+    kept = {} if tag is None else {RUN_TAG_FIELD: tag}
     for qid in run:
         if qid not in qrels:
             skipped.append(f"{run_path}: query {qid!r} has no judgments in {qrels_path}")
@@ -201,7 +206,30 @@ def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterato
         scored = run.get(qid, {})
         ranked: list[Hashable] = rank_documents(scored, location=f"run[{qid!r}]")
         scores = [scored[doc] for doc in ranked]  # type: ignore[index]
-        yield {"id": qid, "retrieved_ids": ranked, "retrieved_scores": scores, "qrels": judged}
+        yield {
+            "id": qid,
+            "retrieved_ids": ranked,
+            "retrieved_scores": scores,
+            "qrels": judged,
+            **kept,
+        }
+
+
+def _tag(tags: set[Any], source: str) -> str:
+    """The run tag to write: the records' ``run_tag`` when they all carry the same one (a run
+    converted to records keeps its tag there), else ``ctxeval``."""
+    if len(tags) != 1:
+        return "ctxeval"
+    tag = tags.pop()
+    if tag is None:
+        return "ctxeval"
+    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
+        raise InvalidArgumentError(
+            f"{source}: the records' {RUN_TAG_FIELD} {tag!r} cannot be a TREC run tag (one "
+            f"word, no whitespace); rename it, or drop the {RUN_TAG_FIELD} field to write "
+            "'ctxeval'"
+        )
+    return tag
 
 
 def convert_dataset(
@@ -262,12 +290,14 @@ def convert_dataset(
     if trec_target:
         run: dict[str, dict[str, float]] = {}
         judged: dict[str, dict[str, Any]] = {}
+        tags: set[Any] = set()
         for record in good_records():
             if record.mode != "id":
                 raise InvalidArgumentError(
                     f"{source}: only ID-mode records (retrieved ids and relevant ids) can be "
                     "written as a TREC run"
                 )
+            tags.add(record.metadata.get(RUN_TAG_FIELD))
             run[record.id] = _run_scores(record)
             judged[record.id] = {
                 str(doc): grade
@@ -275,7 +305,7 @@ def convert_dataset(
             }
         if qrels_out:
             check_trec_qrels(judged, location=f"{source}: record")
-        write_trec_run(run, target, location=f"{source}: record")
+        write_trec_run(run, target, tag=_tag(tags, source), location=f"{source}: record")
         if qrels_out:
             write_trec_qrels(judged, qrels_out, location=f"{source}: record")
         return len(run), skipped
