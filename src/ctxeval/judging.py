@@ -1,12 +1,13 @@
 """Judging records: each record once per judging pass, every metric of a pass sharing it.
 
-A batch's records are judged in bulk (:func:`judge_records`): chunk passes whose strategy
-matches whole batches (``match_records``) in one call after every record's own checks, the
-other passes record by record; a record whose data a pass cannot judge becomes a
-:class:`~ctxeval.records.RecordError`, and an error that is not the record's (a strategy's bug,
-a metric of the wrong mode) stops the run with the record that showed it
-(:func:`named_error`). :func:`batch_judgments` stacks a pass's judgments into the padded
-batches the vectorised core measures. The reference path judges one record
+A batch's records are judged in bulk (:func:`judge_records`): each record's passes in order,
+but chunk passes whose strategy matches whole batches (``match_records``), which are matched
+for all the batch's records in one call afterwards. A record whose data a pass cannot judge
+becomes a :class:`~ctxeval.records.RecordError`; an error that is not the record's (a
+strategy's bug, a metric of the wrong mode) stops the run naming the record. Either way errors
+are settled as record by record: a record's first failing pass decides, and the first record
+whose error stops the run is the one named. :func:`batch_judgments` stacks a pass's judgments
+into the padded batches the vectorised core measures. The reference path judges one record
 (:func:`judge_record`). Scoring (``scoring.py``) measures what is judged here.
 """
 
@@ -43,12 +44,10 @@ __all__ = [
     "PAD_MAX_TRUTH",
     "Judged",
     "batch_judgments",
-    "check_mode",
     "judge_record",
     "judge_records",
     "locate",
     "named",
-    "named_error",
     "needs_ties",
     "pad_groups",
     "pass_key",
@@ -58,7 +57,7 @@ __all__ = [
 ]
 
 
-def check_mode(metric: MetricBase, record: Record) -> None:
+def _check_mode(metric: MetricBase, record: Record) -> None:
     if metric.mode == record.mode:
         return
     if record.mode == "id":
@@ -89,7 +88,7 @@ def judge_record(
 ) -> tuple[Any, int]:
     """One record's judgments for ``metric`` (the reference path), with its tokenless count;
     for a span metric, its spans in the metric's unit."""
-    check_mode(metric, record)
+    _check_mode(metric, record)
     if isinstance(metric, SpanMetric):
         assert located is not None  # located for every record when the plan has span metrics
         return record_spans(located, metric.unit, plan.locator, plan.token_counter), 0
@@ -125,14 +124,14 @@ def strategy_of(metric: MetricBase) -> MatchingStrategy | None:
 
 @contextmanager
 def named(record: Record, metric: MetricBase) -> Iterator[None]:
-    """Errors that stop the run name the record that met them (see :func:`named_error`)."""
+    """Errors that stop the run name the record that met them (see :func:`_named_error`)."""
     try:
         yield
     except Exception as exc:
-        raise named_error(record, metric, exc)  # noqa: B904 (chained there, or raised as is)
+        raise _named_error(record, metric, exc)  # noqa: B904 (chained there, or raised as is)
 
 
-def named_error(record: Record, metric: MetricBase, exc: Exception) -> Exception:
+def _named_error(record: Record, metric: MetricBase, exc: Exception) -> Exception:
     """What to raise for ``exc``, met while judging ``record`` for ``metric``.
 
     A configuration mistake (a strategy that returns a wrong shape or strings, a metric of the
@@ -236,14 +235,14 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
             continue
         for position, (key, metric, depth, in_bulk) in enumerate(steps):
             try:
-                check_mode(metric, record)
+                _check_mode(metric, record)
                 texts = _chunk_texts(metric, record, depth) if in_bulk else None
                 if texts is not None:
                     pending.setdefault(position, []).append((i, texts))
                     continue
                 results[key], tokens = _judge_one(plan, metric, record, located, depth)
             except Exception as exc:
-                errors[i] = (position, named_error(record, metric, exc))
+                errors[i] = (position, _named_error(record, metric, exc))
                 break  # its later passes cannot change what the record is
             lost[i] = max(lost[i], tokens)
         if located is not None:
@@ -351,7 +350,7 @@ class _Bulk:
             except Exception as exc:
                 met = True
                 if not superseded:
-                    self.errors[i] = (self.position, named_error(self.records[i], metric, exc))
+                    self.errors[i] = (self.position, _named_error(self.records[i], metric, exc))
                 continue
             if not superseded:
                 self.found[i][key] = (matches.relevant, grades)
