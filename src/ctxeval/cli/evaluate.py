@@ -40,16 +40,18 @@ from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_optio
 
 _EPILOG_EVALUATE = """\b
 Examples:
-  ctxeval evaluate runs/fixed-512.jsonl -k 1 -k 3 -k 5 -k 10
-  ctxeval evaluate runs/fixed-512.jsonl --match 'rouge-chunk(threshold=0.8)' --format json
-  ctxeval evaluate runs/fixed-512.jsonl --fail-under context_recall@5=0.8
-  ctxeval evaluate runs/fixed-512.jsonl -k 1 -k 5 -k 10 --report run.html
-  ctxeval evaluate runs/ragas.jsonl --retrieved-field retrieved_contexts \\
+  ctxeval evaluate fixtures/runs/fixed-100.jsonl -k 1 -k 3 -k 5 -k 10
+  ctxeval evaluate fixtures/runs/fixed-100.jsonl --match 'rouge-chunk(threshold=0.8)' --format json
+  ctxeval evaluate fixtures/runs/fixed-100.jsonl -k 5 --fail-under context_recall@5=0.8
+  ctxeval evaluate fixtures/runs/fixed-100.jsonl -k 1 -k 5 -k 10 --report run.html
+  ctxeval evaluate fixtures/runs/fixed-100.jsonl --corpus fixtures/corpus \\
+      -m span_iou@5 -m span_recall@5
+  ctxeval evaluate ragas.jsonl --retrieved-field retrieved_contexts \\
       --ground-truth-field reference_contexts
   ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
   ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval -q -l 2 -M 100
   ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval --trec-eval-version 10
-  ctxeval evaluate runs/fixed-512.jsonl --corpus docs/ -m span_iou@5 -m span_recall@5
+  (the examples on fixtures/ run as written from the repository's root)
 """
 
 

@@ -62,8 +62,9 @@ class MatchingStrategy(Protocol):
     A strategy may also define ``match_records(records)``: ``match`` of every (retrieved,
     ground truth) pair of a batch, as a list, in one call (the ROUGE strategies do, to score a
     batch in one pass of the compiled kernel). The evaluator then calls it once per batch for
-    chunk units; it must give what ``match`` gives. If it raises, the batch is matched record
-    by record, so the error is named for the record that causes it.
+    chunk units; it must give what ``match`` gives, one result per pair, in order. If it
+    raises, the batch is matched record by record, so the error is named for the record that
+    causes it; if ``match`` then judges every record, the run stops naming ``match_records``.
     """
 
     @property
