@@ -36,7 +36,8 @@ please report it), 130 interrupted.
 \b
 Environment: CTXEVAL_COMPILED=auto|always|never (the compiled ROUGE-L kernel of
 pip install 'ctxeval[fast]'; auto loads it once 20 million characters have been tokenised
-without it), CTXEVAL_DEBUG=1.
+without it: loading costs about 0.5 s, compiling it the first time a few seconds, so small
+runs are faster without it), CTXEVAL_DEBUG=1.
 """
 
 
