@@ -355,15 +355,25 @@ def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
     assert back_qrels.read_text().splitlines() == qrels_path.read_text().splitlines()
     # Records without a tag, or with different ones, are written as ctxeval's run; a tag that
     # cannot be one TREC word is refused, naming the field.
-    for tags, expected in ((["a", None], "ctxeval"), (["a", "b"], "ctxeval"), (["x y"], None)):
+    for case, (tags, expected) in enumerate(
+        (
+            (["a", None], "ctxeval"),
+            (["a", "b"], "ctxeval"),
+            (["x y"], "cannot be a TREC run tag"),
+            (
+                ["a", ["a"]],
+                "field 'run_tag' must be a string (the TREC run tag to write), got list",
+            ),
+        )
+    ):
         mixed = tmp_path / "mixed.jsonl"
         lines = [dict(rows[0], id=f"q{i}", run_tag=t) for i, t in enumerate(tags)]
         mixed.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-        out = tmp_path / f"mixed{len(tags)}{expected}.trec"
+        out = tmp_path / f"mixed{case}.trec"
         done = ctxeval("convert", mixed, out)
-        if expected is None:
+        if expected != "ctxeval":
             assert done.returncode == 2
-            assert "the records' run_tag 'x y' cannot be a TREC run tag" in done.stderr
+            assert expected in done.stderr
             assert not out.exists()
         else:
             assert done.returncode == 0, done.stderr

@@ -215,21 +215,31 @@ def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterato
         }
 
 
-def _tag(tags: set[Any], source: str) -> str:
+def _tag(tags: set[str | None], source: str) -> str:
     """The run tag to write: the records' ``run_tag`` when they all carry the same one (a run
     converted to records keeps its tag there), else ``ctxeval``."""
-    if len(tags) != 1:
-        return "ctxeval"
-    tag = tags.pop()
+    tag = tags.pop() if len(tags) == 1 else None
     if tag is None:
         return "ctxeval"
-    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
+    if not tag or any(c.isspace() for c in tag):
         raise InvalidArgumentError(
             f"{source}: the records' {RUN_TAG_FIELD} {tag!r} cannot be a TREC run tag (one "
             f"word, no whitespace); rename it, or drop the {RUN_TAG_FIELD} field to write "
             "'ctxeval'"
         )
     return tag
+
+
+def _record_tag(record: Record) -> str | None:
+    """A record's ``run_tag`` (None when it has none); anything but a string is refused."""
+    tag = record.metadata.get(RUN_TAG_FIELD)
+    if tag is None or isinstance(tag, str):
+        return tag
+    raise InvalidArgumentError(
+        f"{record.location} (record {record.id!r}): field {RUN_TAG_FIELD!r} must be a string "
+        f"(the TREC run tag to write), got {type(tag).__name__} {tag!r}; make it a string or "
+        "drop it"
+    )
 
 
 def convert_dataset(
@@ -290,14 +300,14 @@ def convert_dataset(
     if trec_target:
         run: dict[str, dict[str, float]] = {}
         judged: dict[str, dict[str, Any]] = {}
-        tags: set[Any] = set()
+        tags: set[str | None] = set()
         for record in good_records():
             if record.mode != "id":
                 raise InvalidArgumentError(
                     f"{source}: only ID-mode records (retrieved ids and relevant ids) can be "
                     "written as a TREC run"
                 )
-            tags.add(record.metadata.get(RUN_TAG_FIELD))
+            tags.add(_record_tag(record))
             run[record.id] = _run_scores(record)
             judged[record.id] = {
                 str(doc): grade
