@@ -348,6 +348,13 @@ def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
     assert by_records.aggregate["average_precision"] == pytest.approx(
         sum(q["map"] for q in per_query.values()) / 2, rel=1e-15
     )
+    # trec_eval's report of the records is the run's, runid (the tag) included.
+    measures = ["-m", "map", "-m", "P@5", "--format", "trec_eval", "-q"]
+    of_run = ctxeval("evaluate", "--run", run_path, "--qrels", qrels_path, *measures)
+    of_records = ctxeval("evaluate", records, *measures)
+    assert of_run.returncode == of_records.returncode == 0, of_records.stderr
+    assert "runid                 \tall\ttag" in of_records.stdout
+    assert of_records.stdout == of_run.stdout
     back, back_qrels = tmp_path / "back.trec", tmp_path / "back.qrels"
     done = ctxeval("convert", records, back, "--qrels-out", back_qrels)
     assert done.returncode == 0, done.stderr

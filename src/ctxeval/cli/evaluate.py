@@ -206,10 +206,15 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         shown = printed_aggregate(result.aggregate)
         if options["fmt"] == "trec_eval":
             rows = result.per_query if options["per_query"] else ()
+            from ctxeval.io.convert import RUN_TAG_FIELD
             from ctxeval.io.trec import run_tag
 
-            tag = run_tag(options["run_file"]) if options["run_file"] else None
-            click.echo(render_trec_eval(shown, rows, runid=tag))
+            if options["run_file"]:
+                tag = run_tag(options["run_file"])
+            else:  # records converted from a run keep its tag (convert's run_tag field)
+                tags = {row.get(RUN_TAG_FIELD) for row in result.per_query}
+                tag = next(iter(tags)) if len(tags) == 1 else None
+            click.echo(render_trec_eval(shown, rows, runid=tag if isinstance(tag, str) else None))
         else:
             click.echo(render_aggregate(shown, result.summary, options["fmt"]))
         if options["report_path"]:
