@@ -226,15 +226,12 @@ def _buffer(texts: list[str]) -> tuple[bytes, array[int]]:
     """The texts as the kernel reads them (:func:`_ascii`), each followed by a space, and their
     lengths there: joined and encoded at once, unless one holds a character that becomes two."""
     joined = " ".join(texts)
-    if joined.isascii():
-        return joined.encode(), array("q", map(len, texts))
-    if any(len(ascii_) != 1 and c in joined for c, ascii_ in _AS_ASCII.items()):
+    if not joined.isascii() and any(
+        len(ascii_) != 1 and c in joined for c, ascii_ in _AS_ASCII.items()
+    ):
         parts = list(map(_ascii, texts))
         return b" ".join(parts), array("q", map(len, parts))
-    for c, ascii_ in _AS_ASCII.items():  # one character for one: the lengths stay
-        if c in joined:
-            joined = joined.replace(c, ascii_)
-    return joined.encode("ascii", "replace"), array("q", map(len, texts))
+    return _ascii(joined), array("q", map(len, texts))  # one character for one: lengths stay
 
 
 def rouge_recall(

@@ -60,11 +60,9 @@ def _recall(
     )
     if found is not None:  # the compiled kernel: the same quotients of the same integers
         flat, counts, without = found
-        tokenless: tuple[str, ...] = ()
-        if without:
-            texts = [*retrieved, *ground_truth]
-            tokenless = tuple(texts[i] for i in np.flatnonzero(counts == 0) if has_word(texts[i]))
-        return flat.reshape(n, m), counts > 0 if with_tokens else None, tokenless
+        has = counts > 0
+        tokenless = _tokenless([*retrieved, *ground_truth], has) if without else ()
+        return flat.reshape(n, m), has if with_tokens else None, tokenless
     (r_codes, g_codes), tokenless = default_cache(tokenizer).encode_record(retrieved, ground_truth)
     has_tokens = (
         np.fromiter(map(bool, itertools.chain(r_codes, g_codes)), dtype=bool, count=n + m)
@@ -85,6 +83,25 @@ def _recall(
     else:
         recall = lcs / np.array(g_len, dtype=np.float64)[:, None]
     return recall.T, has_tokens, tokenless
+
+
+def _tokenless(texts: Sequence[str], has_tokens: BoolArray) -> tuple[str, ...]:
+    """The texts with a word but no token (warned about; see :class:`Matches`)."""
+    return tuple(texts[i] for i in np.flatnonzero(~has_tokens).tolist() if has_word(texts[i]))
+
+
+def _relevant(
+    recall: np.ndarray[Any, np.dtype[np.float64]],
+    threshold: float,
+    has_tokens: BoolArray | None,
+    n: int,
+) -> BoolArray:
+    """``recall >= threshold``; at threshold 0 (``has_tokens`` given, retrieved first), an empty
+    or tokenless text still matches nothing, though its recall 0 passes."""
+    relevant = recall >= threshold
+    if has_tokens is not None:
+        relevant &= has_tokens[:n, None] & has_tokens[None, n:]
+    return relevant
 
 
 def _plain(tokenizer: Tokenizer) -> bool:
@@ -155,33 +172,21 @@ class _RougeMatch(BuiltinStrategy):
         if found is None:
             return [self.match(retrieved, truth) for retrieved, truth in records]
         recall, counts, tokenless, blocks = found
-        relevant = recall >= self._threshold
         has_tokens = counts > 0
+        at_zero = self._threshold == 0
         out = []
         text = 0
         for (retrieved, truth), block, without in zip(records, blocks, tokenless, strict=True):
             n, m = len(retrieved), len(truth)
+            has = has_tokens[text : text + n + m]
+            text += n + m
             if without < 0:  # too large for the kernel's masks: the Python path
                 out.append(self._match(retrieved, truth, kernel=False))
-                text += n + m
                 continue
-            shape = (n, m)
-            cells = relevant[block : block + n * m].reshape(shape)
-            if self._threshold == 0:
-                # Recall 0 passes threshold 0; an empty or tokenless text still matches nothing.
-                has = has_tokens[text : text + n + m]
-                cells = cells & has[:n, None] & has[None, n:]
-            lost: tuple[str, ...] = ()
-            if without:
-                texts = [*retrieved, *truth]
-                lost = tuple(
-                    texts[i]
-                    for i in np.flatnonzero(~has_tokens[text : text + n + m])
-                    if has_word(texts[i])
-                )
-            scores = recall[block : block + n * m].reshape(shape)
-            out.append(Matches(relevant=cells, scores=scores, tokenless=lost))
-            text += n + m
+            scores = recall[block : block + n * m].reshape(n, m)
+            relevant = _relevant(scores, self._threshold, has if at_zero else None, n)
+            lost = _tokenless([*retrieved, *truth], has) if without else ()
+            out.append(Matches(relevant=relevant, scores=scores, tokenless=lost))
         return out
 
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
@@ -206,11 +211,7 @@ class _RougeMatch(BuiltinStrategy):
         recall, has_tokens, tokenless = _recall(
             retrieved, ground_truth, self._tokenizer, with_tokens=at_zero, kernel=kernel
         )
-        relevant = recall >= self._threshold
-        if has_tokens is not None:
-            # Recall 0 passes threshold 0; an empty or tokenless text still matches nothing.
-            n = len(retrieved)
-            relevant &= has_tokens[:n, None] & has_tokens[None, n:]
+        relevant = _relevant(recall, self._threshold, has_tokens, len(retrieved))
         return Matches(relevant=relevant, scores=recall, tokenless=tokenless)
 
 
