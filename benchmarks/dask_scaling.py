@@ -71,7 +71,7 @@ def main() -> None:
             client = Client(cluster)
             try:
                 # Workers up, with ctxeval imported, before the clock starts.
-                client.run(lambda: __import__("ctxeval.distributed"))
+                client.run(lambda: __import__("ctxeval.parallel.partitions"))
                 start = time.perf_counter()
                 result = RetrievalEvaluator(
                     path,

@@ -23,7 +23,7 @@ Each contender is timed end to end from the same dicts, best of ``--repeats``:
 Checks: ctxeval's per-query values equal pytrec_eval's exactly (every query, every measure);
 ranx's means are compared with pytrec_eval's and the largest difference is printed.
 
-``--profile``: cProfile of one ctxeval call per variant, by stage (ctxeval.metrics.run_arrays
+``--profile``: cProfile of one ctxeval call per variant, by stage (ctxeval.judging.runs
 evaluates the whole run at once; the per-query path should take no time here) and the top
 functions by own time.
 """
@@ -48,8 +48,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _data import id_run, print_machine, print_profile
 from ctxeval import evaluate_run
-from ctxeval.metrics import run_arrays, runs
+from ctxeval.metrics import runs
 from ctxeval.metrics.measures import Measure, parse_measure
+from ctxeval.scoring.judge import runs as run_arrays
 
 # (ctxeval, pytrec_eval output key, ranx)
 MEASURES = [

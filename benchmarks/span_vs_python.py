@@ -48,9 +48,9 @@ from ctxeval.chunking.chunkers import parse_chunker
 from ctxeval.io.corpus import load_corpus
 from ctxeval.metrics.measures import Measure, make_measure
 from ctxeval.metrics.reference import f1_score
-from ctxeval.metrics.span_core import SpanBatch
-from ctxeval.metrics.span_reference import RecordSpans
-from ctxeval.validation import Span
+from ctxeval.metrics.spans.core import SpanBatch
+from ctxeval.metrics.spans.reference import RecordSpans
+from ctxeval.records.checks import Span
 
 Query = tuple[str, list[tuple[int, int]], list[tuple[str, int, int]]]  # doc, excerpts, chunks
 NAMES = ("span_precision", "span_recall", "span_iou", "span_f1")

@@ -66,7 +66,7 @@ def measure(data: str, records: int, repeats: int) -> float:
 
 def _empty_caches() -> None:
     """Every per-thread cache a source has (the token cache; the word counts' memo)."""
-    for name in ("ctxeval.matching.base", "ctxeval.budgets"):
+    for name in ("ctxeval.matching.base", "ctxeval.cutoffs.budgets"):
         module = sys.modules.get(name)
         local = getattr(module, "_local", None)
         if local is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ctxeval.errors import (
+from ctxeval.foundation.errors import (
     ConventionWarning,
     CtxevalError,
     CtxevalWarning,
@@ -36,10 +36,10 @@ __version__ = "0.1.0"
 # The public API, imported on first use (PEP 562): ``import ctxeval`` and ``ctxeval --help``
 # stay fast, and a script pays only for the stages it uses.
 _LAZY = {
-    "BudgetCut": "ctxeval.budgets",
-    "budget_cut": "ctxeval.budgets",
-    "Budget": "ctxeval.cutoffs",
-    "parse_budget": "ctxeval.cutoffs",
+    "BudgetCut": "ctxeval.cutoffs.budgets",
+    "budget_cut": "ctxeval.cutoffs.budgets",
+    "Budget": "ctxeval.cutoffs.cutoff",
+    "parse_budget": "ctxeval.cutoffs.cutoff",
     "ComparisonReport": "ctxeval.comparison",
     "PairedComparison": "ctxeval.comparison",
     "compare": "ctxeval.comparison",
@@ -80,9 +80,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ctxeval.budgets import BudgetCut, budget_cut
     from ctxeval.comparison import ComparisonReport, PairedComparison, compare
-    from ctxeval.cutoffs import Budget, parse_budget
+    from ctxeval.cutoffs.budgets import BudgetCut, budget_cut
+    from ctxeval.cutoffs.cutoff import Budget, parse_budget
     from ctxeval.evaluator import RetrievalEvaluator, evaluate
     from ctxeval.io import FieldMap, Record, RecordError, read_records
     from ctxeval.matching import (

@@ -15,20 +15,24 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Literal
 
-from ctxeval.aggregation import Aggregator
-from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy, check_token_counter
-from ctxeval.cutoffs import Cutoff
-from ctxeval.errors import (
+from ctxeval.cutoffs.budgets import (
+    BudgetPolicy,
+    TokenCounter,
+    check_budget_policy,
+    check_token_counter,
+)
+from ctxeval.cutoffs.cutoff import Cutoff
+from ctxeval.foundation.errors import (
     EmptyTokensWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.foundation.progress import Progress
 from ctxeval.io.live import LiveRecords
 from ctxeval.io.paths import check_output
-from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 from ctxeval.matching.resolve import as_strategy
-from ctxeval.matching.rouge import RougeChunkMatch
+from ctxeval.matching.rouge.strategies import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.measure_sets import (
@@ -39,19 +43,20 @@ from ctxeval.metrics.measure_sets import (
     tie_order_matters,
 )
 from ctxeval.metrics.measures import Implementation, Measure, implementation
-from ctxeval.metrics.span_metrics import SpanMeasures
+from ctxeval.metrics.spans.metrics import SpanMeasures
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
-from ctxeval.progress import Progress
-from ctxeval.records import Mode, Record, RecordError
-from ctxeval.results import EvaluationResult, JsonlResultWriter
-from ctxeval.scoring import ScoringPlan, sort_ks
-from ctxeval.validation import check_choice, check_k, check_relevance_level
-from ctxeval.workers import (
+from ctxeval.parallel.workers import (
     pays_to_start_workers,
     prepend_batches,
     score_in_order,
     unsendable,
 )
+from ctxeval.records.checks import check_choice, check_k, check_relevance_level
+from ctxeval.records.model import Mode, Record, RecordError
+from ctxeval.results import EvaluationResult, JsonlResultWriter
+from ctxeval.results.aggregation import Aggregator
+from ctxeval.scoring.driver import ScoringPlan, sort_ks
+from ctxeval.text.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
 
@@ -132,7 +137,7 @@ class RetrievalEvaluator:
     collapsed, then fuzzily (rapidfuzz ``partial_ratio`` >= ``fuzzy_threshold``, 0-100);
     ``result.located`` counts how each text was located.
 
-    ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.distributed`): a
+    ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.parallel.partitions`): a
     ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
     partitions of about ``partition_bytes`` (JSONL; default 64 MiB) or ``partition_records``
     records (Parquet, in-memory data; default 20,000), and
@@ -484,7 +489,7 @@ class RetrievalEvaluator:
 
     def _readable_by_workers(self, plan: ScoringPlan) -> bool:
         """Whether worker processes can read this dataset by partitions themselves."""
-        from ctxeval.distributed import dataset_bytes, partitionable
+        from ctxeval.parallel.partitions import dataset_bytes, partitionable
 
         if not partitionable(self.dataset, self.format) or unsendable(plan) is not None:
             return False
@@ -495,7 +500,7 @@ class RetrievalEvaluator:
     def _run_in_processes(
         self, plan: ScoringPlan, aggregator: Aggregator, progress: Progress
     ) -> EvaluationResult:
-        from ctxeval.distributed import evaluate_in_processes
+        from ctxeval.parallel.partitions import evaluate_in_processes
 
         return evaluate_in_processes(
             self.dataset,
@@ -514,7 +519,7 @@ class RetrievalEvaluator:
     def _run_distributed(
         self, ks: tuple[Cutoff, ...], output: str | os.PathLike[str] | None
     ) -> EvaluationResult:
-        from ctxeval.distributed import evaluate_distributed
+        from ctxeval.parallel.partitions import evaluate_distributed
 
         mode: Mode = self._modes()[0]
         if len(self._modes()) > 1:

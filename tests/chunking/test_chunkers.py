@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval.chunking import Chunk, FixedChunker, parse_chunker
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 
 SPECS = [
     "fixed(chars=7, overlap=2)",

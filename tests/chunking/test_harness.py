@@ -15,8 +15,8 @@ from ctxeval.chunking import (
     compare_chunkers,
     retrieval_depth,
 )
-from ctxeval.errors import CtxevalError
 from ctxeval.evaluator import RetrievalEvaluator
+from ctxeval.foundation.errors import CtxevalError
 from ctxeval.results import EvaluationResult
 
 ROOT = Path(__file__).resolve().parents[2]

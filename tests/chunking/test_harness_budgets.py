@@ -17,10 +17,10 @@ from ctxeval.chunking.chunkers import parse_chunker
 from ctxeval.chunking.harness import chunk_ids, compare_columns, comparison_cutoff, run_record
 from ctxeval.chunking.questions import load_questions
 from ctxeval.chunking.retrieval import ChunkSizes, chunk_sizes, needed_depths
-from ctxeval.cutoffs import parse_budget
-from ctxeval.errors import CtxevalError
+from ctxeval.cutoffs.cutoff import parse_budget
 from ctxeval.evaluator import RetrievalEvaluator
-from ctxeval.matching.rouge import RougeChunkMatch
+from ctxeval.foundation.errors import CtxevalError
+from ctxeval.matching.rouge.strategies import RougeChunkMatch
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "fixtures" / "corpus"

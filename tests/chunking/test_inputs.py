@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxeval.chunking import Excerpt, as_chunker, load_questions
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 
 CORPUS = {
     "guide": "Install it first.\n\nThen run the tool. It prints a table.",

@@ -16,8 +16,8 @@ from rapidfuzz import fuzz
 
 from ctxeval.chunking import ExternalChunker, as_chunker
 from ctxeval.chunking.splitters import SplitterWarning
-from ctxeval.errors import CtxevalError
-from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, compact, normalise
+from ctxeval.foundation.errors import CtxevalError
+from ctxeval.text.locate import DEFAULT_FUZZY_THRESHOLD, compact, normalise
 
 langchain = pytest.importorskip("langchain_text_splitters")
 chonkie = pytest.importorskip("chonkie")

@@ -12,7 +12,7 @@ import pytrec_eval
 from cli_helpers import ctxeval
 
 from ctxeval import IDRankedRetrievalMetrics, PrecisionRecallF1, RetrievalEvaluator, RougeChunkMatch
-from ctxeval.errors import EmptyTokensWarning
+from ctxeval.foundation.errors import EmptyTokensWarning
 from ctxeval.results import EvaluationResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -266,7 +266,7 @@ def test_config_top_level_and_command_table_combine(tmp_path: Path) -> None:
 
 def test_schema_prints_the_record_and_config_schemas() -> None:
     from ctxeval.cli.config import ConfigFile
-    from ctxeval.records import record_json_schema
+    from ctxeval.records.model import record_json_schema
 
     record = ctxeval("schema")
     assert record.returncode == 0, record.stderr

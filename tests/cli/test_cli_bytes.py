@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import ctxeval
 
-from ctxeval.validation import MAX_GRADE, MAX_K
+from ctxeval.records.checks import MAX_GRADE, MAX_K
 
 GOOD = {"id": "q1", "retrieved_context": ["a b c"], "ground_truth_context": ["a b c"]}
 

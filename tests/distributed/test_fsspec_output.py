@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.results import EvaluationResult, iter_parts
 
 distributed = pytest.importorskip("dask.distributed")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ctxeval.workers as workers_module
+import ctxeval.parallel.workers as workers_module
 from ctxeval import InvalidArgumentError, Matches, RetrievalEvaluator
 from ctxeval.matching.base import as_matches
 

@@ -12,8 +12,8 @@ import pytest
 
 from ctxeval import RetrievalEvaluator, SpanMetrics
 from ctxeval.io.convert import write_records
-from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 from ctxeval.results import EvaluationResult
+from ctxeval.text.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "fixtures" / "corpus"

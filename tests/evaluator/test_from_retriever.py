@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 
 DOCS = [
     "Paris is the capital of France.",

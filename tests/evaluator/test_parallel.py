@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import ctxeval.evaluator as evaluator_module
-import ctxeval.workers as workers_module
+import ctxeval.parallel.workers as workers_module
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
 
 METRICS = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]

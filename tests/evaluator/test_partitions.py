@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import ctxeval.evaluator as evaluator_module
-import ctxeval.workers as workers_module
+import ctxeval.parallel.workers as workers_module
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import InvalidRecordError
-from ctxeval.io.blocks import block_extent, owned_lines, plan_blocks, read_block
+from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.parallel.blocks import block_extent, owned_lines, plan_blocks, read_block
 from ctxeval.results import EvaluationResult
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "runs"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ctxeval.workers as workers_module
+import ctxeval.parallel.workers as workers_module
 from ctxeval import RetrievalEvaluator, evaluate_run
-from ctxeval.errors import InvalidRecordError
+from ctxeval.foundation.errors import InvalidRecordError
 from ctxeval.io.trec import read_qrels, read_trec_run
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")

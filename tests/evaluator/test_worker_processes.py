@@ -319,8 +319,8 @@ def test_a_worker_dying_while_a_batch_is_read_names_the_records(
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    import ctxeval.workers as workers_module
-    from ctxeval.records import RecordError
+    import ctxeval.parallel.workers as workers_module
+    from ctxeval.records.model import RecordError
 
     class BrokenPool:
         def __init__(self, *args: object, **kwargs: object) -> None:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxeval.metrics import core, reference, span_core, span_reference
+from ctxeval.metrics import core, reference
 from ctxeval.metrics.measures import MEASURES
+from ctxeval.metrics.spans import core as span_core
+from ctxeval.metrics.spans import reference as span_reference
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ctxeval"
 FILES = sorted(SRC.rglob("*.py"))

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ctxeval.errors import MissingDependencyError
-from ctxeval.optional import missing_dependency, require
+from ctxeval.foundation.errors import MissingDependencyError
+from ctxeval.foundation.optional import missing_dependency, require
 
 ABSENT = "ctxeval_test_absent_module"
 

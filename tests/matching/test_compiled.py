@@ -1,4 +1,4 @@
-"""The compiled ROUGE-L kernel (ctxeval.matching.compiled, lcs_kernel) against the Python path.
+"""The compiled ROUGE-L kernel (ctxeval.matching.rouge.compiled, lcs_kernel) against the Python path.
 
 The Python path (tokens, then rapidfuzz) is itself tested against rouge-score bit for bit
 (test_reference_rouge.py, which also runs every one of its tests on the compiled kernel); here
@@ -18,10 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
-from ctxeval.errors import EnvironmentVariableError, InvalidArgumentError
-from ctxeval.matching import compiled
+from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 from ctxeval.matching.base import default_cache
-from ctxeval.matching.rouge import _recall, rouge_l_recall_matrix
+from ctxeval.matching.rouge.strategies import _recall, compiled, rouge_l_recall_matrix
 from ctxeval.text.tokenize import RougeTokenizer, get_tokenizer
 
 ROUGE = get_tokenizer("rouge")
@@ -254,7 +253,7 @@ def test_without_numba_the_python_path_is_used(
     import ctxeval.matching
 
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    monkeypatch.delitem(sys.modules, "ctxeval.matching.lcs_kernel", raising=False)
+    monkeypatch.delitem(sys.modules, "ctxeval.matching.rouge.lcs_kernel", raising=False)
     monkeypatch.delattr(ctxeval.matching, "lcs_kernel", raising=False)
     with mode("always"):
         assert compiled.rouge_recall(["a b"], ["b"]) is None
@@ -269,7 +268,7 @@ def test_without_numba_the_python_path_is_used(
 def test_a_kernel_that_fails_its_self_check_is_not_used(
     fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxeval.matching import lcs_kernel
+    from ctxeval.matching.rouge.strategies import lcs_kernel
 
     monkeypatch.setattr(lcs_kernel, "lcs_records", lambda *args: 0)  # fills nothing
     with mode("always"):

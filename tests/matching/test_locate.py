@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ctxeval.matching.locate import Locator, normalise
-from ctxeval.metrics.span_judging import locate_record
-from ctxeval.records import Record
-from ctxeval.validation import Span
+from ctxeval.judging.spans import locate_record
+from ctxeval.records.checks import Span
+from ctxeval.records.model import Record
+from ctxeval.text.locate import Locator, normalise
 
 CORPUS = {
     "one": "The assert statement.\n\nIt checks   a condition at run time.",

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from ctxeval.matching.locate import InOrder, Placed, compact, normalise
+from ctxeval.text.locate import InOrder, Placed, compact, normalise
 
 DOCUMENT = "The assert statement.\n\nIt checks   a condition at run time.\nThe assert statement."
 

@@ -20,9 +20,9 @@ from ctxeval import (
     RougeSentenceMatch,
     UnicodeTokenizer,
 )
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.matching import compiled
+from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.matching.base import TokenCache, default_cache
+from ctxeval.matching.rouge.strategies import compiled
 from ctxeval.text.tokenize import RougeTokenizer
 
 

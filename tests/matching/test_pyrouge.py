@@ -2,7 +2,7 @@
 
 Expected values come from the package itself, from a non-recursive reading of it (the package's
 own code with only its recursive LCS reconstruction swapped for a loop), or from hand computation
-under the package's definition (see the docstring of ``ctxeval.matching.pyrouge``).
+under the package's definition (see the docstring of ``ctxeval.matching.rouge.pyrouge``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval.matching import pyrouge
-from ctxeval.matching.pyrouge import py_rouge_l_recall, py_rouge_l_recall_matrix
+from ctxeval.matching.rouge.pyrouge import py_rouge_l_recall, py_rouge_l_recall_matrix
+from ctxeval.matching.rouge.strategies import pyrouge
 
 rouge = pytest.importorskip("rouge")
 rouge_score = pytest.importorskip("rouge.rouge_score")

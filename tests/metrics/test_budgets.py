@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.budgets import SPACE_CODES, ContextSizes, budget_cut, word_counts
-from ctxeval.cutoffs import Budget, parse_budget, sort_cutoffs
-from ctxeval.errors import InvalidArgumentError, SpecError
+from ctxeval.cutoffs.budgets import SPACE_CODES, ContextSizes, budget_cut, word_counts
+from ctxeval.cutoffs.cutoff import Budget, parse_budget, sort_cutoffs
+from ctxeval.foundation.errors import InvalidArgumentError, SpecError
 from ctxeval.metrics.id_metrics import IDRankedRetrievalMetrics
 from ctxeval.metrics.measures import MEASURES, parse_measure
 from ctxeval.metrics.runs import evaluate_run

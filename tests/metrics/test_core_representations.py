@@ -14,8 +14,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval.metrics import run_arrays
 from ctxeval.metrics.core import NEVER, BatchJudgments, _dcg_so_far, _within
+from ctxeval.scoring.judge import runs as run_arrays
 
 
 def batch(

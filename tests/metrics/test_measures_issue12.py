@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator, evaluate_run, parse_measure
-from ctxeval.errors import SpecError
-from ctxeval.metrics.judgments import judge_ids, judge_matrix
+from ctxeval.foundation.errors import SpecError
+from ctxeval.judging.judgments import judge_ids, judge_matrix
 from ctxeval.metrics.measures import MEASURES, RECALL_LEVELS, make_measure
 from ctxeval.metrics.reference import power_by_squaring, recall_cutoff
 

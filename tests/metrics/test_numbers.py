@@ -15,11 +15,11 @@ from ctxeval import (
     RetrievalEvaluator,
     evaluate_run,
 )
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError, SpecError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError, SpecError
 from ctxeval.io.readers import read_records
 from ctxeval.metrics.measures import parse_measure
-from ctxeval.records import RecordError
-from ctxeval.validation import MAX_GRADE, MAX_K
+from ctxeval.records.checks import MAX_GRADE, MAX_K
+from ctxeval.records.model import RecordError
 
 GRADES = st.one_of(
     st.floats(min_value=0, max_value=MAX_GRADE, exclude_min=True),

@@ -27,8 +27,8 @@ from ctxeval import (
     evaluate_run,
     parse_measure,
 )
+from ctxeval.judging.judgments import Judgments, judge_matrix
 from ctxeval.metrics import reference as F
-from ctxeval.metrics.judgments import Judgments, judge_matrix
 
 CONVENTIONS = (None, "trec_eval", "ranx", "continuous_eval")
 RANK_OPTIONS: list[dict[str, Any]] = [

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import ConventionWarning, RetrievalEvaluator, evaluate_run
-from ctxeval.errors import InvalidRecordError
+from ctxeval.foundation.errors import InvalidRecordError
 from ctxeval.metrics.measure_sets import IDMeasures, TextMeasures
 from ctxeval.metrics.runs import rank_documents
 

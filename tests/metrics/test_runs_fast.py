@@ -1,4 +1,4 @@
-"""evaluate_run's whole-run numpy path (ctxeval.metrics.run_arrays) against the per-query path.
+"""evaluate_run's whole-run numpy path (ctxeval.judging.runs) against the per-query path.
 
 The per-query reference here is the obvious one, built from the public pieces: rank each query
 with ``rank_documents``, judge it with ``judge_ids``, call each ``Measure``. The fast path must
@@ -21,11 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import ConventionWarning, InvalidRecordError, evaluate_run
-from ctxeval.metrics import run_arrays, runs
-from ctxeval.metrics.judgments import judge_ids
+from ctxeval.judging.judgments import judge_ids
+from ctxeval.metrics import runs
 from ctxeval.metrics.measures import parse_measure
 from ctxeval.metrics.runs import rank_documents
-from ctxeval.validation import validate_qrels
+from ctxeval.records.checks import validate_qrels
+from ctxeval.scoring.judge import runs as run_arrays
 
 # Every measure and option the fast path computes, at several cut-offs.
 MEASURES = [

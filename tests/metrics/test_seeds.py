@@ -32,7 +32,7 @@ from ctxeval import (
     evaluate_run,
     parse_measure,
 )
-from ctxeval.metrics.judgments import judge_ids
+from ctxeval.judging.judgments import judge_ids
 from ctxeval.metrics.reference import set_counts
 
 # ---------------------------------------------------------------------------------------------

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.metrics.span_core import SpanBatch, span_totals, truncate_batch
-from ctxeval.metrics.span_reference import RecordSpans, span_counts, truncate_spans
+from ctxeval.metrics.spans.core import SpanBatch, span_totals, truncate_batch
+from ctxeval.metrics.spans.reference import RecordSpans, span_counts, truncate_spans
+from ctxeval.records.checks import Span
 from ctxeval.results import EvaluationResult
-from ctxeval.validation import Span
 
 SPAN_MEASURES = ["span_precision", "span_recall", "span_iou", "span_f1"]
 DOC = "aaaa bbbb cccc dddd eeee ffff"  # words start at 0, 5, 10, 15, 20, 25

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator, SpanMetrics
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.metrics.span_core import SpanBatch, span_totals
-from ctxeval.metrics.span_reference import RecordSpans, span_counts
-from ctxeval.validation import Span
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.metrics.spans.core import SpanBatch, span_totals
+from ctxeval.metrics.spans.reference import RecordSpans, span_counts
+from ctxeval.records.checks import Span
 
 DOCS = {
     "a": "alpha beta gamma delta epsilon zeta eta theta iota kappa",

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from ctxeval import SpanMetrics
 from ctxeval.metrics.measures import make_measure
-from ctxeval.metrics.span_core import SpanBatch
-from ctxeval.metrics.span_reference import RecordSpans, span_counts
-from ctxeval.validation import Span
+from ctxeval.metrics.spans.core import SpanBatch
+from ctxeval.metrics.spans.reference import RecordSpans, span_counts
+from ctxeval.records.checks import Span
 
 MEASURES = ("span_precision", "span_recall", "span_iou", "span_f1")
 

@@ -17,16 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval.budgets import WHOLE_LIST
-from ctxeval.cutoffs import Budget
+from ctxeval.cutoffs.budgets import WHOLE_LIST
+from ctxeval.cutoffs.cutoff import Budget
+from ctxeval.judging.judgments import Judgments, judge_ids, judge_matrix
+from ctxeval.judging.runs import judge_run
 from ctxeval.metrics.core import judge_batch, stack_judgments
-from ctxeval.metrics.judgments import Judgments, judge_ids, judge_matrix
 from ctxeval.metrics.measures import MEASURES, Measure, make_measure
-from ctxeval.metrics.run_arrays import judge_run
 from ctxeval.metrics.runs import rank_documents
-from ctxeval.metrics.span_core import SpanBatch, span_totals
-from ctxeval.metrics.span_reference import RecordSpans, span_counts
-from ctxeval.validation import Span
+from ctxeval.metrics.spans.core import SpanBatch, span_totals
+from ctxeval.metrics.spans.reference import RecordSpans, span_counts
+from ctxeval.records.checks import Span
 
 KS = (None, 1, 2, 3, 5, 10)
 

@@ -12,13 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io.formats import unwritable
 from ctxeval.io.readers import read_records
 from ctxeval.io.trec import read_trec_qrels, read_trec_run
-from ctxeval.records import Record, RecordError
+from ctxeval.records.checks import MAX_DEPTH, find_unwritable, plainly_writable
+from ctxeval.records.model import Record, RecordError
 from ctxeval.results import EvaluationResult
-from ctxeval.validation import MAX_DEPTH, find_unwritable, plainly_writable
 
 GOOD = {"id": "q1", "retrieved_context": ["a b c"], "ground_truth_context": ["a b c"]}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.corpus import load_corpus
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

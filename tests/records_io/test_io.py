@@ -20,7 +20,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, MissingDependencyError
+from ctxeval.foundation.errors import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    MissingDependencyError,
+)
 from ctxeval.io import (
     SUPPORTED_FORMATS,
     FieldMap,
@@ -30,7 +34,7 @@ from ctxeval.io import (
     read_records,
     resolve_fields,
 )
-from ctxeval.validation import GradedText
+from ctxeval.records.checks import GradedText
 
 RECORDS: list[dict[str, Any]] = [
     {

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io import atomic
 from ctxeval.io.convert import convert_dataset, write_records
 from ctxeval.io.paths import check_output, same_file
@@ -22,7 +22,7 @@ from ctxeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, wr
 from ctxeval.results import EvaluationResult
 
 # the fixture has a record in another language; its warning is not what is tested here
-pytestmark = pytest.mark.filterwarnings("ignore::ctxeval.errors.EmptyTokensWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::ctxeval.foundation.errors.EmptyTokensWarning")
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "fixtures" / "records.jsonl"

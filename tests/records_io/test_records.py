@@ -1,4 +1,4 @@
-"""The record schema (ctxeval.records): the public models, their JSON Schema, and the fast path
+"""The record schema (ctxeval.records.model): the public models, their JSON Schema, and the fast path
 that skips them for plainly valid text records."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io import read_records
 from ctxeval.io.convert import record_to_dict
-from ctxeval.records import (
+from ctxeval.records.checks import GradedText, Span
+from ctxeval.records.model import (
     SCORE_FIELD,
     SPAN_FIELDS,
     IdRecordSchema,
@@ -26,7 +27,6 @@ from ctxeval.records import (
     record_schema,
     validation_problems,
 )
-from ctxeval.validation import GradedText, Span
 
 NAMES = {"retrieved_context": "retrieved_contexts", "ground_truth_context": "reference_contexts"}
 

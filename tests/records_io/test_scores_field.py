@@ -12,12 +12,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io.convert import convert_dataset, record_to_dict, write_records
 from ctxeval.io.fields import FieldMap
 from ctxeval.io.readers import read_records
 from ctxeval.io.trec import read_trec_run
-from ctxeval.records import Record, RecordError, record_json_schema
+from ctxeval.records.model import Record, RecordError, record_json_schema
 
 TEXT = {
     "id": "q1",

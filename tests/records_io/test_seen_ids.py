@@ -35,7 +35,7 @@ from ctxeval.io.readers import read_records
 from ctxeval.io.seen_ids import SeenIds, hash_id, split_hash
 from ctxeval.io.sources import source_segments
 from ctxeval.io.stream import RecordStream
-from ctxeval.records import RecordError
+from ctxeval.records.model import RecordError
 
 TEXT = {"retrieved_context": ["a b"], "ground_truth_context": ["a b"]}
 DUPLICATE = "; ids must be unique within a dataset: rename or remove one of the records"

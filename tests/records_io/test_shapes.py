@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, PythonLiteralWarning
+from ctxeval.foundation.errors import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    PythonLiteralWarning,
+)
 from ctxeval.io.formats import python_literal
 from ctxeval.io.readers import read_records
-from ctxeval.records import Record, RecordError
+from ctxeval.records.model import Record, RecordError
 
 
 def _records(source: object, **kwargs: object) -> list[Record | RecordError]:
@@ -143,7 +147,7 @@ def test_trec_run_columns_after_the_tag_are_ignored(tmp_path: Path) -> None:
 
 
 def test_trec_run_with_too_few_columns_names_the_line(tmp_path: Path) -> None:
-    from ctxeval.errors import InvalidRecordError
+    from ctxeval.foundation.errors import InvalidRecordError
     from ctxeval.io.trec import read_trec_run
 
     path = tmp_path / "short.run"
@@ -327,7 +331,7 @@ def test_llama_index_dataset_as_qrels_of_a_trec_run(tmp_path: Path) -> None:
 
 
 def test_ranx_style_json_qrels_and_bad_json(tmp_path: Path) -> None:
-    from ctxeval.errors import InvalidArgumentError
+    from ctxeval.foundation.errors import InvalidArgumentError
     from ctxeval.io.trec import read_qrels
 
     good = tmp_path / "qrels.json"

@@ -25,7 +25,7 @@ from ctxeval.comparison import compare
 from ctxeval.comparison.curves import metric_curves
 from ctxeval.comparison.queries import context_used
 from ctxeval.io.readers import read_records
-from ctxeval.records import Record
+from ctxeval.records.model import Record
 from ctxeval.report import html_report, result_html, write_result_report
 
 pytest.importorskip("matplotlib")

@@ -1,4 +1,4 @@
-"""The per-query table (PerQueryTable), the exact sums (ctxeval.exact) and their folding in the
+"""The per-query table (PerQueryTable), the exact sums (ctxeval.foundation.exact) and their folding in the
 aggregator.
 
 The table must give back exactly the rows that went in: floats bit for bit (NaN, -0.0 and
@@ -31,11 +31,11 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
-from ctxeval.aggregation import FOLD_ROWS, Aggregator
-from ctxeval.exact import column_sums, exact_mean, exact_sum, units
+from ctxeval.foundation.exact import column_sums, exact_mean, exact_sum, units
 from ctxeval.io.readers import read_records
 from ctxeval.results import EvaluationResult, PerQueryTable, arrow_table, metadata_column
-from ctxeval.scoring import RowResult, ScoringPlan, score_batch
+from ctxeval.results.aggregation import FOLD_ROWS, Aggregator
+from ctxeval.scoring.driver import RowResult, ScoringPlan, score_batch
 
 STRATEGY = RougeChunkMatch()
 METRICS = [PrecisionRecallF1(STRATEGY), RankedRetrievalMetrics(STRATEGY)]

@@ -1,7 +1,7 @@
-"""Rows handed over a batch at a time (:class:`~ctxeval.scored.ScoredBatch`).
+"""Rows handed over a batch at a time (:class:`~ctxeval.scoring.scored.ScoredBatch`).
 
 Folding a scored batch's columns (``Aggregator.add_scored``) must give what adding the same rows
-one by one gives (``Aggregator.add`` over :func:`~ctxeval.scoring.score_batch`'s rows), to the
+one by one gives (``Aggregator.add`` over :func:`~ctxeval.scoring.driver.score_batch`'s rows), to the
 last bit: aggregates, summary, skipped records, per-query rows, the rows streamed to a sink and
 the state a worker sends back; with bad records between the rows, values skipped by policy,
 budgets, ID mode and span measures. ``PerQueryTable.append_many`` must equal ``append`` row by
@@ -32,15 +32,15 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
-from ctxeval.aggregation import Aggregator
-from ctxeval.cutoffs import parse_budget
+from ctxeval.cutoffs.cutoff import parse_budget
 from ctxeval.io.corpus import load_corpus
 from ctxeval.io.readers import read_records
-from ctxeval.matching.locate import Locator
-from ctxeval.records import RecordError
+from ctxeval.records.model import RecordError
 from ctxeval.results import PerQueryTable
-from ctxeval.scored import ScoredBatch
-from ctxeval.scoring import ScoringPlan, score_batch, score_columns
+from ctxeval.results.aggregation import Aggregator
+from ctxeval.scoring.driver import ScoringPlan, score_batch, score_columns
+from ctxeval.scoring.scored import ScoredBatch
+from ctxeval.text.locate import Locator
 
 ROOT = Path(__file__).resolve().parents[2]
 STRATEGY = RougeChunkMatch()

@@ -15,7 +15,7 @@ import pytest
 
 from ctxeval import RetrievalEvaluator, compare
 from ctxeval.comparison import ComparisonReport
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.results import EvaluationResult
 from ctxeval.results.backends import REPORT_BACKEND, ReportBackend, report_backend
 

@@ -27,7 +27,12 @@ from ctxeval import (
     RetrievalEvaluator,
     RougeChunkMatch,
 )
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, InvalidRecordError
+from ctxeval.foundation.errors import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidRecordError,
+)
+from ctxeval.judging.judgments import judge_ids, judge_matrix, with_tie_ends
 from ctxeval.matching import ExactSentenceMatch
 from ctxeval.metrics import reference as formulas
 from ctxeval.metrics.core import (
@@ -38,10 +43,9 @@ from ctxeval.metrics.core import (
     stack_judgments,
     tie_ends_array,
 )
-from ctxeval.metrics.judgments import judge_ids, judge_matrix, with_tie_ends
-from ctxeval.records import Record, RecordError
-from ctxeval.scoring import RowResult, ScoringPlan, score_batch
-from ctxeval.validation import ranked_tie_ends
+from ctxeval.records.checks import ranked_tie_ends
+from ctxeval.records.model import Record, RecordError
+from ctxeval.scoring.driver import RowResult, ScoringPlan, score_batch
 
 
 def contains(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
@@ -272,7 +276,7 @@ def test_outliers_are_padded_on_their_own_with_the_same_values(
 ) -> None:
     # Found in review: one huge record padded the whole batch. Above the caps a record is judged
     # in a batch of its own; its values, and its neighbours', do not change.
-    import ctxeval.judging as judging
+    import ctxeval.scoring.judge as judging
 
     text = records_of(
         [

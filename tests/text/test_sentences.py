@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ctxeval.errors import (
+from ctxeval.foundation.errors import (
     CtxevalError,
     InvalidArgumentError,
     InvalidArgumentTypeError,

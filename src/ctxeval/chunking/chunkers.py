@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.specs import check_options, parse_spec, unknown_name
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 
 __all__ = [
     "CHUNKERS",

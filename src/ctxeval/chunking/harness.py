@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from ctxeval.budgets import BudgetPolicy, TokenCounter, check_budget_policy, check_token_counter
 from ctxeval.chunking.attribution import Attribution, attribute, attribution_rule, mean_of
 from ctxeval.chunking.chunkers import Chunk, Chunker
 from ctxeval.chunking.questions import Question, load_questions
@@ -35,22 +34,28 @@ from ctxeval.chunking.retrieval import (
 from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
 from ctxeval.comparison.family import characters_fed, label_depth
-from ctxeval.cutoffs import Budget, Cutoff, cutoff_label, sort_cutoffs
-from ctxeval.errors import (
+from ctxeval.cutoffs.budgets import (
+    BudgetPolicy,
+    TokenCounter,
+    check_budget_policy,
+    check_token_counter,
+)
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label, sort_cutoffs
+from ctxeval.evaluator import RetrievalEvaluator
+from ctxeval.foundation.errors import (
     CtxevalError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     type_name,
 )
-from ctxeval.evaluator import RetrievalEvaluator
+from ctxeval.foundation.progress import Progress
+from ctxeval.foundation.specs import unknown_name
 from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
-from ctxeval.matching.rouge import RougeChunkMatch
-from ctxeval.progress import Progress
+from ctxeval.matching.rouge.strategies import RougeChunkMatch
+from ctxeval.records.checks import check_k
 from ctxeval.results import EvaluationResult
-from ctxeval.specs import unknown_name
-from ctxeval.validation import check_k
 
 __all__ = [
     "DEFAULT_KS",
@@ -295,7 +300,7 @@ def comparison_cutoff(ks: Sequence[Cutoff], fed: Mapping[str, float] | None = No
     each run feeds the same amount of text; else the largest k. Budgets of different units are
     ordered by ``fed`` (``{label: mean characters fed}``, over the runs) when it is given: the
     budget that fed the most text (``512t`` may feed more than ``2000c``); else by unit, then
-    size (:func:`~ctxeval.cutoffs.sort_cutoffs`)."""
+    size (:func:`~ctxeval.cutoffs.cutoff.sort_cutoffs`)."""
     budgets = [k for k in ks if isinstance(k, Budget)]
     if not budgets:
         return sort_cutoffs(ks)[-1]

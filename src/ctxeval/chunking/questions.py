@@ -14,7 +14,7 @@
 
 A text without a span is located in its ``doc`` when one is given, else in the documents in
 corpus order (the first occurrence wins): exactly (``str.find``), then, like ``--corpus``
-locating (:class:`~ctxeval.matching.locate.Locator`), whitespace- and case-normalised, then fuzzy
+locating (:class:`~ctxeval.text.locate.Locator`), whitespace- and case-normalised, then fuzzy
 (rapidfuzz alignment of at least 90). A text found the second or third way takes the document's
 text at its span, and one :class:`ExcerptWarning` says how many were; a text found no way stops
 the run. Offsets are Python string indices into the document. Every problem names the file and
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import CtxevalWarning, InvalidArgumentError, type_name
+from ctxeval.foundation.errors import CtxevalWarning, InvalidArgumentError, type_name
 from ctxeval.io.sources import text_lines
-from ctxeval.matching.locate import Locator
+from ctxeval.text.locate import Locator
 
 __all__ = ["Excerpt", "ExcerptWarning", "Question", "load_questions"]
 
@@ -46,7 +46,7 @@ class ExcerptWarning(CtxevalWarning):
 
 class _Finder:
     """Locates excerpt texts in the corpus, or in their ``doc`` alone, with one
-    :class:`~ctxeval.matching.locate.Locator` per scope (exact, normalised, fuzzy); counts the
+    :class:`~ctxeval.text.locate.Locator` per scope (exact, normalised, fuzzy); counts the
     texts found only the second or third way."""
 
     def __init__(self, corpus: Mapping[str, str]) -> None:
@@ -337,7 +337,7 @@ def _corpus_name(where: str, doc: object, corpus: Mapping[str, str]) -> str:
             candidate = "/".join(parts[i:])
             if candidate in corpus:
                 return candidate
-    from ctxeval.specs import unknown_name
+    from ctxeval.foundation.specs import unknown_name
 
     raise InvalidArgumentError(
         str(unknown_name(None, "corpus document", str(doc), list(corpus), where=f"{where}: doc"))

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxeval.budgets import ContextSizes
-from ctxeval.cutoffs import Budget, Cutoff, cutoff_label
+from ctxeval.cutoffs.budgets import ContextSizes
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ctxeval.arrays import IntArray
-from ctxeval.budgets import ContextSizes, TokenCounter
 from ctxeval.chunking.chunkers import Chunk
-from ctxeval.cutoffs import Budget, BudgetUnit, Cutoff
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
-from ctxeval.optional import require
-from ctxeval.specs import check_options, parse_spec, unknown_name
+from ctxeval.cutoffs.budgets import ContextSizes, TokenCounter
+from ctxeval.cutoffs.cutoff import Budget, BudgetUnit, Cutoff
+from ctxeval.foundation.arrays import IntArray
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.optional import require
+from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 
 __all__ = [
     "BM25Retriever",
@@ -51,7 +51,7 @@ _WORD = re.compile(r"(?u)\b\w\w+\b")
 
 
 class ChunkSizes:
-    """A chunking's chunk sizes in each budget unit, counted once, as :mod:`ctxeval.budgets`
+    """A chunking's chunk sizes in each budget unit, counted once, as :mod:`ctxeval.cutoffs.budgets`
     counts them: words (``len(text.split())``), characters, or tokens of ``tokens``."""
 
     def __init__(self, chunks: Sequence[Chunk], tokens: str | TokenCounter = "rouge") -> None:

@@ -10,7 +10,7 @@
 
 Spans a function returns are used as they are (inside the document). Offsets a chunk object
 reports are used when they hold its text exactly (counted ``given``). Other chunk texts are
-located back in the document in order (:class:`~ctxeval.matching.locate.InOrder`): exactly,
+located back in the document in order (:class:`~ctxeval.text.locate.InOrder`): exactly,
 from one character after the previous chunk's start (so overlapping chunks are found where
 they are); then up to whitespace and case (a splitter that strips, collapses or re-joins
 whitespace; a tokenizer's decoding that adds or drops spaces); then fuzzily, near the previous
@@ -35,13 +35,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from ctxeval.chunking.chunkers import Chunk, Chunker, parse_chunker
-from ctxeval.errors import (
+from ctxeval.foundation.errors import (
     CtxevalWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     type_name,
 )
-from ctxeval.matching.locate import DEFAULT_FUZZY_THRESHOLD, HOW, InOrder
+from ctxeval.text.locate import DEFAULT_FUZZY_THRESHOLD, HOW, InOrder
 
 __all__ = [
     "LOCATING_KEYS",
@@ -143,7 +143,7 @@ def as_chunker(
     unlocated: Unlocated | None = None,
 ) -> Chunker:
     """``chunker`` (a spec, a built-in, a splitter object or a function) as a :class:`Chunker`;
-    ``fuzzy_threshold`` (default :data:`~ctxeval.matching.locate.DEFAULT_FUZZY_THRESHOLD`)
+    ``fuzzy_threshold`` (default :data:`~ctxeval.text.locate.DEFAULT_FUZZY_THRESHOLD`)
     and ``unlocated`` (default ``"error"``) apply to splitters and functions, whose chunks are
     located (see the module)."""
     options: dict[str, Any] = {

@@ -25,8 +25,8 @@ from ctxeval.cli.convert import convert_command
 from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.evaluate import evaluate_command
 from ctxeval.cli.schema import schema_command
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.matching.compiled import read_environment
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.matching.rouge.compiled import read_environment
 
 __all__ = ["app", "main", "run"]
 

@@ -32,7 +32,7 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
     """``--chunker NAME=SPEC`` options as ``{name: chunker}``, each spec parsed (errors name
     the option as it was written)."""
     from ctxeval.chunking import parse_chunker
-    from ctxeval.errors import CtxevalError
+    from ctxeval.foundation.errors import CtxevalError
 
     chunkers: dict[str, Any] = {}
     for value in values:
@@ -143,7 +143,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     if not chunkers:
         fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
     if options["baseline"] is not None and options["baseline"] not in chunkers:
-        from ctxeval.specs import unknown_name
+        from ctxeval.foundation.specs import unknown_name
 
         fail(
             str(
@@ -199,7 +199,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
 
 def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
     from ctxeval.chunking.harness import HARNESS_METRICS, compare_columns
-    from ctxeval.errors import CtxevalError
+    from ctxeval.foundation.errors import CtxevalError
 
     try:
         compare_columns(wanted, HARNESS_METRICS, ks, where="--metric")
@@ -209,7 +209,7 @@ def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
 
 def _attribution(spec: str) -> Any:
     from ctxeval.chunking.attribution import attribution_rule
-    from ctxeval.errors import CtxevalError
+    from ctxeval.foundation.errors import CtxevalError
 
     try:
         return attribution_rule(spec)
@@ -219,7 +219,7 @@ def _attribution(spec: str) -> Any:
 
 def _retriever(spec: str) -> Any:
     from ctxeval.chunking.retrieval import as_retriever
-    from ctxeval.errors import CtxevalError
+    from ctxeval.foundation.errors import CtxevalError
 
     try:
         return as_retriever(spec)

@@ -16,7 +16,7 @@ import click
 
 from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.fields import field_flags, field_options
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 
 if TYPE_CHECKING:
     from ctxeval.metrics.base import MetricBase
@@ -84,7 +84,7 @@ def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) 
     return value
 
 
-# ctxeval.matching.locate.DEFAULT_FUZZY_THRESHOLD, spelt out so that --help imports no stage
+# ctxeval.text.locate.DEFAULT_FUZZY_THRESHOLD, spelt out so that --help imports no stage
 # (a test checks that they agree).
 FUZZY_THRESHOLD = 90.0
 
@@ -95,7 +95,7 @@ class CutoffType(click.ParamType[Any]):
     name = "K"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from ctxeval.cutoffs import Budget, budget_problem, parse_budget
+        from ctxeval.cutoffs.cutoff import Budget, budget_problem, parse_budget
 
         if isinstance(value, Budget) or (isinstance(value, int) and value >= 1):
             return value
@@ -221,7 +221,7 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -> Any:
-    from ctxeval.errors import CtxevalError
+    from ctxeval.foundation.errors import CtxevalError
     from ctxeval.matching.specs import parse_strategy
 
     try:
@@ -279,7 +279,7 @@ def dataset_mode(path: str, fields: dict[str, str], mode: str | None) -> str:
     if mode is not None:
         return mode
     from ctxeval.io.readers import read_records
-    from ctxeval.records import Record
+    from ctxeval.records.model import Record
 
     for item in read_records(path, fields=fields or None):
         if isinstance(item, Record):
@@ -315,7 +315,7 @@ def expected_columns(
     """The aggregate columns a run of ``metrics`` at ``ks`` produces (as the aggregator names
     them): every measure at every cut-off, then ``micro_context_*`` where there are set
     measures."""
-    from ctxeval.scoring import ScoringPlan, column_name, sort_ks
+    from ctxeval.scoring.driver import ScoringPlan, column_name, sort_ks
 
     plan = ScoringPlan(tuple(metrics), sort_ks(list(ks)) if ks else (None,), locator=locator)
     micro = [
@@ -432,7 +432,7 @@ def result_column(name: str) -> str:
 
 def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> None:
     """Stop, before any scoring, at a gate naming a column the run will not produce."""
-    from ctxeval.specs import unknown_name
+    from ctxeval.foundation.specs import unknown_name
 
     for given, threshold in gates:
         if result_column(given) not in columns:

@@ -76,8 +76,8 @@ def _column(
     measure at its deepest cut-off. A known measure the runs lack, or lack at that cut-off, is
     an error saying what they have and how to evaluate it."""
     from ctxeval.comparison.family import deepest_columns
-    from ctxeval.cutoffs import budget_problem
-    from ctxeval.specs import unknown_name
+    from ctxeval.cutoffs.cutoff import budget_problem
+    from ctxeval.foundation.specs import unknown_name
 
     column = result_column(given)
     if column in columns:
@@ -233,7 +233,7 @@ def _apply(flags: list[str]) -> str:
 
 
 def _labels(ks: Sequence[Any]) -> list[str]:
-    from ctxeval.cutoffs import cutoff_label, sort_cutoffs
+    from ctxeval.cutoffs.cutoff import cutoff_label, sort_cutoffs
 
     return [cutoff_label(k) for k in sort_cutoffs(ks)]
 

@@ -333,8 +333,8 @@ def _trec_eval_version(options: dict[str, Any]) -> None:
 
 def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> tuple[Any, Any]:
     """The result of --run against --qrels, and the ID-mode records it scored (for --report)."""
-    from ctxeval.errors import ConventionWarning
     from ctxeval.evaluator import RetrievalEvaluator
+    from ctxeval.foundation.errors import ConventionWarning
     from ctxeval.io.trec import read_trec_run
 
     measures = list(options["measures"])

@@ -105,6 +105,6 @@ def baseline_name(given: str | None, named: list[tuple[str, str]]) -> str | None
     for name, path in named:
         if os.path.exists(given) and os.path.samefile(given, path):
             return name
-    from ctxeval.specs import unknown_name
+    from ctxeval.foundation.specs import unknown_name
 
     fail(str(unknown_name(None, "run", given, names, where="--baseline")))

@@ -33,7 +33,7 @@ def schema_command(what: str, mode: str | None) -> None:
             **ConfigFile.model_json_schema(by_alias=True),
         }
     else:
-        from ctxeval.records import record_json_schema
+        from ctxeval.records.model import record_json_schema
 
         document = record_json_schema(mode)  # type: ignore[arg-type]
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))

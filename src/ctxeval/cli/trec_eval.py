@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ctxeval.cli.common import fail
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 from ctxeval.metrics.measures import RECALL_LEVELS, make_measure, parse_measure
 
 __all__ = [

@@ -22,7 +22,7 @@ One job per module:
 Reproducibility: every random draw comes from a PCG64 stream derived from ``seed``, the metric
 name and the test (:func:`random_stream`), so the same seed gives the same report to the last
 digit, and adding or removing a metric or a run leaves the other p-values and intervals as they
-were. Means are exact (:mod:`ctxeval.exact`): a run's mean over the same queries equals its
+were. Means are exact (:mod:`ctxeval.foundation.exact`): a run's mean over the same queries equals its
 aggregate to the last bit. docs/comparing.md has the definitions.
 """
 
@@ -59,9 +59,9 @@ from ctxeval.comparison.stats import (
     paired_statistics,
     random_stream,
 )
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.exact import exact_mean
-from ctxeval.validation import check_choice
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.exact import exact_mean
+from ctxeval.records.checks import check_choice
 
 __all__ = [
     "TIE_TOLERANCE",
@@ -118,7 +118,7 @@ def compare(
     ``row.leader`` names the best run only when its lead is significant.
 
     Queries are aligned by ``id``. ``align="intersection"`` compares the queries every run has
-    and warns (:class:`~ctxeval.errors.ConventionWarning`) when some are missing;
+    and warns (:class:`~ctxeval.foundation.errors.ConventionWarning`) when some are missing;
     ``align="error"`` raises instead. A query whose value is ``None`` in any run (skipped by the
     empty-ground-truth policy) is left out of that metric for every run, and counted.
     """

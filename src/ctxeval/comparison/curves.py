@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxeval.comparison.stats import mean_interval, random_stream
-from ctxeval.cutoffs import budget_problem, parse_budget
+from ctxeval.cutoffs.cutoff import budget_problem, parse_budget
 from ctxeval.results import EvaluationResult
 
 __all__ = ["BAND_RESAMPLES", "CurvePoint", "metric_curves", "split_column"]

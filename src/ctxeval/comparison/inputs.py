@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxeval.comparison.family import characters_fed, deepest_columns, default_metrics
 from ctxeval.comparison.model import SHOWN_IDS, Alignment, RunAlignment, id_list
-from ctxeval.errors import (
+from ctxeval.foundation.errors import (
     ConventionWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,

@@ -21,7 +21,7 @@ from ctxeval.comparison.render import (
     report_frame,
 )
 from ctxeval.comparison.settings import RunSettings, shared_setting
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.metrics.measures import parse_measure
 from ctxeval.results import EvaluationResult
 from ctxeval.results.backends import check_html_path, report_backend

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxeval.exact import exact_mean
-from ctxeval.records import Record
+from ctxeval.foundation.exact import exact_mean
+from ctxeval.records.model import Record
 from ctxeval.results import EvaluationResult
 
 __all__ = ["QueryRow", "context_used", "disagreement"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.optional import require
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.optional import require
 
 if TYPE_CHECKING:
     from ctxeval.comparison.model import ComparisonReport, MetricRow, PairedComparison

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 from ctxeval.matching import parse_strategy
 from ctxeval.metrics.conventions import CONVENTIONS, RankOptions
 from ctxeval.metrics.measures import parse_measure

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.exact import exact_mean
+from ctxeval.foundation.exact import exact_mean
 
 __all__ = [
     "TIE_TOLERANCE",

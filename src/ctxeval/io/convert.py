@@ -10,7 +10,8 @@ from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.optional import require
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
 from ctxeval.io.readers import read_records
@@ -24,9 +25,8 @@ from ctxeval.io.trec import (
     write_trec_run,
 )
 from ctxeval.metrics.runs import rank_documents
-from ctxeval.optional import require
-from ctxeval.records import Record
-from ctxeval.validation import GradedText
+from ctxeval.records.checks import GradedText
+from ctxeval.records.model import Record
 
 __all__ = ["RUN_TAG_FIELD", "convert_dataset", "record_to_dict", "write_records"]
 

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.io.sources import import_parquet, not_utf8, text_lines
 
 __all__ = ["DOCUMENT_EXTENSIONS", "load_corpus"]

@@ -27,11 +27,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, PythonLiteralWarning, type_name
+from ctxeval.foundation.errors import InvalidArgumentError, PythonLiteralWarning, type_name
 from ctxeval.io.fields import ResolvedFields
 from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
-from ctxeval.records import claimed_id
-from ctxeval.validation import find_unwritable, plainly_writable
+from ctxeval.records.checks import find_unwritable, plainly_writable
+from ctxeval.records.model import claimed_id
 
 __all__ = [
     "FORMAT_READERS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.fields import GROUND_TRUTH_CANDIDATES
 
 __all__ = ["LiveRecords"]

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
 
 __all__ = ["check_output", "same_file"]
 
@@ -41,7 +41,7 @@ def check_output(
     suffixes: Iterable[str] | None = None,
     directory: bool = False,
 ) -> Path:
-    """Raise :class:`~ctxeval.errors.InvalidArgumentError` naming ``flag`` when ``path`` cannot
+    """Raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``flag`` when ``path`` cannot
     be an output: it is one of ``inputs`` (also through a symlink or a hard link), an existing
     directory (unless ``directory``), has a suffix outside ``suffixes``, or its directory
     exists and is not writable. A missing directory is fine: the atomic writer creates it."""

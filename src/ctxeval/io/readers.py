@@ -1,15 +1,15 @@
 """Read datasets into a stream of validated records: :func:`read_records`, the entry point.
 
 :func:`read_records` turns a JSONL, JSON, CSV or Parquet file (or a glob of them), an open file, a
-pandas DataFrame or an iterable of dicts into :class:`~ctxeval.records.Record` (a good record)
-and :class:`~ctxeval.records.RecordError` (a bad one, with its location, field and the fix),
+pandas DataFrame or an iterable of dicts into :class:`~ctxeval.records.model.Record` (a good record)
+and :class:`~ctxeval.records.model.RecordError` (a bad one, with its location, field and the fix),
 one per input record and in input order. A bad record never stops the stream: the evaluator
 decides. Problems with the source itself (a missing file, an unknown format, fields that cannot be
-identified) raise :class:`~ctxeval.errors.InvalidArgumentError` instead.
+identified) raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` instead.
 
 The work is done by one module per job: :mod:`~ctxeval.io.sources` (what a source is made of),
 :mod:`~ctxeval.io.formats` (reading each format), :mod:`~ctxeval.io.stream` (items to records),
-:mod:`~ctxeval.io.seen_ids` (duplicate ids) and, for partitioned runs, :mod:`~ctxeval.io.blocks`.
+:mod:`~ctxeval.io.seen_ids` (duplicate ids) and, for partitioned runs, :mod:`~ctxeval.parallel.blocks`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from ctxeval.io.fields import FieldsInput, as_field_map
 from ctxeval.io.sources import SUPPORTED_FORMATS, format_name, source_segments
 from ctxeval.io.stream import RecordStream
-from ctxeval.records import Record, RecordError
+from ctxeval.records.model import Record, RecordError
 
 __all__ = ["SUPPORTED_FORMATS", "read_records"]
 
@@ -37,7 +37,7 @@ def read_records(
 
     Yields a :class:`Record` for each good record and a :class:`RecordError` for each bad one;
     ``index`` counts both. A file that cannot be opened, an unsupported format or fields that
-    cannot be identified raise :class:`~ctxeval.errors.InvalidArgumentError`; the first two at
+    cannot be identified raise :class:`~ctxeval.foundation.errors.InvalidArgumentError`; the first two at
     once, the last when the records are read.
     """
     field_map = as_field_map(fields)

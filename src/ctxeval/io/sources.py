@@ -2,7 +2,7 @@
 the format of each, and how files are opened.
 
 :func:`source_segments` checks a source at once (a missing file, an unknown extension, a glob that
-matches nothing raise :class:`~ctxeval.errors.InvalidArgumentError` before any record is read) and
+matches nothing raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` before any record is read) and
 returns the segments that :mod:`ctxeval.io.formats` reads.
 """
 
@@ -20,12 +20,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ctxeval.errors import (
+from ctxeval.foundation.errors import (
     InvalidArgumentError,
     InvalidArgumentTypeError,
     type_name,
 )
-from ctxeval.optional import require
+from ctxeval.foundation.optional import require
 
 __all__ = [
     "EXTENSIONS",
@@ -291,7 +291,7 @@ def open_lines(path: str) -> Any:
 def text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a text file: UTF-8 (a UTF-8 mark is dropped), or UTF-16/32
     with a byte-order mark. A line that cannot be decoded raises
-    :class:`~ctxeval.errors.InvalidArgumentError` naming ``file:line``."""
+    :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``file:line``."""
     name = os.fspath(path)
     try:
         handle = open_lines(name)

@@ -2,9 +2,9 @@
 
 :class:`RecordStream` numbers the items that :mod:`ctxeval.io.formats` reads from each segment,
 settles each segment's fields (:mod:`ctxeval.io.fields`), validates each record against its
-mode's schema (:mod:`ctxeval.records`) and checks that ids are unique
-(:mod:`ctxeval.io.seen_ids`), yielding one :class:`~ctxeval.records.Record` or
-:class:`~ctxeval.records.RecordError` per item, in order.
+mode's schema (:mod:`ctxeval.records.model`) and checks that ids are unique
+(:mod:`ctxeval.io.seen_ids`), yielding one :class:`~ctxeval.records.model.Record` or
+:class:`~ctxeval.records.model.RecordError` per item, in order.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, ClassVar, cast
 
 from pydantic import ValidationError
 
-from ctxeval.errors import InvalidRecordError
+from ctxeval.foundation.errors import InvalidRecordError
 from ctxeval.io.fields import (
     ID_CANDIDATES,
     FieldMap,
@@ -27,7 +27,8 @@ from ctxeval.io.fields import (
 from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quoted
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import Segment
-from ctxeval.records import (
+from ctxeval.records.checks import Span, find_unwritable, validate_scores, validate_spans
+from ctxeval.records.model import (
     SCORE_FIELD,
     SPAN_FIELDS,
     Record,
@@ -38,7 +39,6 @@ from ctxeval.records import (
     validation_problems,
     with_document_texts,
 )
-from ctxeval.validation import Span, find_unwritable, validate_scores, validate_spans
 
 __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 
@@ -59,7 +59,7 @@ def _absent(value: object) -> bool:
 class RecordStream:
     """Numbers records across the segments of one source, validates them and tracks ids.
 
-    Reading one block of a partitioned run (:mod:`ctxeval.io.blocks`) sets ``resolved`` (the
+    Reading one block of a partitioned run (:mod:`ctxeval.parallel.blocks`) sets ``resolved`` (the
     fields settled for the whole file), ``first_index``, and ``claims``: ids are then appended
     there as ``(position, id, is_record)`` instead of checked, because the blocks' claims are
     compared across the dataset, and the duplicates found that way are given back as
@@ -290,7 +290,7 @@ class RecordStream:
     def _spans(
         value: Mapping[str, Any], resolved: ResolvedFields, retrieved: int, truth: int
     ) -> dict[str, list[Span | None] | None]:
-        """The record's span fields (any of :data:`~ctxeval.records.SPAN_FIELDS`), validated."""
+        """The record's span fields (any of :data:`~ctxeval.records.model.SPAN_FIELDS`), validated."""
         found: dict[str, list[Span | None] | None] = {}
         for role, count, texts in (
             ("retrieved", retrieved, resolved.retrieved),

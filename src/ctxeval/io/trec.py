@@ -7,7 +7,7 @@
   JSON (llama-index's ``EmbeddingQAFinetuneDataset``, ranx's and pytrec_eval's dicts).
 
 Both are read into the dicts :func:`ctxeval.evaluate_run` and pytrec_eval take. A malformed line
-raises :class:`~ctxeval.errors.InvalidRecordError` naming the file and line, what was expected and
+raises :class:`~ctxeval.foundation.errors.InvalidRecordError` naming the file and line, what was expected and
 what was found.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.llama_index import llama_index_qrels, read_json_document
 from ctxeval.io.sources import text_lines

@@ -10,7 +10,11 @@ from ctxeval.matching.base import (
 from ctxeval.matching.exact import ExactChunkMatch, ExactSentenceMatch
 from ctxeval.matching.fuzzy import FUZZY_SCORERS, FuzzyChunkMatch
 from ctxeval.matching.resolve import as_strategy
-from ctxeval.matching.rouge import RougeChunkMatch, RougeSentenceMatch, rouge_l_recall_matrix
+from ctxeval.matching.rouge.strategies import (
+    RougeChunkMatch,
+    RougeSentenceMatch,
+    rouge_l_recall_matrix,
+)
 from ctxeval.matching.specs import STRATEGIES, parse_strategy
 
 __all__ = [

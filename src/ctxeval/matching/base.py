@@ -20,8 +20,8 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 
-from ctxeval.arrays import BoolMatrix, FloatMatrix
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.arrays import BoolMatrix, FloatMatrix
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.text.tokenize import Tokenizer
 
 __all__ = [

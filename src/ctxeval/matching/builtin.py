@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ctxeval.errors import InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import InvalidArgumentTypeError, type_name
 from ctxeval.matching.base import Matches, Unit
 from ctxeval.text.sentences import SentenceSplitter, get_splitter
 

@@ -9,7 +9,7 @@ import numpy as np
 from rapidfuzz import fuzz, utils
 from rapidfuzz.process import cdist
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.matching.base import Matches, Unit, check_threshold
 from ctxeval.matching.builtin import BuiltinStrategy, check_bool
 

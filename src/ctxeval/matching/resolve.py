@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import InvalidArgumentTypeError, type_name
 from ctxeval.matching.base import Matches, MatchingStrategy, Unit, as_matches
 from ctxeval.matching.specs import parse_strategy
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ctxeval.errors import CtxevalError, SpecError
+from ctxeval.foundation.errors import CtxevalError, SpecError
+from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.exact import ExactChunkMatch, ExactSentenceMatch
 from ctxeval.matching.fuzzy import FuzzyChunkMatch
-from ctxeval.matching.rouge import RougeChunkMatch, RougeSentenceMatch
-from ctxeval.specs import check_options, parse_spec, unknown_name
+from ctxeval.matching.rouge.strategies import RougeChunkMatch, RougeSentenceMatch
 
 __all__ = ["STRATEGIES", "parse_strategy"]
 

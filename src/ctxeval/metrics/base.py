@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ctxeval.budgets import WHOLE_LIST
-from ctxeval.cutoffs import Budget, Cutoff
-from ctxeval.errors import InvalidRecordError
+from ctxeval.cutoffs.budgets import WHOLE_LIST
+from ctxeval.cutoffs.cutoff import Budget, Cutoff
+from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.judging.judgments import Credit, Judgments
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
-from ctxeval.metrics.judgments import Credit, Judgments
 from ctxeval.metrics.measures import Measure, make_measure
-from ctxeval.validation import EmptyGroundTruthPolicy, check_k, check_policy
+from ctxeval.records.checks import EmptyGroundTruthPolicy, check_k, check_policy
 
 __all__ = ["MetricBase", "RankMetricsMixin", "Scores", "SetMetricsMixin"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.metrics.judgments import Credit
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.specs import unknown_name
+from ctxeval.judging.judgments import Credit
 from ctxeval.metrics.reference import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
-from ctxeval.specs import unknown_name
-from ctxeval.validation import check_choice
+from ctxeval.records.checks import check_choice
 
 __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
 

@@ -3,7 +3,7 @@
 This is the second of the two places a measure is defined (the first, readable one is
 :mod:`ctxeval.metrics.reference`). Every evaluation path runs it: text batches
 (:func:`judge_batch`), ID-mode and sentence-unit records judged one by one
-(:func:`stack_judgments`), and whole TREC-style runs (:mod:`ctxeval.metrics.run_arrays`) all emit
+(:func:`stack_judgments`), and whole TREC-style runs (:mod:`ctxeval.judging.runs`) all emit
 the same padded :class:`BatchJudgments`, and :func:`measure_values` computes any measure from it.
 
 The values are the reference's, bit for bit, because every floating-point operation is the same
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.metrics.judgments import Credit, Judgments, judge_matrix
+from ctxeval.judging.judgments import Credit, Judgments, judge_matrix
 from ctxeval.metrics.reference import power_by_squaring
 
 __all__ = [
@@ -51,7 +51,7 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 Cut = int | IntArray | None
 """A cut-off as the core takes it: a number of chunks, ``None`` for the whole list, or one number
-per record: a budget's :meth:`~ctxeval.budgets.BudgetCut.equivalent_k`, never beyond the record's
+per record: a budget's :meth:`~ctxeval.cutoffs.budgets.BudgetCut.equivalent_k`, never beyond the record's
 list except for the whole list, given as a count no list reaches."""
 
 NEVER = np.iinfo(np.int64).max
@@ -71,7 +71,7 @@ def _ranks(size: int) -> FloatArray:
 
 @dataclass(frozen=True)
 class BatchJudgments:
-    """The :class:`~ctxeval.metrics.judgments.Judgments` of ``B`` records, padded.
+    """The :class:`~ctxeval.judging.judgments.Judgments` of ``B`` records, padded.
 
     ``n[b]`` units were judged for record ``b`` and it has ``m[b]`` relevant ground-truth units;
     rows beyond ``n[b]`` and columns beyond ``m[b]`` are padding (never relevant, never a hit,
@@ -201,7 +201,7 @@ def judge_batch(
 ) -> BatchJudgments:
     """Judge relevance matrices (retrieved chunks x distinct ground truth) of a batch.
 
-    Equal to :func:`~ctxeval.metrics.judgments.judge_matrix` on each matrix: rows that match at
+    Equal to :func:`~ctxeval.judging.judgments.judge_matrix` on each matrix: rows that match at
     most one ground-truth unit are credited in bulk (the first such row of a column is its hit,
     under either credit rule); a record with a row matching several units is judged on its own.
     The records' groups of equal scores, when a measure needs them, are added to the batch

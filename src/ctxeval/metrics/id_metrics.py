@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxeval.errors import InvalidRecordError
+from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.judging.judgments import Judgments, judge_ids, scored_tie_ends, with_tie_ends
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.metrics.judgments import Judgments, judge_ids, scored_tie_ends, with_tie_ends
-from ctxeval.validation import (
+from ctxeval.records.checks import (
     EmptyGroundTruthPolicy,
     check_count,
     check_relevance_level,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxeval.errors import CtxevalError, InvalidArgumentError
+from ctxeval.foundation.errors import CtxevalError, InvalidArgumentError
+from ctxeval.judging.judgments import Credit
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IdMetric, IDPrecisionRecallF1, IDRankedRetrievalMetrics
-from ctxeval.metrics.judgments import Credit
 from ctxeval.metrics.measures import Measure, parse_measure
 from ctxeval.metrics.text_metrics import TextMetric
-from ctxeval.validation import EmptyGroundTruthPolicy
+from ctxeval.records.checks import EmptyGroundTruthPolicy
 
 __all__ = [
     "IDMeasures",

@@ -24,15 +24,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ctxeval.cutoffs import Budget, Cutoff
-from ctxeval.errors import InvalidArgumentError, SpecError
-from ctxeval.metrics import core, span_core, span_reference
+from ctxeval.cutoffs.cutoff import Budget, Cutoff
+from ctxeval.foundation.errors import InvalidArgumentError, SpecError
+from ctxeval.foundation.specs import parse_spec, unknown_name
+from ctxeval.judging.judgments import Judgments
+from ctxeval.metrics import core
 from ctxeval.metrics import reference as ref
-from ctxeval.metrics.judgments import Judgments
-from ctxeval.metrics.span_core import SpanBatch
-from ctxeval.metrics.span_reference import RecordSpans
-from ctxeval.specs import parse_spec, unknown_name
-from ctxeval.validation import cutoff_problem
+from ctxeval.metrics.spans import core as span_core
+from ctxeval.metrics.spans import reference as span_reference
+from ctxeval.metrics.spans.core import SpanBatch
+from ctxeval.metrics.spans.reference import RecordSpans
+from ctxeval.records.checks import cutoff_problem
 
 __all__ = [
     "GEOMETRIC_FLOOR",
@@ -313,7 +315,7 @@ class Measure:
         """The reference value of this measure for one judged record (its spans, for a span
         measure); at a budget, ``chunks``
         is the cut-off the budget stands for in this record (a count, or None for the whole
-        list: :meth:`~ctxeval.budgets.BudgetCut.equivalent_k`)."""
+        list: :meth:`~ctxeval.cutoffs.budgets.BudgetCut.equivalent_k`)."""
         return self.definition.reference(
             judgments, self._count(self.k, chunks), **self.formula_options()
         )

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from ctxeval.metrics.judgments import Judgments
+from ctxeval.judging.judgments import Judgments
 
 __all__ = [
     "APCredit",

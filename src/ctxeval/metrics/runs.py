@@ -1,7 +1,7 @@
 """ID mode over whole runs: pytrec_eval-style dicts in, ``{qid: {measure: value}}`` out.
 
 Two policies that IR tools leave implicit are explicit here, with trec_eval's behaviour as the
-default and a :class:`~ctxeval.errors.ConventionWarning` when they change a result:
+default and a :class:`~ctxeval.foundation.errors.ConventionWarning` when they change a result:
 
 - ``ties``: documents with equal scores are ordered by docid descending (``"trec_eval"``), or
   kept in the order the run lists them (``"input"``);
@@ -11,7 +11,7 @@ default and a :class:`~ctxeval.errors.ConventionWarning` when they change a resu
 A query in the run but not in the qrels has no judgments and is left out, as trec_eval does.
 
 Queries given as ``{str docid: score}`` are judged all at once in numpy
-(:mod:`ctxeval.metrics.run_arrays`); the others (ranked lists, integer ids, invalid input) one by
+(:mod:`ctxeval.judging.runs`); the others (ranked lists, integer ids, invalid input) one by
 one here, with the same results to the last bit and the same errors. Either way the values come
 from the vectorised core (:mod:`ctxeval.metrics.core`), or, with ``implementation="reference"``,
 from the reference formulas.
@@ -26,13 +26,18 @@ import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from ctxeval.cutoffs import Budget
-from ctxeval.errors import ConventionWarning, InvalidArgumentError, InvalidRecordError, type_name
+from ctxeval.cutoffs.cutoff import Budget
+from ctxeval.foundation.errors import (
+    ConventionWarning,
+    InvalidArgumentError,
+    InvalidRecordError,
+    type_name,
+)
+from ctxeval.judging.judgments import Judgments, judge_ids
+from ctxeval.judging.runs import judge_run, plain_judged, plain_scored
 from ctxeval.metrics.core import stack_judgments
-from ctxeval.metrics.judgments import Judgments, judge_ids
 from ctxeval.metrics.measures import Measure, implementation, parse_measure
-from ctxeval.metrics.run_arrays import judge_run, plain_judged, plain_scored
-from ctxeval.validation import (
+from ctxeval.records.checks import (
     EmptyGroundTruthPolicy,
     check_choice,
     check_policy,
@@ -263,7 +268,7 @@ def evaluate_run(
 
 
 class _PlainQueries(NamedTuple):
-    """The queries evaluated all at once (:mod:`ctxeval.metrics.run_arrays`)."""
+    """The queries evaluated all at once (:mod:`ctxeval.judging.runs`)."""
 
     scores: dict[Hashable, dict[str, float]]  # {qid: {measure key: value}}, in qrels order
     without_relevant: set[Hashable]  # those with no relevant document in the qrels

@@ -14,23 +14,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ctxeval.budgets import budget_cut
-from ctxeval.cutoffs import Budget
-from ctxeval.errors import EmptyTokensWarning, InvalidArgumentError
-from ctxeval.matching.base import MatchingStrategy, as_matches
-from ctxeval.matching.builtin import BuiltinStrategy
-from ctxeval.matching.resolve import as_strategy
-from ctxeval.matching.rouge import RougeChunkMatch
-from ctxeval.metrics import reference as F
-from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.metrics.judgments import (
+from ctxeval.cutoffs.budgets import budget_cut
+from ctxeval.cutoffs.cutoff import Budget
+from ctxeval.foundation.errors import EmptyTokensWarning, InvalidArgumentError
+from ctxeval.judging.judgments import (
     Credit,
     Judgments,
     judge_matrix,
     scored_tie_ends,
     with_tie_ends,
 )
-from ctxeval.validation import EmptyGroundTruthPolicy, GradedText, validate_texts
+from ctxeval.matching.base import MatchingStrategy, as_matches
+from ctxeval.matching.builtin import BuiltinStrategy
+from ctxeval.matching.resolve import as_strategy
+from ctxeval.matching.rouge.strategies import RougeChunkMatch
+from ctxeval.metrics import reference as F
+from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
+from ctxeval.records.checks import EmptyGroundTruthPolicy, GradedText, validate_texts
 
 __all__ = [
     "JudgedRecord",
@@ -224,7 +224,7 @@ class PrecisionRecallF1(SetMetricsMixin, TextMetric):
 class RankedRetrievalMetrics(RankMetricsMixin, TextMetric):
     """Rank-aware metrics of the retrieved contexts: AP, RR, NDCG, hit rate, P and R (at ``k``).
 
-    Credit is one-to-one and greedy by rank (see :mod:`ctxeval.metrics.judgments`). Conventions
+    Credit is one-to-one and greedy by rank (see :mod:`ctxeval.judging.judgments`). Conventions
     where tools disagree are options, preset by ``convention`` ("trec_eval" by default, "ranx",
     "continuous_eval"); an explicit option overrides the preset:
 

@@ -22,10 +22,10 @@ from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.curves import metric_curves, split_column
 from ctxeval.comparison.queries import QueryRow, context_used, disagreement
 from ctxeval.comparison.settings import run_settings
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.exact import exact_mean
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.exact import exact_mean
 from ctxeval.io.atomic import atomic_write
-from ctxeval.records import Record
+from ctxeval.records.model import Record
 from ctxeval.report.page import (
     curves_plot,
     escape,

@@ -15,7 +15,7 @@ from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint, split_column
 from ctxeval.comparison.family import label_depth
 from ctxeval.comparison.settings import RunSettings
-from ctxeval.optional import require
+from ctxeval.foundation.optional import require
 from ctxeval.results import EvaluationResult
 
 __all__ = [

@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxeval.comparison.curves import split_column
-from ctxeval.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError
 from ctxeval.io.readers import read_records
 from ctxeval.matching import MatchingStrategy, parse_strategy
 from ctxeval.metrics import judge_texts
-from ctxeval.records import Record
+from ctxeval.records.model import Record
 from ctxeval.report.page import clip, escape, fmt
 from ctxeval.results import EvaluationResult
 

@@ -6,7 +6,7 @@
 - :mod:`ctxeval.results.files`: saving and loading ``.jsonl``/``.json``/``.csv``/``.parquet``
   results, streaming rows to a JSONL file, reading a distributed run's Parquet parts.
 
-The aggregates themselves are folded by :mod:`ctxeval.aggregation`.
+The aggregates themselves are folded by :mod:`ctxeval.results.aggregation`.
 """
 
 from ctxeval.results.files import JsonlResultWriter, arrow_table, iter_parts

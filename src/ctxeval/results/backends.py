@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from ctxeval.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.paths import check_output
 
 __all__ = ["HTML_SUFFIXES", "REPORT_BACKEND", "ReportBackend", "check_html_path", "report_backend"]

@@ -22,12 +22,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.optional import require
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
 from ctxeval.io.sources import not_utf8, text_lines
 from ctxeval.io.spreadsheet import neutralise
-from ctxeval.optional import require
 from ctxeval.results.parts import PARTS_HEADER, is_url, parts_store
 from ctxeval.results.table import PerQueryTable
 
@@ -267,7 +267,7 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
     """The header and the per-query rows of a result file or of a distributed run's directory.
 
     A file that is not UTF-8 (or UTF-16/32 with a byte-order mark), or whose JSON is truncated
-    or damaged, raises :class:`~ctxeval.errors.InvalidArgumentError` naming ``file:line``.
+    or damaged, raises :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``file:line``.
     """
     if is_url(path) or Path(path).is_dir():
         store = parts_store(path)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxeval.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.optional import require
 from ctxeval.io.atomic import atomic_write
-from ctxeval.optional import require
 
 __all__ = ["PARTS_HEADER", "PartsStore", "is_url", "parts_store", "write_part"]
 

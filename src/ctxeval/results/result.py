@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxeval.optional import require
+from ctxeval.foundation.optional import require
 from ctxeval.results.backends import check_html_path, report_backend
 from ctxeval.results.files import check_result_path, read_result, result_header, write_result
 from ctxeval.results.table import PerQueryTable

@@ -23,8 +23,8 @@ from typing import Any, cast, overload
 
 import numpy as np
 
-from ctxeval.errors import InvalidArgumentError
-from ctxeval.optional import require
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.optional import require
 
 __all__ = ["PerQueryTable", "metadata_column"]
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
-from ctxeval.errors import (
+from ctxeval.foundation.errors import (
     CtxevalError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
@@ -31,8 +31,8 @@ from ctxeval.errors import (
     SpecError,
     type_name,
 )
-from ctxeval.optional import missing_dependency, require
-from ctxeval.specs import check_options, parse_spec, unknown_name
+from ctxeval.foundation.optional import missing_dependency, require
+from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 
 __all__ = [
     "DEFAULT_SPLITTER_NAME",
@@ -313,7 +313,7 @@ class PunktSplitter(_BuiltinSplitter):
 
     Needs the ``punkt_tab`` data installed by the user (``python -m nltk.downloader punkt_tab``);
     ctxeval never downloads it. Constructing the splitter checks that the data is present and
-    raises :class:`~ctxeval.errors.MissingDependencyError` with these instructions if not.
+    raises :class:`~ctxeval.foundation.errors.MissingDependencyError` with these instructions if not.
 
     ``language`` is an nltk model name (``"english"``, ``"german"``, ``"russian"``...). Punkt is
     the classic baseline: good on English abbreviations it has seen, but like ``nupunkt`` it
@@ -487,10 +487,10 @@ def get_splitter(
     - a plain callable ``str -> list[str]``: wrapped in a :class:`CallableSplitter` named
       after its ``__qualname__``.
 
-    Raises :class:`~ctxeval.errors.SpecError` for an unknown name or option (suggesting the
+    Raises :class:`~ctxeval.foundation.errors.SpecError` for an unknown name or option (suggesting the
     closest known one) and for a malformed spec, the splitter's own errors for a bad option
-    value, :class:`~ctxeval.errors.InvalidArgumentTypeError` for anything else, and
-    :class:`~ctxeval.errors.MissingDependencyError` when the splitter's package or data
+    value, :class:`~ctxeval.foundation.errors.InvalidArgumentTypeError` for anything else, and
+    :class:`~ctxeval.foundation.errors.MissingDependencyError` when the splitter's package or data
     (nltk's Punkt model) is not installed.
     """
     if spec is None:

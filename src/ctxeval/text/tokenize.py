@@ -18,9 +18,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
-from ctxeval.errors import InvalidArgumentTypeError, type_name
-from ctxeval.optional import require
-from ctxeval.specs import unknown_name
+from ctxeval.foundation.errors import InvalidArgumentTypeError, type_name
+from ctxeval.foundation.optional import require
+from ctxeval.foundation.specs import unknown_name
 
 __all__ = [
     "ROUGE_TOKEN_BYTES",

@@ -1,0 +1,249 @@
+"""The compiled ROUGE-L path: when it is used, and the records' characters it is given.
+
+With numba installed (``pip install 'ctxeval[fast]'``), ROUGE-L under rouge-score's tokenizer
+(``tokenizer="rouge"``, no stemming) is scored by :mod:`ctxeval.matching.rouge.lcs_kernel`: one
+compiled call per batch of records (:func:`rouge_recall_records`) that tokenises, matches and
+computes every LCS length, several times faster than tokenising in Python and calling rapidfuzz
+on texts seen once (docs/performance.md). It gives the same two integers per pair (LCS length,
+token count), so every score is the same bit for bit; the property tests compare the two paths
+on random texts of every kind.
+
+Loading numba and the cached machine code costs about half a second per process (compiling it
+the first time, 4 to 8 s), which a small run would not win back. So by default (``auto``) the
+kernel is loaded once the Python path has tokenised :data:`AUTO_AFTER_CHARACTERS` characters
+afresh in a thread (the token cache counts per thread): about as long as the load takes (rent,
+then buy: such a run spends at most about twice the time it would with the best choice made in
+advance). Texts that repeat (chunks of a fixed corpus) are tokenised once and then kept, and
+the kernel saves little on them, so a run over them may never load it. The environment variable
+``CTXEVAL_COMPILED`` says otherwise: ``always`` (from the first record), ``never``; case and
+spaces around it are ignored. It is read when the first record is matched
+(:func:`read_environment` reads it again; :func:`mode` overrides it for a block). Without numba,
+or if it cannot load the kernel, the Python path is used throughout (:func:`status` says why).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ctxeval.foundation.arrays import FloatArray, IntArray
+from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
+from ctxeval.matching.base import default_cache
+from ctxeval.text.tokenize import ROUGE_TOKEN_BYTES, get_tokenizer
+
+__all__ = [
+    "AUTO_AFTER_CHARACTERS",
+    "LOWER_TO_ASCII",
+    "MODES",
+    "mode",
+    "read_environment",
+    "rouge_recall",
+    "rouge_recall_records",
+    "status",
+]
+
+Mode = Literal["auto", "always", "never"]
+MODES: tuple[Mode, ...] = ("auto", "always", "never")
+AUTO_AFTER_CHARACTERS = 20_000_000
+"""Characters the Python path tokenises afresh before ``auto`` loads the kernel: at about 26
+ns a character (tokens and rapidfuzz), about the 0.5 s the load takes."""
+
+# The tokenizer's byte table (a-z and 0-9 stay, A-Z are lowered, the rest is a space), with
+# 0 for the separators, as the kernel reads it.
+_TABLE = np.frombuffer(ROUGE_TOKEN_BYTES, dtype=np.uint8).copy()
+_TABLE[ord(" ") == _TABLE] = 0
+
+_ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
+_lock = threading.Lock()
+_local = threading.local()  # compiled.mode()'s override, per thread
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None}
+
+
+def read_environment() -> Mode:
+    """Read ``CTXEVAL_COMPILED`` again (it is read once, when the first record is matched;
+    call this after changing it within a process)."""
+    raw = os.environ.get("CTXEVAL_COMPILED", "auto")
+    value = raw.strip().lower() or "auto"
+    if value not in MODES:
+        raise EnvironmentVariableError(
+            f"environment variable CTXEVAL_COMPILED={raw!r} (the compiled ROUGE-L kernel): use "
+            "'auto' (the default), 'always' or 'never'"
+        )
+    _state["mode"] = value
+    return value
+
+
+@contextlib.contextmanager
+def mode(value: Mode) -> Iterator[None]:
+    """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) instead of
+    ``CTXEVAL_COMPILED``, in this thread (to compare the two paths, or to test them). Worker
+    processes started by fork inherit it; spawned workers and Dask's read the environment."""
+    if value not in MODES:
+        raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
+    before = getattr(_local, "mode", None)
+    _local.mode = value
+    try:
+        yield
+    finally:
+        _local.mode = before
+
+
+def _current_mode() -> Mode:
+    mode: Mode | None = getattr(_local, "mode", None) or _state["mode"]
+    return mode or read_environment()
+
+
+def _kernel() -> Callable[..., Any] | None:
+    """The compiled kernel when this record should use it, else None."""
+    mode = _current_mode()
+    kernel: Callable[..., Any] | None = _state["kernel"]
+    if kernel is not None:
+        return kernel if mode != "never" else None
+    if mode == "never" or _state["why"] != "not loaded yet":
+        return None
+    if mode == "auto" and default_cache(_ROUGE).keyed_chars < AUTO_AFTER_CHARACTERS:
+        return None
+    with _lock:
+        if _state["kernel"] is None and _state["why"] == "not loaded yet":
+            _load()
+    kernel = _state["kernel"]
+    return kernel
+
+
+def _load() -> None:
+    try:
+        from ctxeval.matching.rouge.strategies import lcs_kernel
+
+        kernel = lcs_kernel.lcs_records
+        # Compile (or load from numba's cache) now, on a record whose answer is known: "ab b"
+        # against "b", recall 1.
+        recall = np.zeros(1, dtype=np.float64)
+        counts = np.zeros(2, dtype=np.int64)
+        tokenless = np.zeros(1, dtype=np.int64)
+        records = array("q", [0, 1, 1, 0])
+        kernel(b"ab b b", array("q", [4, 1]), records, _TABLE, recall, counts, tokenless)
+        if recall.tolist() != [1.0] or counts.tolist() != [2, 1] or tokenless.tolist() != [0]:
+            raise RuntimeError(
+                f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
+            )
+    except ImportError as exc:
+        _state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
+    except Exception as exc:  # any failure to load the kernel means the Python path
+        _state["why"] = f"the compiled kernel could not be loaded: {type(exc).__name__}: {exc}"
+    else:
+        _state["kernel"] = kernel
+        _state["why"] = "loaded"
+
+
+def status() -> str:
+    """Whether the compiled kernel is in use in this process, and if not, why."""
+    mode = _current_mode()
+    if mode == "never":
+        return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
+    if _state["kernel"] is not None:
+        return "in use"
+    if _state["why"] == "not loaded yet":
+        if mode == "auto":
+            done = default_cache(_ROUGE).keyed_chars
+            return (
+                f"not loaded yet: loads once {AUTO_AFTER_CHARACTERS:,} characters have been "
+                f"tokenised in Python ({done:,} so far; CTXEVAL_COMPILED=always loads it at once)"
+            )
+        return "not loaded yet: loads with the first record"
+    return f"not used: {_state['why']}"
+
+
+# The characters outside ASCII whose lowercase holds an ASCII letter (str.lower, which
+# rouge-score applies first): the capital I with dot above ("i" and a combining dot, two
+# characters for one) and the Kelvin sign ("k"). A test recomputes this list from the running
+# Python's Unicode tables.
+LOWER_TO_ASCII = ("\u0130", "\u212a")
+# What rouge-score reads in each of them, in ASCII: the letters and digits of its lowercase,
+# anything else a separator ("?"): "i?" and "k".
+_AS_ASCII = {
+    c: "".join(x if x.isascii() and x.isalnum() else "?" for x in c.lower()) for c in LOWER_TO_ASCII
+}
+
+
+def _ascii(text: str) -> bytes:
+    """``text`` as the kernel reads it: ASCII bytes with the same rouge-score tokens. A
+    character outside ASCII is a separator (``?``) but for the two in :data:`LOWER_TO_ASCII`.
+    (Lone surrogates, never in records read by ctxeval, are separators too.)"""
+    if text.isascii():
+        return text.encode()
+    for c, ascii_ in _AS_ASCII.items():
+        if c in text:
+            text = text.replace(c, ascii_)
+    return text.encode("ascii", "replace")
+
+
+RecordTexts = tuple[Sequence[str], Sequence[str]]
+
+
+def rouge_recall_records(
+    records: Sequence[RecordTexts],
+) -> tuple[FloatArray, IntArray, IntArray, IntArray] | None:
+    """ROUGE-L recall of every record's ground truths by its retrieved texts, from one call of
+    the compiled kernel for them all; None when the kernel is not in use (see the module's
+    docstring).
+
+    ``records``: (retrieved, ground truth) pairs. Returns ``recall``, flat: record *k*'s
+    n x m block (row-major) starts at ``blocks[k]``; ``counts``, every text's token count
+    (each record's retrieved texts, then its ground truth, record after record); ``tokenless``,
+    how many of each record's texts have no token, or -1 for a record too large for the
+    kernel's bit masks (a ground truth of a whole book: score it on the Python path); and
+    ``blocks``.
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return None
+    texts: list[str] = []
+    rows = array("q")
+    blocks = array("q")
+    block = 0
+    for retrieved, ground_truth in records:
+        n, m = len(retrieved), len(ground_truth)
+        rows.extend((len(texts), n, m, block))
+        blocks.append(block)
+        texts += retrieved
+        texts += ground_truth
+        block += n * m
+    buf, lengths = _buffer(texts)
+    recall = np.empty(block, dtype=np.float64)
+    counts = np.empty(len(texts), dtype=np.int64)
+    tokenless = np.empty(len(records), dtype=np.int64)
+    kernel(buf, lengths, rows, _TABLE, recall, counts, tokenless)
+    return recall, counts, tokenless, np.frombuffer(blocks, dtype=np.int64)
+
+
+def _buffer(texts: list[str]) -> tuple[bytes, array[int]]:
+    """The texts as the kernel reads them (:func:`_ascii`), each followed by a space, and their
+    lengths there: joined and encoded at once, unless one holds a character that becomes two."""
+    joined = " ".join(texts)
+    if not joined.isascii() and any(
+        len(ascii_) != 1 and c in joined for c, ascii_ in _AS_ASCII.items()
+    ):
+        parts = list(map(_ascii, texts))
+        return b" ".join(parts), array("q", map(len, parts))
+    return _ascii(joined), array("q", map(len, texts))  # one character for one: lengths stay
+
+
+def rouge_recall(
+    retrieved: Sequence[str], ground_truth: Sequence[str]
+) -> tuple[FloatArray, IntArray, int] | None:
+    """ROUGE-L recall of every ground truth by every retrieved text (n x m, row-major, flat),
+    every text's token count (retrieved, then ground truth) and how many texts have no token,
+    from the compiled kernel; None when the kernel is not in use or the record is too large
+    for it (:func:`rouge_recall_records`, for one record).
+    """
+    found = rouge_recall_records([(retrieved, ground_truth)])
+    if found is None or found[2][0] < 0:
+        return None
+    recall, counts, tokenless, _ = found
+    return recall, counts, int(tokenless[0])

@@ -1,0 +1,1 @@
+"""Parallel execution: worker processes on this machine, partitions read where they live, Dask."""

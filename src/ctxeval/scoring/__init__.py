@@ -1,0 +1,1 @@
+"""Scoring: a run's plan, each batch judged and measured at every cut-off, handed on as columns."""

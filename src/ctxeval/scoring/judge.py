@@ -1,0 +1,425 @@
+"""Judging records: each record once per judging pass, every metric of a pass sharing it.
+
+A batch's records are judged in bulk (:func:`judge_records`): each record's passes in order,
+but chunk passes whose strategy matches whole batches (``match_records``), which are matched
+for all the batch's records in one call afterwards. A record whose data a pass cannot judge
+becomes a :class:`~ctxeval.records.model.RecordError`; an error that is not the record's (a
+strategy's bug, a metric of the wrong mode) stops the run naming the record. Either way errors
+are settled as record by record: a record's first failing pass decides, and the first record
+whose error stops the run is the one named. :func:`batch_judgments` stacks a pass's judgments
+into the padded batches the vectorised core measures. The reference path judges one record
+(:func:`judge_record`). Scoring (``scoring.py``) measures what is judged here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxeval.foundation.arrays import BoolMatrix
+from ctxeval.foundation.errors import (
+    CtxevalError,
+    EnvironmentVariableError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
+from ctxeval.judging.judgments import Judgments, judge_ids
+from ctxeval.judging.spans import LocatedRecord, locate_record, record_spans
+from ctxeval.matching.base import MatchingStrategy, as_matches
+from ctxeval.metrics.base import MetricBase
+from ctxeval.metrics.core import BatchJudgments, judge_batch, stack_judgments
+from ctxeval.metrics.id_metrics import IdMetric
+from ctxeval.metrics.spans.core import SpanBatch
+from ctxeval.metrics.spans.metrics import SpanMetric
+from ctxeval.metrics.spans.reference import RecordSpans
+from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
+from ctxeval.records.checks import ranked_tie_ends
+from ctxeval.records.model import Record, RecordError
+from ctxeval.scoring.plan import ScoringPlan
+
+__all__ = [
+    "PAD_MAX_RANKS",
+    "PAD_MAX_TRUTH",
+    "Judged",
+    "batch_judgments",
+    "judge_record",
+    "judge_records",
+    "locate",
+    "named",
+    "needs_ties",
+    "pad_groups",
+    "pass_key",
+    "record_error",
+    "strategy_of",
+    "tie_ends",
+]
+
+
+def _check_mode(metric: MetricBase, record: Record) -> None:
+    if metric.mode == record.mode:
+        return
+    if record.mode == "id":
+        raise InvalidArgumentError(
+            f"{metric!r} scores contexts, but the dataset has chunk ids; use measure specs "
+            "('ndcg@10') or IDPrecisionRecallF1 / IDRankedRetrievalMetrics for ID-mode data"
+        )
+    raise InvalidArgumentError(
+        f"{metric!r} scores chunk ids, but the dataset has contexts; use measure specs "
+        "('ndcg@10') or PrecisionRecallF1 / RankedRetrievalMetrics for text data"
+    )
+
+
+def pass_key(plan: ScoringPlan, metric: MetricBase) -> Hashable:
+    """Metrics with equal keys share one judging pass."""
+    depth = plan.depth(metric)
+    if isinstance(metric, SpanMetric):
+        return ("span", metric.unit)
+    if isinstance(metric, TextMetric):
+        return ("text", metric.matching_strategy, metric.credit_rule(), depth)
+    if isinstance(metric, IdMetric):
+        return ("id", metric.relevance_level, depth)
+    raise InvalidArgumentTypeError(f"{metric!r} is not a metric the evaluator can run")
+
+
+def judge_record(
+    plan: ScoringPlan, record: Record, metric: MetricBase, located: LocatedRecord | None
+) -> tuple[Any, int]:
+    """One record's judgments for ``metric`` (the reference path), with its tokenless count;
+    for a span metric, its spans in the metric's unit."""
+    _check_mode(metric, record)
+    if isinstance(metric, SpanMetric):
+        assert located is not None  # located for every record when the plan has span metrics
+        return record_spans(located, metric.unit, plan.locator, plan.token_counter), 0
+    depth = plan.depth(metric)
+    if isinstance(metric, TextMetric):
+        judged = judge_texts(
+            metric.matching_strategy,
+            record.retrieved,
+            record.ground_truth,
+            k=depth,
+            location=record.location,
+            credit=metric.credit_rule(),
+            validated=True,  # the reader validated the record with the same checks
+        )
+        return judged.judgments, len(judged.tokenless)
+    assert isinstance(metric, IdMetric)
+    assert isinstance(record.ground_truth, dict)
+    retrieved = record.retrieved if depth is None else record.retrieved[:depth]
+    judgments = judge_ids(retrieved, record.ground_truth, relevance_level=metric.relevance_level)
+    return judgments, 0
+
+
+def locate(plan: ScoringPlan, record: Record) -> LocatedRecord | None:
+    """The record's spans, settled once for every span metric of the plan."""
+    if not plan.has_spans() or record.mode != "text":
+        return None
+    return locate_record(record, plan.locator)
+
+
+def strategy_of(metric: MetricBase) -> MatchingStrategy | None:
+    return metric.matching_strategy if isinstance(metric, TextMetric) else None
+
+
+@contextmanager
+def named(record: Record, metric: MetricBase) -> Iterator[None]:
+    """Errors that stop the run name the record that met them (see :func:`_named_error`)."""
+    try:
+        yield
+    except Exception as exc:
+        raise _named_error(record, metric, exc)  # noqa: B904 (chained there, or raised as is)
+
+
+def _named_error(record: Record, metric: MetricBase, exc: Exception) -> Exception:
+    """What to raise for ``exc``, met while judging ``record`` for ``metric``.
+
+    A configuration mistake (a strategy that returns a wrong shape or strings, a metric of the
+    wrong mode) stops the run; so does any exception raised by a custom strategy's code, which
+    is chained, not taken for a bad record. A ``CtxevalError`` about the record itself passes
+    through, to be counted as a bad record.
+    """
+    if isinstance(exc, InvalidArgumentError | InvalidArgumentTypeError):
+        if isinstance(exc, EnvironmentVariableError) or str(exc).startswith(record.location):
+            return exc
+        named: Exception = type(exc)(f"{_where(record)}: {exc}")
+    elif isinstance(exc, CtxevalError | MemoryError):
+        return exc
+    else:
+        strategy = getattr(metric, "matching_strategy", None)
+        culprit = f"strategy {strategy.spec}" if strategy is not None else repr(metric)
+        named = InvalidArgumentError(
+            f"{_where(record)}: {culprit} raised {type(exc).__name__}: {exc} (fix the strategy; "
+            "the original error and its traceback are chained to this one)"
+        )
+    named.__cause__ = exc
+    return named
+
+
+def _where(record: Record) -> str:
+    return f"{record.location} (record {record.id!r})"
+
+
+def record_error(record: Record, exc: CtxevalError) -> RecordError:
+    message = str(exc)
+    prefix = f"{record.location}: "
+    return RecordError(
+        index=record.index,
+        id=record.id,
+        location=record.location,
+        field=getattr(exc, "field", None),
+        message=message[len(prefix) :] if message.startswith(prefix) else message,
+    )
+
+
+# Records longer than this (retrieved items, or distinct ground-truth items) are judged in a
+# batch of their own: a batch is padded to its largest record, so one record with 100,000
+# retrieved ids among 256 would cost 256 times its memory. Below the caps a batch of 256
+# records needs a few MiB at most. (Only memory: every record goes through the same core.)
+PAD_MAX_RANKS = 1_000
+
+
+PAD_MAX_TRUTH = 200
+
+
+@dataclass
+class Judged:
+    """A batch judged once per judging pass: records in order, their judgments by pass.
+    ``failed`` and ``tokenless`` are keyed by a record's position in the batch's records."""
+
+    failed: dict[int, RecordError] = field(default_factory=dict)
+    # pass key -> per good record (in order): a relevance matrix and grades (chunk units), or
+    # per-record Judgments (ID mode, sentence units)
+    matrices: dict[Hashable, list[tuple[BoolMatrix, list[float] | None]]] = field(
+        default_factory=dict
+    )
+    judgments: dict[Hashable, list[Judgments]] = field(default_factory=dict)
+    spans: dict[Hashable, list[RecordSpans]] = field(default_factory=dict)
+    tokenless: dict[int, int] = field(default_factory=dict)
+    located: dict[int, LocatedRecord] = field(default_factory=dict)
+    ties: dict[int, tuple[int, ...]] = field(default_factory=dict)  # groups of equal scores
+
+
+def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
+    """Judge every record once per judging pass; a record that fails is a RecordError.
+
+    Chunk passes whose strategy matches whole batches (``match_records``, as the built-in ROUGE
+    strategies do) are matched for all the batch's records in one call, after every record's
+    other passes; the rest record by record. Errors are settled as record by record: a record's
+    first failing pass (in pass order) decides, and the first record whose error is not its
+    own (a configuration mistake, a strategy's exception) stops the run.
+    """
+    judged = Judged()
+    passes: dict[Hashable, MetricBase] = {}
+    for metric in plan.metrics:
+        passes.setdefault(pass_key(plan, metric), metric)
+    # Per pass, once per batch: its metric, how deep it judges, whether it is matched in bulk.
+    steps = [
+        (key, metric, plan.depth(metric), _batch_matcher(metric) is not None)
+        for key, metric in passes.items()
+    ]
+    with_ties = needs_ties(plan)
+    found: dict[int, dict[Hashable, Any]] = {}  # per record: each pass's result
+    lost: dict[int, int] = {}
+    errors: _Errors = {}
+    pending: dict[int, list[tuple[int, _ChunkTexts]]] = {}  # by pass: matched in bulk below
+    for i, record in enumerate(records):
+        results: dict[Hashable, Any] = {}
+        found[i] = results
+        lost[i] = 0
+        try:
+            located = locate(plan, record)
+            ties = tie_ends(record) if with_ties else None
+        except Exception as exc:
+            errors[i] = (-1, exc)
+            continue
+        for position, (key, metric, depth, in_bulk) in enumerate(steps):
+            try:
+                _check_mode(metric, record)
+                texts = _chunk_texts(metric, record, depth) if in_bulk else None
+                if texts is not None:
+                    pending.setdefault(position, []).append((i, texts))
+                    continue
+                results[key], tokens = _judge_one(plan, metric, record, located, depth)
+            except Exception as exc:
+                errors[i] = (position, _named_error(record, metric, exc))
+                break  # its later passes cannot change what the record is
+            lost[i] = max(lost[i], tokens)
+        if located is not None:
+            judged.located[i] = located
+        if ties is not None:
+            judged.ties[i] = ties
+    for position in sorted(pending):
+        bulk = _Bulk(records, position, found, lost, errors)
+        bulk.match(steps[position][0], steps[position][1], pending[position])
+    for i in sorted(errors):
+        error = errors[i][1]
+        if _stops(error):
+            raise error
+        assert isinstance(error, CtxevalError)
+        judged.failed[i] = record_error(records[i], error)
+    staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
+    for i, results in found.items():
+        if i in judged.failed:
+            continue
+        judged.tokenless[i] = lost[i]
+        for key, result in results.items():
+            staged[key].append(result)
+    for key, kept in staged.items():
+        if kept and isinstance(kept[0], RecordSpans):
+            judged.spans[key] = kept
+        elif kept and isinstance(kept[0], Judgments):
+            judged.judgments[key] = kept
+        else:
+            judged.matrices[key] = kept
+    return judged
+
+
+def _stops(error: Exception) -> bool:
+    """Whether ``error`` stops the run rather than making its record a bad one."""
+    return isinstance(error, InvalidArgumentError | InvalidArgumentTypeError) or not isinstance(
+        error, CtxevalError
+    )
+
+
+# Each failing record's first error: the pass where it was met (-1: before any pass), the error.
+_Errors = dict[int, tuple[int, Exception]]
+
+# A chunk pass's texts for one record: the chunks shown, the ground-truth units, their grades.
+_ChunkTexts = tuple[list[str], list[str], list[float] | None]
+
+
+def _chunk_texts(metric: MetricBase, record: Record, depth: int | None) -> _ChunkTexts | None:
+    """What a chunk pass matches for ``record`` (None for other passes)."""
+    if not (isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk"):
+        return None
+    truth, grades = ground_truth_units(metric.matching_strategy, record.ground_truth)  # type: ignore[arg-type]
+    chunks: list[str] = record.retrieved  # validated by the reader: strings only
+    shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
+    return shown, truth, grades
+
+
+def _batch_matcher(metric: MetricBase) -> Callable[..., Any] | None:
+    """The strategy's ``match_records`` (a whole batch's records at once), if it has one."""
+    found: Callable[..., Any] | None = getattr(strategy_of(metric), "match_records", None)
+    return found
+
+
+@dataclass
+class _Bulk:
+    """One chunk pass matched for a batch's records at once, into what
+    :func:`judge_records` gathers: each record's results, tokenless counts and first error."""
+
+    records: list[Record]
+    position: int  # the pass's place among the batch's passes
+    found: dict[int, dict[Hashable, Any]]
+    lost: dict[int, int]
+    errors: _Errors
+
+    def match(
+        self, key: Hashable, metric: MetricBase, items: list[tuple[int, _ChunkTexts]]
+    ) -> None:
+        """Match the pass's records in one ``match_records`` call. If that call raises, they
+        are matched one by one, so the error is met again and named for its record; if none
+        of them raises then, ``match_records`` is at fault, and the run stops saying so."""
+        strategy = metric.matching_strategy  # type: ignore[attr-defined]
+        matcher = _batch_matcher(metric)
+        assert matcher is not None
+        pairs = [(shown, truth) for _, (shown, truth, _) in items]
+        failure: Exception | None = None
+        matched: list[Any] | None
+        try:
+            matched = list(matcher(pairs))
+        except Exception as exc:
+            failure, matched = exc, None
+        if matched is not None and len(matched) != len(pairs):
+            raise InvalidArgumentTypeError(
+                f"strategy {strategy.spec}: match_records returned {len(matched)} results for "
+                f"{len(pairs)} records; return one Matches (or boolean matrix) per "
+                "(retrieved, ground_truth) pair, in order"
+            )
+        met = False
+        for n, (i, (shown, truth, grades)) in enumerate(items):
+            earlier = self.errors.get(i)
+            superseded = earlier is not None and earlier[0] < self.position
+            if superseded and matched is not None:
+                continue
+            try:
+                raw = strategy.match(shown, truth) if matched is None else matched[n]
+                matches = as_matches(raw, len(shown), len(truth), strategy)
+            except Exception as exc:
+                met = True
+                if not superseded:
+                    self.errors[i] = (self.position, _named_error(self.records[i], metric, exc))
+                continue
+            if not superseded:
+                self.found[i][key] = (matches.relevant, grades)
+                self.lost[i] = max(self.lost[i], len(matches.tokenless))
+        if failure is not None and not met:
+            raise InvalidArgumentError(
+                f"strategy {strategy.spec}: match_records raised {type(failure).__name__}: "
+                f"{failure}, but match judged each of the batch's records; fix match_records "
+                "(it must give what match gives; the original error is chained to this one)"
+            ) from failure
+
+
+def _judge_one(
+    plan: ScoringPlan,
+    metric: MetricBase,
+    record: Record,
+    located: LocatedRecord | None,
+    depth: int | None,
+) -> tuple[Any, int]:
+    """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments
+    (``depth``: the pass's, :meth:`ScoringPlan.depth`)."""
+    texts = _chunk_texts(metric, record, depth)
+    if texts is not None:
+        strategy = metric.matching_strategy  # type: ignore[attr-defined]
+        shown, truth, grades = texts
+        matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
+        return (matches.relevant, grades), len(matches.tokenless)
+    return judge_record(plan, record, metric, located)
+
+
+def pad_groups(sizes: list[tuple[int, int]]) -> list[list[int]]:
+    """Positions batched together: every record within the padding caps in one group, each
+    outlier in a group of its own."""
+    within = [i for i, (n, m) in enumerate(sizes) if n <= PAD_MAX_RANKS and m <= PAD_MAX_TRUTH]
+    outliers = [[i] for i, (n, m) in enumerate(sizes) if n > PAD_MAX_RANKS or m > PAD_MAX_TRUTH]
+    return ([within] if within else []) + outliers
+
+
+def batch_judgments(
+    plan: ScoringPlan, metric: MetricBase, key: Hashable, judged: Judged
+) -> list[tuple[list[int], BatchJudgments | SpanBatch]]:
+    """The pass's records as padded batches (with the positions each batch holds)."""
+    if key in judged.spans:
+        spans = judged.spans[key]
+        return [(list(range(len(spans))), SpanBatch.from_records(spans))] if spans else []
+    if key in judged.judgments:
+        items = judged.judgments[key]
+        groups = pad_groups([(j.n, j.num_relevant) for j in items])
+        return [(g, stack_judgments([items[i] for i in g])) for g in groups]
+    pairs = judged.matrices[key]
+    groups = pad_groups([matrix.shape for matrix, _ in pairs])
+    credit = metric.credit_rule()
+    return [
+        (
+            g,
+            judge_batch([pairs[i][0] for i in g], [pairs[i][1] for i in g], credit),
+        )
+        for g in groups
+    ]
+
+
+def needs_ties(plan: ScoringPlan) -> bool:
+    """Whether a measure of the plan averages gains over equal retrieval scores."""
+    return any(m.needs_tie_groups() for m in plan.metrics)
+
+
+def tie_ends(record: Record) -> tuple[int, ...] | None:
+    """The record's groups of equal scores, when it has scores (checked: the list must be
+    ranked by them)."""
+    if record.retrieved_scores is None:
+        return None
+    return ranked_tie_ends(record.retrieved_scores, "retrieved_scores", location=record.location)
