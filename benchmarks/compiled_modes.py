@@ -29,7 +29,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[3])
 from _data import corpus_records, text_records
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
-from ctxeval.matching.rouge.strategies import compiled
+from ctxeval.matching.rouge import compiled
 made = text_records if sys.argv[2] == "distinct" else corpus_records
 records = [json.loads(json.dumps(r)) for r in made(int(sys.argv[1]), seed=0)]
 metrics = [PrecisionRecallF1(RougeChunkMatch()), RankedRetrievalMetrics(RougeChunkMatch())]

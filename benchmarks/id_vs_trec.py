@@ -48,9 +48,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _data import id_run, print_machine, print_profile
 from ctxeval import evaluate_run
+from ctxeval.judging import runs as run_arrays
 from ctxeval.metrics import runs
 from ctxeval.metrics.measures import Measure, parse_measure
-from ctxeval.scoring.judge import runs as run_arrays
 
 # (ctxeval, pytrec_eval output key, ranx)
 MEASURES = [

@@ -46,11 +46,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _data import print_machine
 from ctxeval.chunking.chunkers import parse_chunker
 from ctxeval.io.corpus import load_corpus
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.measures import Measure, make_measure
 from ctxeval.metrics.reference import f1_score
 from ctxeval.metrics.spans.core import SpanBatch
-from ctxeval.metrics.spans.reference import RecordSpans
-from ctxeval.records.checks import Span
+from ctxeval.records.values import Span
 
 Query = tuple[str, list[tuple[int, int]], list[tuple[str, int, int]]]  # doc, excerpts, chunks
 NAMES = ("span_precision", "span_recall", "span_iou", "span_f1")

@@ -15,19 +15,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Literal
 
-from ctxeval.cutoffs.budgets import (
-    BudgetPolicy,
-    TokenCounter,
-    check_budget_policy,
-    check_token_counter,
-)
-from ctxeval.cutoffs.cutoff import Cutoff
+from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
+from ctxeval.cutoffs.cutoff import Cutoff, check_k
 from ctxeval.foundation.errors import (
     EmptyTokensWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.foundation.params import check_choice, check_relevance_level
 from ctxeval.foundation.progress import Progress
 from ctxeval.io.live import LiveRecords
 from ctxeval.io.paths import check_output
@@ -51,12 +47,12 @@ from ctxeval.parallel.workers import (
     score_in_order,
     unsendable,
 )
-from ctxeval.records.checks import check_choice, check_k, check_relevance_level
 from ctxeval.records.model import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.results.aggregation import Aggregator
 from ctxeval.scoring.driver import ScoringPlan, sort_ks
 from ctxeval.text.locate import DEFAULT_FUZZY_THRESHOLD, Locator
+from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
 
@@ -137,7 +133,8 @@ class RetrievalEvaluator:
     collapsed, then fuzzily (rapidfuzz ``partial_ratio`` >= ``fuzzy_threshold``, 0-100);
     ``result.located`` counts how each text was located.
 
-    ``scheduler`` runs the evaluation on a Dask cluster instead (:mod:`ctxeval.parallel.partitions`): a
+    ``scheduler`` runs the evaluation on a Dask cluster instead
+    (:mod:`ctxeval.parallel.partitions`): a
     ``dask.distributed.Client``, a scheduler address, or ``"local"``; the dataset is cut into
     partitions of about ``partition_bytes`` (JSONL; default 64 MiB) or ``partition_records``
     records (Parquet, in-memory data; default 20,000), and

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import ctxeval
 
-from ctxeval.records.checks import MAX_GRADE, MAX_K
+from ctxeval.cutoffs.cutoff import MAX_K
+from ctxeval.records.checks import MAX_GRADE
 
 GOOD = {"id": "q1", "retrieved_context": ["a b c"], "ground_truth_context": ["a b c"]}
 

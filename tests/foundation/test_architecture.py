@@ -98,7 +98,7 @@ def _imports_by_name(tree: ast.AST) -> list[int]:
 # Where a module is imported by name, and why: the package's lazy re-exports (PEP 562),
 # optional third-party imports, and the report backend of ``to_html`` (results and comparisons
 # reach the later report room only through the protocol in results/backends.py).
-IMPORTS_BY_NAME = {"__init__.py", "optional.py", "results/backends.py"}
+IMPORTS_BY_NAME = {"__init__.py", "foundation/optional.py", "results/backends.py"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(SRC)))

@@ -1,4 +1,5 @@
-"""The compiled ROUGE-L kernel (ctxeval.matching.rouge.compiled, lcs_kernel) against the Python path.
+"""The compiled ROUGE-L kernel (ctxeval.matching.rouge.compiled, lcs_kernel) against the Python
+path.
 
 The Python path (tokens, then rapidfuzz) is itself tested against rouge-score bit for bit
 (test_reference_rouge.py, which also runs every one of its tests on the compiled kernel); here
@@ -20,7 +21,8 @@ from hypothesis import strategies as st
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 from ctxeval.matching.base import default_cache
-from ctxeval.matching.rouge.strategies import _recall, compiled, rouge_l_recall_matrix
+from ctxeval.matching.rouge import compiled
+from ctxeval.matching.rouge.strategies import _recall, rouge_l_recall_matrix
 from ctxeval.text.tokenize import RougeTokenizer, get_tokenizer
 
 ROUGE = get_tokenizer("rouge")
@@ -268,7 +270,7 @@ def test_without_numba_the_python_path_is_used(
 def test_a_kernel_that_fails_its_self_check_is_not_used(
     fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxeval.matching.rouge.strategies import lcs_kernel
+    from ctxeval.matching.rouge import lcs_kernel
 
     monkeypatch.setattr(lcs_kernel, "lcs_records", lambda *args: 0)  # fills nothing
     with mode("always"):

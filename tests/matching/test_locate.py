@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxeval.judging.spans import locate_record
-from ctxeval.records.checks import Span
 from ctxeval.records.model import Record
+from ctxeval.records.values import Span
 from ctxeval.text.locate import Locator, normalise
 
 CORPUS = {

@@ -22,7 +22,7 @@ from ctxeval import (
 )
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.matching.base import TokenCache, default_cache
-from ctxeval.matching.rouge.strategies import compiled
+from ctxeval.matching.rouge import compiled
 from ctxeval.text.tokenize import RougeTokenizer
 
 

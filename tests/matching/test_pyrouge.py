@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxeval.matching.rouge import pyrouge
 from ctxeval.matching.rouge.pyrouge import py_rouge_l_recall, py_rouge_l_recall_matrix
-from ctxeval.matching.rouge.strategies import pyrouge
 
 rouge = pytest.importorskip("rouge")
 rouge_score = pytest.importorskip("rouge.rouge_score")

@@ -20,7 +20,7 @@ from rouge_score import tokenize as rouge_tokenize
 from ctxeval import RougeChunkMatch, RougeTokenizer
 from ctxeval.matching import rouge_l_recall_matrix
 from ctxeval.matching.base import default_cache
-from ctxeval.matching.rouge.strategies import compiled
+from ctxeval.matching.rouge import compiled
 
 # Characters whose lower-casing or category makes tokenizers disagree when done carelessly:
 # 'İ'.lower() is 'i' + U+0307 (so "İstanbul" gives ["i", "stanbul"]), the Kelvin sign lowers to
@@ -76,7 +76,8 @@ _STEMMER = porter.PorterStemmer()
 @pytest.fixture(scope="module", autouse=True, params=["never", "always"], ids=["py", "compiled"])
 def rouge_path(request: pytest.FixtureRequest) -> Iterator[str]:
     """Every test here runs on both ROUGE-L paths: tokens and rapidfuzz in Python, and the
-    compiled kernel (ctxeval.matching.rouge.compiled; the stemming tokenizer always takes the first).
+    compiled kernel (ctxeval.matching.rouge.compiled; the stemming tokenizer always takes the
+    first).
     Module-scoped (hypothesis reruns a test's examples within one fixture value)."""
     with compiled_mode(request.param):
         if request.param == "always":

@@ -11,13 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.cutoffs.budgets import SPACE_CODES, ContextSizes, budget_cut, word_counts
+from ctxeval.cutoffs.budgets import ContextSizes, budget_cut
 from ctxeval.cutoffs.cutoff import Budget, parse_budget, sort_cutoffs
 from ctxeval.foundation.errors import InvalidArgumentError, SpecError
 from ctxeval.metrics.id_metrics import IDRankedRetrievalMetrics
 from ctxeval.metrics.measures import MEASURES, parse_measure
 from ctxeval.metrics.runs import evaluate_run
 from ctxeval.metrics.text_metrics import RankedRetrievalMetrics
+from ctxeval.text.sizes import SPACE_CODES, word_counts
 
 # words: 3, 2, 1 | 6 | none      characters: 8, 5, 2 | 17 | none
 TEXTS = [["aa bb cc", "dd ee", "ff"], ["gg hh ii jj kk ll"], []]

@@ -14,8 +14,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval.metrics.core import NEVER, BatchJudgments, _dcg_so_far, _within
-from ctxeval.scoring.judge import runs as run_arrays
+from ctxeval.judging import runs as run_arrays
+from ctxeval.judging.batch import NEVER, BatchJudgments
+from ctxeval.metrics.core import _batch_dcg, _dcg_so_far, _within
 
 
 def batch(
@@ -85,7 +86,9 @@ def test_running_dcg_to_any_width_is_the_full_sums_prefix(
     j = batch(marks)
     full, ideal = _dcg_so_far(j.gains), _dcg_so_far(j.ideal)
     for width in widths:  # narrower and wider in any order: the cache widens as asked
-        for got, whole in ((j.dcg_so_far(width), full), (j.ideal_dcg_so_far(width), ideal)):
+        dcg = _batch_dcg(j, "dcg", j.gains, width)
+        ideal_dcg = _batch_dcg(j, "ideal", j.ideal, width)
+        for got, whole in ((dcg, full), (ideal_dcg, ideal)):
             assert got.shape == (len(marks), min(width, whole.shape[1]))
             assert got.tobytes() == whole[:, : got.shape[1]].tobytes()
 

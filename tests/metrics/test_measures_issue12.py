@@ -262,7 +262,7 @@ def test_tie_averaging_reference_equals_core(
     gain: str,
     ideal: str,
 ) -> None:
-    from ctxeval.metrics.core import stack_judgments
+    from ctxeval.judging.batch import stack_judgments
     from ctxeval.metrics.runs import rank_documents, tie_ends
 
     judged = []

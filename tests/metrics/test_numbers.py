@@ -15,10 +15,11 @@ from ctxeval import (
     RetrievalEvaluator,
     evaluate_run,
 )
+from ctxeval.cutoffs.cutoff import MAX_K
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError, SpecError
 from ctxeval.io.readers import read_records
 from ctxeval.metrics.measures import parse_measure
-from ctxeval.records.checks import MAX_GRADE, MAX_K
+from ctxeval.records.checks import MAX_GRADE
 from ctxeval.records.model import RecordError
 
 GRADES = st.one_of(

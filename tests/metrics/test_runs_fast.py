@@ -21,12 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import ConventionWarning, InvalidRecordError, evaluate_run
+from ctxeval.judging import runs as run_arrays
 from ctxeval.judging.judgments import judge_ids
 from ctxeval.metrics import runs
 from ctxeval.metrics.measures import parse_measure
 from ctxeval.metrics.runs import rank_documents
 from ctxeval.records.checks import validate_qrels
-from ctxeval.scoring.judge import runs as run_arrays
 
 # Every measure and option the fast path computes, at several cut-offs.
 MEASURES = [

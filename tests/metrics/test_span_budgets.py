@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.spans.core import SpanBatch, span_totals, truncate_batch
-from ctxeval.metrics.spans.reference import RecordSpans, span_counts, truncate_spans
-from ctxeval.records.checks import Span
+from ctxeval.metrics.spans.reference import span_counts, truncate_spans
+from ctxeval.records.values import Span
 from ctxeval.results import EvaluationResult
 
 SPAN_MEASURES = ["span_precision", "span_recall", "span_iou", "span_f1"]

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator, SpanMetrics
 from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.spans.core import SpanBatch, span_totals
-from ctxeval.metrics.spans.reference import RecordSpans, span_counts
-from ctxeval.records.checks import Span
+from ctxeval.metrics.spans.reference import span_counts
+from ctxeval.records.values import Span
 
 DOCS = {
     "a": "alpha beta gamma delta epsilon zeta eta theta iota kappa",

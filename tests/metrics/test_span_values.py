@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import SpanMetrics
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.measures import make_measure
 from ctxeval.metrics.spans.core import SpanBatch
-from ctxeval.metrics.spans.reference import RecordSpans, span_counts
-from ctxeval.records.checks import Span
+from ctxeval.metrics.spans.reference import span_counts
+from ctxeval.records.values import Span
 
 MEASURES = ("span_precision", "span_recall", "span_iou", "span_f1")
 

@@ -19,14 +19,15 @@ from hypothesis import strategies as st
 
 from ctxeval.cutoffs.budgets import WHOLE_LIST
 from ctxeval.cutoffs.cutoff import Budget
+from ctxeval.judging.batch import judge_batch, stack_judgments
 from ctxeval.judging.judgments import Judgments, judge_ids, judge_matrix
 from ctxeval.judging.runs import judge_run
-from ctxeval.metrics.core import judge_batch, stack_judgments
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.measures import MEASURES, Measure, make_measure
 from ctxeval.metrics.runs import rank_documents
 from ctxeval.metrics.spans.core import SpanBatch, span_totals
-from ctxeval.metrics.spans.reference import RecordSpans, span_counts
-from ctxeval.records.checks import Span
+from ctxeval.metrics.spans.reference import span_counts
+from ctxeval.records.values import Span
 
 KS = (None, 1, 2, 3, 5, 10)
 

@@ -34,7 +34,7 @@ from ctxeval.io import (
     read_records,
     resolve_fields,
 )
-from ctxeval.records.checks import GradedText
+from ctxeval.records.values import GradedText
 
 RECORDS: list[dict[str, Any]] = [
     {

@@ -1,4 +1,5 @@
-"""The record schema (ctxeval.records.model): the public models, their JSON Schema, and the fast path
+"""The record schema (ctxeval.records.model): the public models, their JSON Schema, and the fast
+path
 that skips them for plainly valid text records."""
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pydantic import ValidationError
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io import read_records
 from ctxeval.io.convert import record_to_dict
-from ctxeval.records.checks import GradedText, Span
 from ctxeval.records.model import (
     SCORE_FIELD,
     SPAN_FIELDS,
@@ -27,6 +27,7 @@ from ctxeval.records.model import (
     record_schema,
     validation_problems,
 )
+from ctxeval.records.values import GradedText, Span
 
 NAMES = {"retrieved_context": "retrieved_contexts", "ground_truth_context": "reference_contexts"}
 

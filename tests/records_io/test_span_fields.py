@@ -9,8 +9,8 @@ import pytest
 
 from ctxeval.io.convert import record_to_dict
 from ctxeval.io.readers import read_records
-from ctxeval.records.checks import Span
 from ctxeval.records.model import Record, RecordError
+from ctxeval.records.values import Span
 
 BASE: dict[str, Any] = {
     "id": "q1",

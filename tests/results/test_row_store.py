@@ -1,4 +1,5 @@
-"""The per-query table (PerQueryTable), the exact sums (ctxeval.foundation.exact) and their folding in the
+"""The per-query table (PerQueryTable), the exact sums (ctxeval.foundation.exact) and their folding
+in the
 aggregator.
 
 The table must give back exactly the rows that went in: floats bit for bit (NaN, -0.0 and

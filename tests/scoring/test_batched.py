@@ -32,18 +32,12 @@ from ctxeval.foundation.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.judging.batch import judge_batch, stack_judgments, tie_ends_array
 from ctxeval.judging.judgments import judge_ids, judge_matrix, with_tie_ends
+from ctxeval.judging.ties import ranked_tie_ends
 from ctxeval.matching import ExactSentenceMatch
 from ctxeval.metrics import reference as formulas
-from ctxeval.metrics.core import (
-    judge_batch,
-    measure_values,
-    ndcg,
-    set_counts,
-    stack_judgments,
-    tie_ends_array,
-)
-from ctxeval.records.checks import ranked_tie_ends
+from ctxeval.metrics.core import measure_values, ndcg, set_counts
 from ctxeval.records.model import Record, RecordError
 from ctxeval.scoring.driver import RowResult, ScoringPlan, score_batch
 

@@ -20,7 +20,8 @@ elsewhere that happens to match (a repeated passage) and is retrieved counts as 
 reachable.
 
 A cut-off is a number of chunks or a size budget (``"300w"``, ``"2000c"``, ``"512t"``): a budget
-takes each question's top chunks as the evaluation does (:class:`ctxeval.cutoffs.budgets.ContextSizes`,
+takes each question's top chunks as the evaluation does
+(:class:`ctxeval.cutoffs.budgets.ContextSizes`,
 under the same policy and token counter), and under ``truncate`` the crossing chunk counts by
 what is kept of it (its text cut, its span cut to the same prefix).
 
@@ -45,12 +46,13 @@ import numpy as np
 
 from ctxeval.chunking.chunkers import Chunk
 from ctxeval.chunking.questions import Excerpt, Question
-from ctxeval.cutoffs.budgets import BudgetPolicy, ContextSizes, TokenCounter
+from ctxeval.cutoffs.budgets import BudgetPolicy, ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff
 from ctxeval.foundation.errors import InvalidArgumentError, SpecError
 from ctxeval.foundation.exact import exact_mean
 from ctxeval.foundation.specs import parse_spec
 from ctxeval.matching.base import MatchingStrategy
+from ctxeval.text.sizes import TokenCounter
 
 __all__ = [
     "Attribution",

@@ -34,13 +34,8 @@ from ctxeval.chunking.retrieval import (
 from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import ComparisonReport, compare
 from ctxeval.comparison.family import characters_fed, label_depth
-from ctxeval.cutoffs.budgets import (
-    BudgetPolicy,
-    TokenCounter,
-    check_budget_policy,
-    check_token_counter,
-)
-from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label, sort_cutoffs
+from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, check_k, cutoff_label, sort_cutoffs
 from ctxeval.evaluator import RetrievalEvaluator
 from ctxeval.foundation.errors import (
     CtxevalError,
@@ -54,8 +49,8 @@ from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
-from ctxeval.records.checks import check_k
 from ctxeval.results import EvaluationResult
+from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = [
     "DEFAULT_KS",

@@ -26,12 +26,13 @@ from typing import Any
 import numpy as np
 
 from ctxeval.chunking.chunkers import Chunk
-from ctxeval.cutoffs.budgets import ContextSizes, TokenCounter
+from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, BudgetUnit, Cutoff
 from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.foundation.optional import require
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
+from ctxeval.text.sizes import TokenCounter
 
 __all__ = [
     "BM25Retriever",

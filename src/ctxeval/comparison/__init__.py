@@ -22,7 +22,8 @@ One job per module:
 Reproducibility: every random draw comes from a PCG64 stream derived from ``seed``, the metric
 name and the test (:func:`random_stream`), so the same seed gives the same report to the last
 digit, and adding or removing a metric or a run leaves the other p-values and intervals as they
-were. Means are exact (:mod:`ctxeval.foundation.exact`): a run's mean over the same queries equals its
+were. Means are exact (:mod:`ctxeval.foundation.exact`): a run's mean over the same queries equals
+its
 aggregate to the last bit. docs/comparing.md has the definitions.
 """
 
@@ -61,7 +62,7 @@ from ctxeval.comparison.stats import (
 )
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.exact import exact_mean
-from ctxeval.records.checks import check_choice
+from ctxeval.foundation.params import check_choice
 
 __all__ = [
     "TIE_TOLERANCE",

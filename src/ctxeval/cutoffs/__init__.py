@@ -1,1 +1,2 @@
-"""Cut-offs: what a cut-off is (a count, a budget, the whole list) and what a budget takes from a ranked list."""
+"""Cut-offs: what a cut-off is (a count, a budget, the whole list) and what a budget takes
+from a ranked list."""

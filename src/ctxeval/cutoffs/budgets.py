@@ -1,54 +1,42 @@
 """Context budgets: how much of each record's ranked chunks a cut-off takes, and what it feeds.
 
-A budget (``300w``, ``2000c``, ``512t``; :class:`~ctxeval.cutoffs.cutoff.Budget`) takes chunks in rank
+A budget (``300w``, ``2000c``, ``512t``; :class:`~ctxeval.cutoffs.cutoff.Budget`) takes chunks in
+rank
 order until it is filled. The chunk that crosses it is left out (policy ``"whole"``, the
 default) or cut to what fits (``"truncate"``). Every measure at a budget is the same measure at
 a per-record cut-off: the core (:class:`~ctxeval.metrics.core.BatchJudgments`) takes one number
 of chunks per record, which :meth:`ContextSizes.cut` computes for a whole batch at once from
 cumulative sizes (no loop over records, except to fit the crossing chunk under ``"truncate"``).
-
-Sizes: words are whitespace-separated words (``len(text.split())``), characters ``len(text)``,
-tokens those of the token counter: ``"rouge"`` (default: :mod:`ctxeval.text.tokenize`'s ROUGE
-tokenizer), ``"unicode"``, or any callable ``str -> int`` such as
-``lambda s: len(enc.encode(s))`` for a tiktoken encoder.
+Sizes (words, characters, tokens of a counter) are :mod:`ctxeval.text.sizes`.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from ctxeval.cutoffs.cutoff import Budget, BudgetUnit
 from ctxeval.foundation.arrays import IntArray
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
-from ctxeval.text.tokenize import get_tokenizer
+from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.text.sizes import TokenCounter, count_words, counting, word_counts
 
 __all__ = [
     "BUDGET_POLICIES",
-    "SPACE_CODES",
     "WHOLE_LIST",
     "BudgetCut",
     "BudgetPolicy",
     "ContextSizes",
     "ContextUsed",
-    "TokenCounter",
     "budget_cut",
     "check_budget_policy",
-    "check_token_counter",
-    "counting",
-    "token_counter",
-    "word_counts",
 ]
 
 BudgetPolicy = Literal["whole", "truncate"]
 BUDGET_POLICIES: tuple[BudgetPolicy, ...] = ("whole", "truncate")
-TokenCounter = Callable[[str], int]
 WHOLE_LIST = np.iinfo(np.int64).max
 """The per-record cut-off "the whole list" (a count no list reaches)."""
 
@@ -62,188 +50,6 @@ def check_budget_policy(where: str, policy: object) -> BudgetPolicy:
             "fit; the default) or 'truncate' (the chunk that crosses the budget cut to fit)"
         )
     return policy
-
-
-def token_counter(tokens: str | TokenCounter) -> TokenCounter:
-    """The counter of ``t`` budgets: a tokenizer name (``"rouge"``, ``"unicode"``) or a callable
-    ``str -> int``, returned as it is."""
-    if isinstance(tokens, str):
-        tokenizer = get_tokenizer(tokens)
-        return lambda text: len(tokenizer.tokenize(text))
-    if callable(tokens):
-        return tokens
-    raise InvalidArgumentTypeError(
-        f"token_counter must be 'rouge', 'unicode' or a callable str -> int, got "
-        f"{type_name(tokens)}"
-    )
-
-
-def _words(text: str) -> int:
-    return len(text.split())
-
-
-# The characters str.split() splits on: str.isspace() (tests/metrics/test_budgets.py checks it).
-_SPACES = (*range(9, 14), *range(28, 33), 133, 160, 5760, *range(8192, 8203), 8232, 8233)
-SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
-
-
-def word_counts(texts: Sequence[str]) -> IntArray:
-    """``len(text.split())`` of every text, computed for all of them at once: a word starts
-    where a non-space follows a space (or a text's start). A text that occurs several times
-    (chunks repeat across queries) is counted once, and its count is remembered for later
-    batches (see :class:`WordMemo`)."""
-    if not texts:
-        return np.zeros(0, dtype=np.int64)
-    memo = _memo()
-    known: list[int | None] = list(map(memo.counts.get, texts))
-    found = len(texts) - known.count(None)
-    if found == len(texts):
-        return np.array(known, dtype=np.int64)
-    if not found and not memo.admits(hits=0, texts=len(texts)):
-        return _fresh_word_counts(texts)  # all-new texts, and the memo idle: count them all
-    missing = [k is None for k in known]
-    fresh = list(dict.fromkeys(itertools.compress(texts, missing)))
-    counted = dict(zip(fresh, _fresh_word_counts(fresh).tolist(), strict=True))
-    if found:
-        memo.keep(counted, hits=found, texts=len(texts))
-    else:  # admitted above
-        memo.store(counted)
-    return np.array(
-        [counted[t] if k is None else k for t, k in zip(texts, known, strict=True)],
-        dtype=np.int64,
-    )
-
-
-def _fresh_word_counts(texts: Sequence[str]) -> IntArray:
-    """Word counts of texts not remembered: the ASCII ones (most chunks) joined and counted
-    at once (:func:`_ascii_word_counts`, about 1.3 µs a 120-word chunk), the others on their
-    UTF-8 bytes encoded one by one (:func:`_word_counts`, about 2 µs)."""
-    flags = list(map(str.isascii, texts))
-    if all(flags):
-        return _ascii_word_counts(texts)
-    counts = np.empty(len(texts), dtype=np.int64)
-    plain = np.array(flags, dtype=bool)
-    if plain.any():
-        counts[plain] = _ascii_word_counts(list(itertools.compress(texts, flags)))
-    counts[~plain] = _word_counts([t for t, f in zip(texts, flags, strict=True) if not f])
-    return counts
-
-
-def _ascii_word_counts(texts: Sequence[str]) -> IntArray:
-    """``len(text.split())`` of ASCII texts, all at once: joined with a space before each
-    (one ``str.join`` and ``encode``, no per-text copy), each byte made 1 for a space and 0
-    otherwise (one ``bytes.translate``), and each text's word starts (a 0 after a 1) summed."""
-    joined = (" " + " ".join(texts) + " ").encode("ascii")
-    space = np.frombuffer(joined.translate(_SPACE_BYTES), dtype=np.uint8)
-    starts = (space[:-1] > space[1:]).view(np.uint8)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    separators = np.cumsum(lengths + 1) - lengths - 1  # where each text's separator is
-    counts: IntArray = np.add.reduceat(starts, separators, dtype=np.uint32).astype(np.int64)
-    return counts
-
-
-class WordMemo:
-    """Word counts of texts counted before, for the next batches: chunks repeat across the
-    queries of a run (a retriever over a fixed corpus), so each is counted once per run, not
-    once per batch. At most ``max_chars`` characters of texts are kept (the texts are the keys);
-    when a batch's new texts would pass that, the memo starts afresh with them.
-
-    Keeping costs a little (0.3 µs a text): a batch's new counts are kept only while texts come
-    back (at least one in eight of a batch's texts found), or when the memo is empty, or afresh
-    after eight batches in a row where almost nothing came back (all-new texts: the memo then
-    costs its lookups only, and still notices when texts start to repeat)."""
-
-    def __init__(self, max_chars: int = 1 << 23) -> None:
-        self.max_chars = max_chars
-        self.counts: dict[str, int] = {}
-        self.chars = 0
-        self.idle = 0  # batches in a row where almost nothing came back
-
-    def keep(self, counted: dict[str, int], *, hits: int = 0, texts: int = 0) -> None:
-        if self.admits(hits=hits, texts=texts):
-            self.store(counted)
-
-    def admits(self, *, hits: int, texts: int) -> bool:
-        """Whether a batch that found ``hits`` of its ``texts`` should keep its new counts
-        (counting the batches in a row where almost nothing came back)."""
-        if self.counts and hits * 8 < texts:
-            self.idle += 1
-            if self.idle < 8:
-                return False
-            self.counts.clear()
-            self.chars = 0
-        self.idle = 0
-        return True
-
-    def store(self, counted: dict[str, int]) -> None:
-        size = sum(map(len, counted))
-        if self.chars + size > self.max_chars:
-            self.counts.clear()
-            self.chars = 0
-            if size > self.max_chars:
-                return
-        self.counts.update(counted)
-        self.chars += size
-
-
-_local = threading.local()
-
-
-def _memo() -> WordMemo:
-    """This thread's memo (a thread's batches never see another's resets)."""
-    memo: WordMemo | None = getattr(_local, "memo", None)
-    if memo is None:
-        memo = _local.memo = WordMemo()
-    return memo
-
-
-def _word_counts(texts: Sequence[str]) -> IntArray:
-    """``len(text.split())`` of every text, on their UTF-8 bytes all at once (2.5x faster
-    than str.split text by text on 120-word chunks, 15% of them beyond ASCII): each byte
-    becomes 1 when it belongs to a space and 0 otherwise, a word starts where a 1 is followed
-    by a 0, and each text's starts are summed. Every text has a separator before it and the
-    last one after it, so no start counts for the wrong text. ASCII spaces are single bytes;
-    the other spaces (U+0085, U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F,
-    U+3000: :data:`SPACE_CODES`) are two or three bytes, each marked, and no other character's
-    bytes are below 0x80."""
-    # Encoded one by one: joining first would widen every ASCII text to the widest one's form.
-    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
-    joined = b"\n" + b"\n".join(encoded) + b"\n"
-    space = np.frombuffer(joined.translate(_SPACE_BYTES), dtype=np.uint8)
-    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(texts))
-    if len(joined) > sum(map(len, texts)) + len(texts) + 1:  # some text beyond ASCII
-        space = _mark_wide_spaces(np.frombuffer(joined, dtype=np.uint8), space.copy())
-    starts = (space[:-1] > space[1:]).view(np.uint8)
-    separators = np.cumsum(lengths + 1) - lengths - 1  # where each text's separator is
-    counts: IntArray = np.add.reduceat(starts, separators, dtype=np.uint32).astype(np.int64)
-    return counts
-
-
-def _mark_wide_spaces(byte: npt.NDArray[np.uint8], space: npt.NDArray[np.uint8]) -> Any:
-    """``space`` with every byte of each two- and three-byte UTF-8 space set to 1."""
-    lead = np.flatnonzero(byte >= 0xC2)  # lead bytes beyond ASCII (continuations are < 0xC0)
-    lead = lead[lead < len(byte) - 2]  # a space's bytes end before the final separator
-    code = byte[lead].astype(np.int64) << 16 | byte[lead + 1].astype(np.int64) << 8
-    code |= byte[lead + 2]
-    two = lead[np.isin(code >> 8, _NARROW_SPACES)]
-    three = lead[np.isin(code, _WIDE_SPACES)]
-    for at, width in ((two, 2), (three, 3)):
-        for shift in range(width):
-            space[at + shift] = 1
-    return space
-
-
-# Byte -> 1 for an ASCII space, else 0 (so every byte of a character beyond ASCII is 0 until
-# _mark_wide_spaces marks the spaces among them); then the UTF-8 encodings of the other spaces
-# as numbers: two bytes (U+0085, U+00A0) and three (the rest). All from SPACE_CODES.
-_SPACE_BYTES = bytes(1 if b in SPACE_CODES[SPACE_CODES < 128] else 0 for b in range(256))
-_ENCODED_SPACES = [chr(c).encode("utf-8") for c in SPACE_CODES.tolist() if c >= 128]
-_NARROW_SPACES = np.array(
-    [int.from_bytes(e, "big") for e in _ENCODED_SPACES if len(e) == 2], dtype=np.int64
-)
-_WIDE_SPACES = np.array(
-    [int.from_bytes(e, "big") for e in _ENCODED_SPACES if len(e) == 3], dtype=np.int64
-)
 
 
 @dataclass(frozen=True)
@@ -299,7 +105,7 @@ class ContextSizes:
 
     def counter(self, unit: BudgetUnit) -> TokenCounter:
         if unit == "w":
-            return _words
+            return count_words
         if unit == "c":
             return len
         return counting(self.tokens)
@@ -361,7 +167,7 @@ class ContextSizes:
             cut = BudgetCut(taken, np.zeros(len(self.texts), dtype=np.int64), self.lengths)
         words = _at(self.cumulative("w"), cut.chunks)
         for b, text in self.partial_texts(cut).items():
-            words[b] += _words(text)
+            words[b] += count_words(text)
         characters = _at(self.cumulative("c"), cut.chunks) + cut.partial_chars
         return ContextUsed(cut.used_chunks(), words, characters)
 
@@ -396,42 +202,3 @@ def _fitting_prefix(text: str, limit: int, count: TokenCounter) -> int:
         else:
             high = middle
     return len(text[:low].rstrip())
-
-
-def _checked(count: TokenCounter) -> TokenCounter:
-    """A user's counter whose answers are checked: a whole number >= 0 per text."""
-
-    def checked(text: str) -> int:
-        value = count(text)
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise InvalidArgumentError(
-                f"token_counter returned {value!r} for a text; it must return a whole number "
-                ">= 0 (e.g. lambda s: len(enc.encode(s)))"
-            )
-        return int(value)
-
-    return checked
-
-
-def counting(tokens: str | TokenCounter) -> TokenCounter:
-    """:func:`token_counter` whose answers are checked (a whole number >= 0 per text)."""
-    return _checked(token_counter(tokens))
-
-
-def check_token_counter(
-    counter: object, where: str = "RetrievalEvaluator(token_counter=...)"
-) -> str | TokenCounter:
-    """A token counter as given, when it is a tokenizer name or a callable; else an error
-    naming ``where``."""
-    if isinstance(counter, str):
-        try:
-            get_tokenizer(counter)
-        except ValueError as exc:
-            raise InvalidArgumentError(f"{where}: {exc}") from None
-        return counter
-    if callable(counter):
-        return counter
-    raise InvalidArgumentTypeError(
-        f"{where}: {counter!r} is not a token counter; give 'rouge', 'unicode' or a callable "
-        "str -> int, e.g. lambda s: len(enc.encode(s))"
-    )

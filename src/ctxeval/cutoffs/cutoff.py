@@ -9,23 +9,29 @@ is :mod:`ctxeval.cutoffs.budgets`; this module only says what a cut-off is.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxeval.foundation.errors import SpecError
+from ctxeval.foundation.errors import InvalidArgumentError, SpecError
 
 __all__ = [
     "BUDGET_UNITS",
     "MAX_BUDGET",
+    "MAX_K",
     "Budget",
     "BudgetUnit",
     "Cutoff",
     "budget_problem",
+    "check_count",
+    "check_k",
     "cutoff_key",
     "cutoff_label",
+    "cutoff_problem",
     "parse_budget",
+    "parse_spec_cutoff",
     "sort_cutoffs",
 ]
 
@@ -77,7 +83,8 @@ def budget_problem(text: str) -> str | None:
 
 
 def parse_budget(text: str) -> Budget:
-    """``"300w"`` -> ``Budget("w", 300)``; a :class:`~ctxeval.foundation.errors.SpecError` saying what is
+    """``"300w"`` -> ``Budget("w", 300)``; a :class:`~ctxeval.foundation.errors.SpecError` saying
+    what is
     wrong otherwise."""
     problem = budget_problem(text)
     if problem is not None:
@@ -104,3 +111,68 @@ def sort_cutoffs(ks: Iterable[Cutoff]) -> tuple[Cutoff, ...]:
 def cutoff_label(k: Cutoff) -> str:
     """The cut-off as written after ``@``: ``"5"``, ``"300w"``; ``"all"`` for the whole list."""
     return "all" if k is None else str(k)
+
+
+def parse_spec_cutoff(spec: str, text: str) -> int | Budget:
+    """The cut-off after ``@`` in ``spec``: a whole number of chunks, or a budget such as
+    ``300w``."""
+    try:
+        k = int(text)
+    except ValueError:
+        problem = budget_problem(text)
+        if problem is not None:
+            raise SpecError(
+                f"{spec!r}: the cut-off after '@' must be a positive whole number or a budget "
+                f"of at least 1, such as 300w (words), 2000c (characters), 512t (tokens); got "
+                f"{text!r}"
+            ) from None
+        return parse_budget(text)
+    if k < 1:
+        raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")
+    return k
+
+
+#: The largest cut-off: beyond it numpy's integers could overflow, and no list is that long.
+MAX_K = 2**31 - 1
+
+
+def check_k(owner: str, k: object) -> Cutoff:
+    """A cut-off: a whole number in [1, MAX_K], a budget (``"300w"``, ``"2000c"``, ``"512t"``
+    or a :class:`~ctxeval.cutoffs.cutoff.Budget`), or None for the whole list."""
+    if k is None or isinstance(k, Budget):
+        return k
+    if isinstance(k, str):
+        problem = budget_problem(k)
+        if problem:
+            raise InvalidArgumentError(f"{owner}(k={k!r}): {problem}")
+        return parse_budget(k)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise InvalidArgumentError(
+            f"{owner}(k={k!r}): k must be a whole number >= 1, a budget such as '300w', "
+            "'2000c' or '512t', or None for the whole list"
+        )
+    problem = cutoff_problem(int(k))
+    if problem:
+        raise InvalidArgumentError(f"{owner}(k={k}): {problem}")
+    return int(k)
+
+
+def check_count(owner: str, k: object) -> int | None:
+    """A cut-off that counts items: a whole number in [1, MAX_K], or None (ID mode, where
+    there are no texts to fill a budget with)."""
+    found = check_k(owner, k)
+    if isinstance(found, Budget):
+        raise InvalidArgumentError(
+            f"{owner}(k={k!r}): a budget needs the chunks' texts, and ID-mode metrics score "
+            "ids; give a number of chunks, or None for the whole list"
+        )
+    return found
+
+
+def cutoff_problem(k: int) -> str | None:
+    """What is wrong with a whole-number cut-off, or None."""
+    if k < 1:
+        return "k must be >= 1, or None for the whole list"
+    if k > MAX_K:
+        return f"k must be at most {MAX_K} (2**31 - 1), or None for the whole list"
+    return None

@@ -1,1 +1,2 @@
-"""The foundation every stage stands on: errors, the spec grammar, optional imports, array types, exact sums, progress."""
+"""The foundation every stage stands on: errors, the spec grammar, parameter checks,
+optional imports, array types, exact sums, progress."""

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxeval.cutoffs.cutoff import Budget, budget_problem, parse_budget
 from ctxeval.foundation.errors import SpecError
 
 __all__ = ["ParsedSpec", "check_options", "parse_spec", "unknown_name"]
@@ -32,7 +31,9 @@ class ParsedSpec:
     name: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    k: int | Budget | None
+    k: str | None
+    """The text after ``@``, as written: :func:`ctxeval.cutoffs.cutoff.parse_spec_cutoff` reads
+    it."""
 
 
 _USAGE = "name, name(option=value, ...) or name@k, e.g. 'rouge-chunk(threshold=0.7)' or 'ndcg@10'"
@@ -67,29 +68,10 @@ def parse_spec(spec: str, *, what: str, usage: str = _USAGE) -> ParsedSpec:
                 raise SpecError(f"{spec!r}: option {keyword.arg!r} is given twice")
             kwargs[keyword.arg] = _literal(spec, keyword.value)
         args = tuple(_literal(spec, a) for a in call.args)
-    k = None if found["k"] is None else _cutoff(spec, found["k"])
-    return ParsedSpec(name=found["name"], args=args, kwargs=kwargs, k=k)
+    return ParsedSpec(name=found["name"], args=args, kwargs=kwargs, k=found["k"])
 
 
 _LITERAL_TYPES = (str, int, float, bool, type(None))
-
-
-def _cutoff(spec: str, text: str) -> int | Budget:
-    """The cut-off after ``@``: a whole number of chunks, or a budget such as ``300w``."""
-    try:
-        k = int(text)
-    except ValueError:
-        problem = budget_problem(text)
-        if problem is not None:
-            raise SpecError(
-                f"{spec!r}: the cut-off after '@' must be a positive whole number or a budget "
-                f"of at least 1, such as 300w (words), 2000c (characters), 512t (tokens); got "
-                f"{text!r}"
-            ) from None
-        return parse_budget(text)
-    if k < 1:
-        raise SpecError(f"{spec!r}: the cut-off after '@' must be at least 1, got {k}")
-    return k
 
 
 def _literal(spec: str, node: ast.expr) -> Any:

@@ -25,8 +25,8 @@ from ctxeval.io.trec import (
     write_trec_run,
 )
 from ctxeval.metrics.runs import rank_documents
-from ctxeval.records.checks import GradedText
 from ctxeval.records.model import Record
+from ctxeval.records.values import GradedText
 
 __all__ = ["RUN_TAG_FIELD", "convert_dataset", "record_to_dict", "write_records"]
 

@@ -41,7 +41,8 @@ def check_output(
     suffixes: Iterable[str] | None = None,
     directory: bool = False,
 ) -> Path:
-    """Raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``flag`` when ``path`` cannot
+    """Raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``flag`` when ``path``
+    cannot
     be an output: it is one of ``inputs`` (also through a symlink or a hard link), an existing
     directory (unless ``directory``), has a suffix outside ``suffixes``, or its directory
     exists and is not writable. A missing directory is fine: the atomic writer creates it."""

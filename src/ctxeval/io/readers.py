@@ -9,7 +9,8 @@ identified) raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` inste
 
 The work is done by one module per job: :mod:`~ctxeval.io.sources` (what a source is made of),
 :mod:`~ctxeval.io.formats` (reading each format), :mod:`~ctxeval.io.stream` (items to records),
-:mod:`~ctxeval.io.seen_ids` (duplicate ids) and, for partitioned runs, :mod:`~ctxeval.parallel.blocks`.
+:mod:`~ctxeval.io.seen_ids` (duplicate ids) and, for partitioned runs,
+:mod:`~ctxeval.parallel.blocks`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def read_records(
 
     Yields a :class:`Record` for each good record and a :class:`RecordError` for each bad one;
     ``index`` counts both. A file that cannot be opened, an unsupported format or fields that
-    cannot be identified raise :class:`~ctxeval.foundation.errors.InvalidArgumentError`; the first two at
+    cannot be identified raise :class:`~ctxeval.foundation.errors.InvalidArgumentError`; the first
+    two at
     once, the last when the records are read.
     """
     field_map = as_field_map(fields)

@@ -27,7 +27,7 @@ from ctxeval.io.fields import (
 from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quoted
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import Segment
-from ctxeval.records.checks import Span, find_unwritable, validate_scores, validate_spans
+from ctxeval.records.checks import find_unwritable, validate_scores, validate_spans
 from ctxeval.records.model import (
     SCORE_FIELD,
     SPAN_FIELDS,
@@ -39,6 +39,7 @@ from ctxeval.records.model import (
     validation_problems,
     with_document_texts,
 )
+from ctxeval.records.values import Span
 
 __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 
@@ -290,7 +291,8 @@ class RecordStream:
     def _spans(
         value: Mapping[str, Any], resolved: ResolvedFields, retrieved: int, truth: int
     ) -> dict[str, list[Span | None] | None]:
-        """The record's span fields (any of :data:`~ctxeval.records.model.SPAN_FIELDS`), validated."""
+        """The record's span fields (any of :data:`~ctxeval.records.model.SPAN_FIELDS`),
+        validated."""
         found: dict[str, list[Span | None] | None] = {}
         for role, count, texts in (
             ("retrieved", retrieved, resolved.retrieved),

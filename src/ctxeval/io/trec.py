@@ -7,7 +7,8 @@
   JSON (llama-index's ``EmbeddingQAFinetuneDataset``, ranx's and pytrec_eval's dicts).
 
 Both are read into the dicts :func:`ctxeval.evaluate_run` and pytrec_eval take. A malformed line
-raises :class:`~ctxeval.foundation.errors.InvalidRecordError` naming the file and line, what was expected and
+raises :class:`~ctxeval.foundation.errors.InvalidRecordError` naming the file and line, what was
+expected and
 what was found.
 """
 

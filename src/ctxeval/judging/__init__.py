@@ -1,1 +1,2 @@
-"""Judging: what a ranked list earned (relevant ranks, hits, gains, ties) from a relevance matrix, ids and qrels, a whole run or spans."""
+"""Judging: what a ranked list earned (relevant ranks, hits, gains, ties) from a relevance
+matrix, from ids and qrels, from a whole run, or from spans."""

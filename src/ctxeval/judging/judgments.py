@@ -28,7 +28,8 @@ from typing import Literal
 import numpy as np
 
 from ctxeval.foundation.arrays import BoolMatrix
-from ctxeval.records.checks import ranked_tie_ends, validate_scores
+from ctxeval.judging.ties import ranked_tie_ends
+from ctxeval.records.checks import validate_scores
 
 __all__ = [
     "Credit",

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.metrics.core import NEVER, BatchJudgments
+from ctxeval.judging.batch import NEVER, BatchJudgments
 
 __all__ = ["RunJudgments", "judge_run", "plain_judged", "plain_scored"]
 

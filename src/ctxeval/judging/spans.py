@@ -17,15 +17,14 @@ Policies (docs/decisions.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxeval.cutoffs.budgets import TokenCounter, counting
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError
-from ctxeval.metrics.spans.reference import RecordSpans
-from ctxeval.records.checks import GradedText, Span
 from ctxeval.records.model import Record
+from ctxeval.records.values import GradedText, Span
 from ctxeval.text.locate import HOW, Locator
+from ctxeval.text.sizes import TokenCounter, counting
 from ctxeval.text.tokenize import token_starts
 
 __all__ = [
@@ -33,6 +32,7 @@ __all__ = [
     "LOCATED_KEYS",
     "UNLOCATED_SHOWN",
     "LocatedRecord",
+    "RecordSpans",
     "locate_record",
     "record_spans",
 ]
@@ -177,3 +177,28 @@ def record_spans(
         )
     missing = sum(len(token_starts(unit, text)) for text in located.missing_truth)
     return RecordSpans(located.retrieved, located.truth, missing, locator.token_starts(unit))
+
+
+@dataclass(frozen=True)
+class RecordSpans:
+    """One record's spans: ``retrieved`` in rank order and ``truth`` (None: not located);
+    ``missing_truth``: the total length of the ground-truth texts that could not be located;
+    ``token_starts``: per document, the positions where its tokens start (None: characters);
+    ``counter`` with ``documents``: a token counter and the documents' texts it counts in
+    (``unit="tokens"``)."""
+
+    retrieved: tuple[Span | None, ...]
+    truth: tuple[Span | None, ...]
+    missing_truth: int = 0
+    token_starts: Mapping[str, frozenset[int]] | None = None
+    counter: Callable[[str], int] | None = None
+    documents: Mapping[str, str] | None = None
+
+    @property
+    def num_relevant(self) -> int:
+        """Ground-truth texts (located or not): none means the empty-ground-truth policy."""
+        return len(self.truth)
+
+    def cut(self, k: int | None) -> int:
+        """Retrieved items kept by the cut-off ``k`` (a count of chunks)."""
+        return len(self.retrieved) if k is None else min(k, len(self.retrieved))

@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ctxeval.cutoffs.budgets import WHOLE_LIST
-from ctxeval.cutoffs.cutoff import Budget, Cutoff
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, check_k
 from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_policy
 from ctxeval.judging.judgments import Credit, Judgments
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
 from ctxeval.metrics.measures import Measure, make_measure
-from ctxeval.records.checks import EmptyGroundTruthPolicy, check_k, check_policy
 
 __all__ = ["MetricBase", "RankMetricsMixin", "Scores", "SetMetricsMixin"]
 

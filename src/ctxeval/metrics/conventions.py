@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.params import check_choice
 from ctxeval.foundation.specs import unknown_name
 from ctxeval.judging.judgments import Credit
 from ctxeval.metrics.reference import APCredit, APDenominator, Gain, Ideal, PrecisionDenominator
-from ctxeval.records.checks import check_choice
 
 __all__ = ["CONVENTIONS", "RankOptions", "resolve_rank_options"]
 

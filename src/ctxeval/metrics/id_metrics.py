@@ -11,17 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ctxeval.cutoffs.cutoff import check_count
 from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_relevance_level
 from ctxeval.judging.judgments import Judgments, judge_ids, scored_tie_ends, with_tie_ends
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.records.checks import (
-    EmptyGroundTruthPolicy,
-    check_count,
-    check_relevance_level,
-    validate_ids,
-    validate_qrels,
-)
+from ctxeval.records.checks import validate_ids, validate_qrels
 
 __all__ = ["IDPrecisionRecallF1", "IDRankedRetrievalMetrics", "IdMetric", "judge_id_record"]
 

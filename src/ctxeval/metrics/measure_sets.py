@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxeval.foundation.errors import CtxevalError, InvalidArgumentError
+from ctxeval.foundation.params import EmptyGroundTruthPolicy
 from ctxeval.judging.judgments import Credit
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IdMetric, IDPrecisionRecallF1, IDRankedRetrievalMetrics
 from ctxeval.metrics.measures import Measure, parse_measure
 from ctxeval.metrics.text_metrics import TextMetric
-from ctxeval.records.checks import EmptyGroundTruthPolicy
 
 __all__ = [
     "IDMeasures",

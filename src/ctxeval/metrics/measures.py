@@ -24,17 +24,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ctxeval.cutoffs.cutoff import Budget, Cutoff
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_problem, parse_spec_cutoff
 from ctxeval.foundation.errors import InvalidArgumentError, SpecError
 from ctxeval.foundation.specs import parse_spec, unknown_name
+from ctxeval.judging.batch import BatchJudgments
 from ctxeval.judging.judgments import Judgments
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics import core
 from ctxeval.metrics import reference as ref
 from ctxeval.metrics.spans import core as span_core
 from ctxeval.metrics.spans import reference as span_reference
 from ctxeval.metrics.spans.core import SpanBatch
-from ctxeval.metrics.spans.reference import RecordSpans
-from ctxeval.records.checks import cutoff_problem
 
 __all__ = [
     "GEOMETRIC_FLOOR",
@@ -320,7 +320,7 @@ class Measure:
             judgments, self._count(self.k, chunks), **self.formula_options()
         )
 
-    def values(self, batch: core.BatchJudgments | SpanBatch, chunks: Any = NOT_GIVEN) -> Any:
+    def values(self, batch: BatchJudgments | SpanBatch, chunks: Any = NOT_GIVEN) -> Any:
         """The core's values of this measure for every record of a batch; at a budget,
         ``chunks`` holds the cut-off it stands for in each record (an array)."""
         return self.definition.core(batch, self._count(self.k, chunks), **self.formula_options())
@@ -347,10 +347,10 @@ def parse_measure(spec: str | Measure) -> Measure:
     if isinstance(spec, Measure):
         return spec
     parsed = parse_spec(spec, what="measure")
+    k = None if parsed.k is None else parse_spec_cutoff(spec, parsed.k)
     if parsed.args:
         raise SpecError(f"{spec!r}: measure options must be named, e.g. ndcg(gain='exponential')")
     name = parsed.name.lower()
-    k = parsed.k
     options: dict[str, Any] = {}
     trec = _TREC_CUT.match(name)
     if trec:

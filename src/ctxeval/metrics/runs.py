@@ -33,19 +33,17 @@ from ctxeval.foundation.errors import (
     InvalidRecordError,
     type_name,
 )
-from ctxeval.judging.judgments import Judgments, judge_ids
-from ctxeval.judging.runs import judge_run, plain_judged, plain_scored
-from ctxeval.metrics.core import stack_judgments
-from ctxeval.metrics.measures import Measure, implementation, parse_measure
-from ctxeval.records.checks import (
+from ctxeval.foundation.params import (
     EmptyGroundTruthPolicy,
     check_choice,
     check_policy,
     check_relevance_level,
-    is_finite,
-    validate_ids,
-    validate_qrels,
 )
+from ctxeval.judging.batch import stack_judgments
+from ctxeval.judging.judgments import Judgments, judge_ids
+from ctxeval.judging.runs import judge_run, plain_judged, plain_scored
+from ctxeval.metrics.measures import Measure, implementation, parse_measure
+from ctxeval.records.checks import is_finite, validate_ids, validate_qrels
 
 __all__ = [
     "evaluate_run",

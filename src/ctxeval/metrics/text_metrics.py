@@ -17,6 +17,7 @@ from typing import Any, cast
 from ctxeval.cutoffs.budgets import budget_cut
 from ctxeval.cutoffs.cutoff import Budget
 from ctxeval.foundation.errors import EmptyTokensWarning, InvalidArgumentError
+from ctxeval.foundation.params import EmptyGroundTruthPolicy
 from ctxeval.judging.judgments import (
     Credit,
     Judgments,
@@ -30,7 +31,8 @@ from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
-from ctxeval.records.checks import EmptyGroundTruthPolicy, GradedText, validate_texts
+from ctxeval.records.checks import validate_texts
+from ctxeval.records.values import GradedText
 
 __all__ = [
     "JudgedRecord",

@@ -14,7 +14,8 @@ the partitioning, because:
 - duplicate ids are found across blocks by a shuffle: each block's ids go to buckets by a stable
   hash, each bucket finds the later occurrences, and only those (usually none) reach the client;
 - each block is scored on a worker and folded into exact partial sums (see
-  :mod:`ctxeval.results.aggregation`), merged on the client in any order; per-query rows go to one Parquet
+  :mod:`ctxeval.results.aggregation`), merged on the client in any order; per-query rows go to one
+  Parquet
   part per block, written atomically under a name fixed by the block, so a task that Dask re-runs
   after a lost worker overwrites its own part and its partial sums count once.
 

@@ -1,1 +1,2 @@
-"""Records: the record model, its field checks and the value types records carry (spans, graded texts)."""
+"""Records: the record model, its field checks and the value types records carry (spans,
+graded texts)."""

@@ -11,30 +11,20 @@ import json
 import math
 import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ctxeval.cutoffs.cutoff import Budget, Cutoff, budget_problem, parse_budget
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError, type_name
+from ctxeval.foundation.errors import InvalidRecordError, type_name
+from ctxeval.records.values import GradedText, Span
 
 __all__ = [
     "DOCUMENT_TEXT_KEYS",
     "MAX_DEPTH",
     "MAX_GRADE",
-    "MAX_K",
-    "EmptyGroundTruthPolicy",
-    "GradedText",
-    "Span",
-    "check_choice",
-    "check_count",
-    "check_k",
-    "check_policy",
     "document_text",
     "find_unwritable",
     "is_finite",
     "plainly_writable",
     "preview",
-    "ranked_tie_ends",
     "validate_ids",
     "validate_qrels",
     "validate_scores",
@@ -42,36 +32,13 @@ __all__ = [
     "validate_texts",
 ]
 
-EmptyGroundTruthPolicy = Literal["zero", "skip", "error"]
-_POLICIES = ("zero", "skip", "error")
 
-#: The largest cut-off: beyond it numpy's integers could overflow, and no list is that long.
-MAX_K = 2**31 - 1
 #: The largest grade: NDCG's sums stay finite with it, also with exponential gain (2**1000 - 1,
 #: summed over up to 2**23 relevant units). Grades are judgments (0-4 in TREC), not scores.
 MAX_GRADE = 1000
 #: How deeply a value kept with a record (metadata) may nest lists and objects: deeper values
 #: cannot be sent to worker processes (pickle gives up near 500 levels) nor saved reliably.
 MAX_DEPTH = 100
-
-
-@dataclass(frozen=True, slots=True)
-class GradedText:
-    text: str
-    grade: float
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """Where a text is in its document: ``doc[start:end]``, with Python string indices into the
-    document decoded as UTF-8 (characters, not bytes)."""
-
-    doc: str
-    start: int
-    end: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"doc": self.doc, "start": self.start, "end": self.end}
 
 
 def _sequence(value: object, field: str, location: str | None, what: str) -> list[Any]:
@@ -292,73 +259,6 @@ def validate_qrels(
     return {doc: 1.0 for doc in validate_ids(value, field, location=location)}
 
 
-def check_policy(owner: str, policy: object) -> EmptyGroundTruthPolicy:
-    if policy in _POLICIES:
-        return policy  # type: ignore[return-value]
-    raise InvalidArgumentError(
-        f"{owner}(empty_ground_truth={policy!r}): use 'zero' (score 0 and count the query), "
-        f"'skip' (return None so aggregates leave the query out) or 'error'"
-    )
-
-
-def check_choice(owner: str, name: str, value: object, choices: tuple[str, ...]) -> Any:
-    if value in choices:
-        return value
-    options = ", ".join(repr(c) for c in choices)
-    raise InvalidArgumentError(f"{owner}({name}={value!r}): use one of {options}")
-
-
-def check_relevance_level(owner: str, level: object) -> float:
-    if not _is_number(level) or not level > 0:  # type: ignore[operator]
-        raise InvalidArgumentError(
-            f"{owner}(relevance_level={level!r}): the grade from which an id counts as "
-            "relevant must be a number > 0 (trec_eval's default is 1)"
-        )
-    return float(level)  # type: ignore[arg-type]
-
-
-def check_k(owner: str, k: object) -> Cutoff:
-    """A cut-off: a whole number in [1, MAX_K], a budget (``"300w"``, ``"2000c"``, ``"512t"``
-    or a :class:`~ctxeval.cutoffs.cutoff.Budget`), or None for the whole list."""
-    if k is None or isinstance(k, Budget):
-        return k
-    if isinstance(k, str):
-        problem = budget_problem(k)
-        if problem:
-            raise InvalidArgumentError(f"{owner}(k={k!r}): {problem}")
-        return parse_budget(k)
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise InvalidArgumentError(
-            f"{owner}(k={k!r}): k must be a whole number >= 1, a budget such as '300w', "
-            "'2000c' or '512t', or None for the whole list"
-        )
-    problem = cutoff_problem(int(k))
-    if problem:
-        raise InvalidArgumentError(f"{owner}(k={k}): {problem}")
-    return int(k)
-
-
-def check_count(owner: str, k: object) -> int | None:
-    """A cut-off that counts items: a whole number in [1, MAX_K], or None (ID mode, where
-    there are no texts to fill a budget with)."""
-    found = check_k(owner, k)
-    if isinstance(found, Budget):
-        raise InvalidArgumentError(
-            f"{owner}(k={k!r}): a budget needs the chunks' texts, and ID-mode metrics score "
-            "ids; give a number of chunks, or None for the whole list"
-        )
-    return found
-
-
-def cutoff_problem(k: int) -> str | None:
-    """What is wrong with a whole-number cut-off, or None."""
-    if k < 1:
-        return "k must be >= 1, or None for the whole list"
-    if k > MAX_K:
-        return f"k must be at most {MAX_K} (2**31 - 1), or None for the whole list"
-    return None
-
-
 # -- values kept with a record and written back (metadata, ids) ------------------------------
 
 _CONTAINERS = (list, tuple, dict)
@@ -574,25 +474,3 @@ def validate_scores(
         if not _is_number(item) or not is_finite(item):
             _bad_item(field, i, item, location, "a finite number (the item's retrieval score)")
     return [float(item) for item in items]
-
-
-def ranked_tie_ends(
-    scores: list[float], field: str, *, location: str | None = None
-) -> tuple[int, ...]:
-    """Where each group of equal scores ends (exclusive) in a list ranked best first; raises
-    when a score is higher than the one before it (the list is not ranked by its scores)."""
-    ends = []
-    for i in range(1, len(scores)):
-        before, score = scores[i - 1], scores[i]
-        if score > before:
-            raise InvalidRecordError(
-                f"{field}[{i}] = {score!r} is higher than {field}[{i - 1}] = {before!r}; "
-                "ties='average' averages over equal scores, which must be next to each other: "
-                "list the retrieved items best first, by score, highest first (for distances, "
-                "where lower is closer, negate them)",
-                field=field,
-                location=location,
-            )
-        if score != before:
-            ends.append(i)
-    return (*ends, len(scores)) if scores else ()

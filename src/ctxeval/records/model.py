@@ -38,10 +38,8 @@ from pydantic import (
 )
 
 from ctxeval.foundation.errors import InvalidRecordError, type_name
+from ctxeval.foundation.params import check_choice
 from ctxeval.records.checks import (
-    GradedText,
-    Span,
-    check_choice,
     document_text,
     preview,
     validate_ids,
@@ -50,6 +48,7 @@ from ctxeval.records.checks import (
     validate_spans,
     validate_texts,
 )
+from ctxeval.records.values import GradedText, Span
 
 __all__ = [
     "SCORE_FIELD",

@@ -13,7 +13,8 @@ in memory to compute them:
 - the context used at each cut-off (``summary["context_used"]``): mean chunks, words and
   characters fed per query (integers summed exactly, one rounding).
 
-Sums are exact (:mod:`ctxeval.foundation.exact`), so the aggregate does not depend on the order of the
+Sums are exact (:mod:`ctxeval.foundation.exact`), so the aggregate does not depend on the order of
+the
 records: a run split into any partitions, merged in any order, gives the same numbers.
 """
 
@@ -131,7 +132,8 @@ class Aggregator:
         self._log_sums = {self.columns[i]: 0 for i in self._geometric}
         self.rows = PerQueryTable(self.columns)
         self.skipped: list[dict[str, Any]] = []
-        # Exact sums (see ctxeval.foundation.exact): the mean does not depend on the order of the records,
+        # Exact sums (see ctxeval.foundation.exact): the mean does not depend on the order of the
+        # records,
         # so a run split into any partitions, merged in any order, gives the same aggregate.
         self._sums = dict.fromkeys(self.columns, 0)
         self._counts = dict.fromkeys(self.columns, 0)

@@ -267,7 +267,8 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
     """The header and the per-query rows of a result file or of a distributed run's directory.
 
     A file that is not UTF-8 (or UTF-16/32 with a byte-order mark), or whose JSON is truncated
-    or damaged, raises :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``file:line``.
+    or damaged, raises :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming
+    ``file:line``.
     """
     if is_url(path) or Path(path).is_dir():
         store = parts_store(path)

@@ -26,20 +26,17 @@ from ctxeval.foundation.errors import (
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
+from ctxeval.judging.batch import BatchJudgments, tie_ends_array
 from ctxeval.judging.judgments import Judgments, with_tie_ends
-from ctxeval.judging.spans import LocatedRecord
-from ctxeval.metrics.core import (
-    BatchJudgments,
-    set_counts,
-    tie_ends_array,
-)
+from ctxeval.judging.spans import LocatedRecord, RecordSpans
+from ctxeval.metrics.core import set_counts
 from ctxeval.metrics.reference import SetCounts
 from ctxeval.metrics.reference import set_counts as reference_set_counts
 from ctxeval.metrics.spans.core import span_counts_at
 from ctxeval.metrics.spans.metrics import SpanMetric
-from ctxeval.metrics.spans.reference import RecordSpans, SpanCounts, span_counts
-from ctxeval.records.checks import GradedText
+from ctxeval.metrics.spans.reference import SpanCounts, span_counts
 from ctxeval.records.model import Record, RecordError
+from ctxeval.records.values import GradedText
 from ctxeval.scoring.judge import (
     Judged,
     batch_judgments,

@@ -25,17 +25,16 @@ from ctxeval.foundation.errors import (
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
+from ctxeval.judging.batch import BatchJudgments, judge_batch, stack_judgments
 from ctxeval.judging.judgments import Judgments, judge_ids
-from ctxeval.judging.spans import LocatedRecord, locate_record, record_spans
+from ctxeval.judging.spans import LocatedRecord, RecordSpans, locate_record, record_spans
+from ctxeval.judging.ties import ranked_tie_ends
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.base import MetricBase
-from ctxeval.metrics.core import BatchJudgments, judge_batch, stack_judgments
 from ctxeval.metrics.id_metrics import IdMetric
 from ctxeval.metrics.spans.core import SpanBatch
 from ctxeval.metrics.spans.metrics import SpanMetric
-from ctxeval.metrics.spans.reference import RecordSpans
 from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
-from ctxeval.records.checks import ranked_tie_ends
 from ctxeval.records.model import Record, RecordError
 from ctxeval.scoring.plan import ScoringPlan
 

@@ -9,13 +9,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxeval.cutoffs.budgets import BudgetPolicy, TokenCounter, check_budget_policy
+from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, sort_cutoffs
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.metrics.spans.metrics import SpanMetric
 from ctxeval.text.locate import Locator
+from ctxeval.text.sizes import TokenCounter
 
 __all__ = ["Evaluated", "Ks", "ScoringPlan", "column_name", "sort_ks"]
 

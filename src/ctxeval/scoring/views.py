@@ -18,16 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from ctxeval.cutoffs.budgets import WHOLE_LIST, BudgetCut, BudgetPolicy, ContextSizes, TokenCounter
+from ctxeval.cutoffs.budgets import WHOLE_LIST, BudgetCut, BudgetPolicy, ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.foundation.arrays import BoolMatrix, IntArray
+from ctxeval.judging.batch import BatchJudgments, judge_batch, stack_judgments
 from ctxeval.judging.judgments import Credit, Judgments, with_tie_ends
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.matching.base import MatchingStrategy, as_matches
-from ctxeval.metrics.core import BatchJudgments, judge_batch, stack_judgments
 from ctxeval.metrics.spans.core import SpanBatch, truncate_batch
-from ctxeval.metrics.spans.reference import RecordSpans, truncate_spans
+from ctxeval.metrics.spans.reference import truncate_spans
 from ctxeval.metrics.text_metrics import ground_truth_units, judge_texts
 from ctxeval.records.model import Record
+from ctxeval.text.sizes import TokenCounter
 
 __all__ = [
     "BatchView",

@@ -30,9 +30,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.cutoffs.budgets import SPACE_CODES
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.records.checks import Span
+from ctxeval.records.values import Span
+from ctxeval.text.sizes import SPACE_CODES
 from ctxeval.text.tokenize import token_starts
 
 __all__ = [

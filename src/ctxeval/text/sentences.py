@@ -313,7 +313,8 @@ class PunktSplitter(_BuiltinSplitter):
 
     Needs the ``punkt_tab`` data installed by the user (``python -m nltk.downloader punkt_tab``);
     ctxeval never downloads it. Constructing the splitter checks that the data is present and
-    raises :class:`~ctxeval.foundation.errors.MissingDependencyError` with these instructions if not.
+    raises :class:`~ctxeval.foundation.errors.MissingDependencyError` with these instructions if
+    not.
 
     ``language`` is an nltk model name (``"english"``, ``"german"``, ``"russian"``...). Punkt is
     the classic baseline: good on English abbreviations it has seen, but like ``nupunkt`` it
@@ -487,7 +488,8 @@ def get_splitter(
     - a plain callable ``str -> list[str]``: wrapped in a :class:`CallableSplitter` named
       after its ``__qualname__``.
 
-    Raises :class:`~ctxeval.foundation.errors.SpecError` for an unknown name or option (suggesting the
+    Raises :class:`~ctxeval.foundation.errors.SpecError` for an unknown name or option (suggesting
+    the
     closest known one) and for a malformed spec, the splitter's own errors for a bad option
     value, :class:`~ctxeval.foundation.errors.InvalidArgumentTypeError` for anything else, and
     :class:`~ctxeval.foundation.errors.MissingDependencyError` when the splitter's package or data

@@ -118,7 +118,7 @@ def _kernel() -> Callable[..., Any] | None:
 
 def _load() -> None:
     try:
-        from ctxeval.matching.rouge.strategies import lcs_kernel
+        from ctxeval.matching.rouge import lcs_kernel
 
         kernel = lcs_kernel.lcs_records
         # Compile (or load from numba's cache) now, on a record whose answer is known: "ab b"

@@ -34,9 +34,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.spans.counted import Intervals, RunTexts, counted_totals, take
-from ctxeval.metrics.spans.reference import RecordSpans, SpanConvention
-from ctxeval.records.checks import Span
+from ctxeval.metrics.spans.reference import SpanConvention
+from ctxeval.records.values import Span
 
 __all__ = [
     "SPAN_CORE",

@@ -12,20 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxeval.cutoffs.budgets import TokenCounter, check_token_counter
 from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_choice
 from ctxeval.judging.spans import locate_record, record_spans
 from ctxeval.metrics.base import MetricBase, Scores
 from ctxeval.metrics.measure_sets import MeasureSetMixin
 from ctxeval.metrics.measures import Measure, make_measure
-from ctxeval.records.checks import (
-    EmptyGroundTruthPolicy,
-    check_choice,
-    validate_spans,
-    validate_texts,
-)
+from ctxeval.records.checks import validate_spans, validate_texts
 from ctxeval.records.model import Record
 from ctxeval.text.locate import Locator
+from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = ["SpanMeasures", "SpanMetric", "SpanMetrics"]
 

@@ -29,15 +29,15 @@ each excerpt's part not retrieved) is counted as itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Literal, NamedTuple
 
+from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.reference import f1_score
-from ctxeval.records.checks import Span
+from ctxeval.records.values import Span
 
 __all__ = [
-    "RecordSpans",
     "SpanConvention",
     "SpanCounts",
     "bounded",
@@ -61,31 +61,6 @@ class SpanCounts(NamedTuple):
     precision_denominator: int  # |R| (chroma: the sum of the retrieved spans' lengths)
     recall_denominator: int  # |G| (chroma: the sum of the excerpts' lengths)
     iou_denominator: int  # |R ∪ G| (chroma: retrieved sum + excerpts' parts not retrieved)
-
-
-@dataclass(frozen=True)
-class RecordSpans:
-    """One record's spans: ``retrieved`` in rank order and ``truth`` (None: not located);
-    ``missing_truth``: the total length of the ground-truth texts that could not be located;
-    ``token_starts``: per document, the positions where its tokens start (None: characters);
-    ``counter`` with ``documents``: a token counter and the documents' texts it counts in
-    (``unit="tokens"``)."""
-
-    retrieved: tuple[Span | None, ...]
-    truth: tuple[Span | None, ...]
-    missing_truth: int = 0
-    token_starts: Mapping[str, frozenset[int]] | None = None
-    counter: Callable[[str], int] | None = None
-    documents: Mapping[str, str] | None = None
-
-    @property
-    def num_relevant(self) -> int:
-        """Ground-truth texts (located or not): none means the empty-ground-truth policy."""
-        return len(self.truth)
-
-    def cut(self, k: int | None) -> int:
-        """Retrieved items kept by the cut-off ``k`` (a count of chunks)."""
-        return len(self.retrieved) if k is None else min(k, len(self.retrieved))
 
 
 def _positions(span: Span, end: int | None = None) -> set[Position]:
