@@ -39,7 +39,7 @@ def check_choice(owner: str, name: str, value: object, choices: tuple[str, ...])
 
 
 def check_relevance_level(owner: str, level: object) -> float:
-    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not level > 0:
+    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not level > 0:  # type: ignore[operator]
         raise InvalidArgumentError(
             f"{owner}(relevance_level={level!r}): the grade from which an id counts as "
             "relevant must be a number > 0 (trec_eval's default is 1)"
