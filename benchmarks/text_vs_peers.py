@@ -80,7 +80,7 @@ from ctxeval import (
     RougeChunkMatch,
     get_tokenizer,
 )
-from ctxeval.matching.base import default_cache
+from ctxeval.matching.tokens import default_cache
 
 THRESHOLD = 0.7
 DATASETS = {

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
-from ctxeval.matching.base import default_cache
 from ctxeval.matching.rouge import compiled
 from ctxeval.matching.rouge.strategies import _recall, rouge_l_recall_matrix
+from ctxeval.matching.tokens import default_cache
 from ctxeval.text.tokenize import RougeTokenizer, get_tokenizer
 
 ROUGE = get_tokenizer("rouge")

@@ -21,8 +21,8 @@ from ctxeval import (
     UnicodeTokenizer,
 )
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.matching.base import TokenCache, default_cache
 from ctxeval.matching.rouge import compiled
+from ctxeval.matching.tokens import TokenCache, default_cache
 from ctxeval.text.tokenize import RougeTokenizer
 
 

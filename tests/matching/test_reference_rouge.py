@@ -19,8 +19,8 @@ from rouge_score import tokenize as rouge_tokenize
 
 from ctxeval import RougeChunkMatch, RougeTokenizer
 from ctxeval.matching import rouge_l_recall_matrix
-from ctxeval.matching.base import default_cache
 from ctxeval.matching.rouge import compiled
+from ctxeval.matching.tokens import default_cache
 
 # Characters whose lower-casing or category makes tokenizers disagree when done carelessly:
 # 'İ'.lower() is 'i' + U+0307 (so "İstanbul" gives ["i", "stanbul"]), the Kelvin sign lowers to

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import tokenize as rouge_tokenize
 
-from ctxeval.matching.base import TokenCache
+from ctxeval.matching.tokens import TokenCache
 from ctxeval.text.tokenize import RougeTokenizer
 
 # Case mappings that change length or land in ASCII ('İ'.lower() == 'i\u0307', KELVIN SIGN

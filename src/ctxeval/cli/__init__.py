@@ -18,15 +18,10 @@ from typing import Any, NoReturn
 import click
 
 from ctxeval import __version__
-from ctxeval.cli.chunking import chunking_command
-from ctxeval.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from ctxeval.cli.compare import compare_command
-from ctxeval.cli.convert import convert_command
 from ctxeval.cli.dialect import cli_syntax
-from ctxeval.cli.evaluate import evaluate_command
-from ctxeval.cli.schema import schema_command
+from ctxeval.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from ctxeval.cli.lazy import LazyGroup
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.matching.rouge.compiled import read_environment
 
 __all__ = ["app", "main", "run"]
 
@@ -41,7 +36,9 @@ runs are faster without it), CTXEVAL_DEBUG=1.
 """
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG)
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG
+)
 @click.version_option(__version__, prog_name="ctxeval")
 @click.option(
     "--debug",
@@ -57,11 +54,6 @@ def app(ctx: click.Context, debug: bool) -> None:
 
 _SCORING = ("evaluate", "compare", "chunking")  # the commands that may match texts
 _HELP = frozenset({"--help", "-h"})
-app.add_command(evaluate_command)
-app.add_command(compare_command)
-app.add_command(chunking_command)
-app.add_command(convert_command)
-app.add_command(schema_command)
 
 
 def _debugging(argv: Sequence[str]) -> bool:
@@ -89,6 +81,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args if not a.startswith("-")), None)
     if command in _SCORING and not _HELP.intersection(args):
+        from ctxeval.matching.rouge.compiled import read_environment
+
         try:
             read_environment()  # a bad CTXEVAL_COMPILED stops the command before any reading
         except InvalidArgumentError as exc:

@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import (
-    EXIT_GATE,
     PreparedRun,
     dataset_options,
     fail,
@@ -22,6 +21,7 @@ from ctxeval.cli.common import (
     save_or_fail,
     show_warning,
 )
+from ctxeval.cli.exits import EXIT_GATE
 from ctxeval.cli.runs import (
     baseline_name,
     is_saved_result,

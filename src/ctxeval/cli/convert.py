@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import EXIT_USAGE, fail, guard
+from ctxeval.cli.common import fail, guard
 from ctxeval.cli.dialect import cli_syntax
+from ctxeval.cli.exits import EXIT_USAGE
 from ctxeval.cli.fields import field_options, with_field_flags
 
 

@@ -76,11 +76,13 @@ def _check_text(text: object) -> str:
     return text
 
 
-def _require(module: str, splitter: str) -> Any:
-    """``module``, or the install hint that also names the splitters that do not need it."""
+def _require(module: str, splitter: str, extra: str | None = None) -> Any:
+    """``module``, or the install hint (the ctxeval ``extra`` that brings it) that also names
+    the splitters that do not need it."""
     return require(
         module,
         purpose=f"the {splitter!r} sentence splitter",
+        extra=extra,
         hint=f"or use another splitter (valid names: {_valid_names_text()})",
     )
 
@@ -107,7 +109,7 @@ class _BuiltinSplitter:
 def _nupunkt_model() -> Any:
     # A private instance rather than nupunkt.load("default"): that one is shared process-wide
     # and mutable (add_abbreviation), so another library could change our splits.
-    return _require("nupunkt.models", "nupunkt").load_default_model()
+    return _require("nupunkt.models", "nupunkt", extra="nupunkt").load_default_model()
 
 
 @dataclass(frozen=True, repr=False)
@@ -286,7 +288,7 @@ def _punkt_missing(language: str, reason: str) -> MissingDependencyError:
 
 def _find_punkt_data(language: str) -> str:
     """The local directory of the punkt_tab model, or a clear error. Never downloads."""
-    data = _require("nltk.data", "punkt")
+    data = _require("nltk.data", "punkt", extra="nltk")
     try:
         path: str = str(data.find(f"tokenizers/punkt_tab/{language}/"))
     except LookupError as exc:
@@ -300,7 +302,9 @@ def _punkt_tokenizer(language: str) -> Any:
     try:
         from nltk.tokenize.punkt import PunktTokenizer
     except ImportError as exc:  # nltk < 3.8.2 cannot read the punkt_tab data
-        raise missing_dependency("the 'punkt' sentence splitter", "nltk>=3.8.2") from exc
+        raise missing_dependency(
+            "the 'punkt' sentence splitter", "nltk>=3.8.2", extra="nltk"
+        ) from exc
     try:
         return PunktTokenizer(language)
     except LookupError as exc:

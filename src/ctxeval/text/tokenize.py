@@ -57,7 +57,7 @@ ROUGE_TOKEN_BYTES = _ROUGE_BYTES_LOWER
 @lru_cache(maxsize=1)
 def _porter_stem() -> Callable[[str], str]:
     # The same stemmer object rouge-score builds (nltk's PorterStemmer, NLTK_EXTENSIONS mode).
-    porter = require("nltk.stem.porter", purpose="RougeTokenizer(stem=True)")
+    porter = require("nltk.stem.porter", purpose="RougeTokenizer(stem=True)", extra="nltk")
     stem: Callable[[str], str] = porter.PorterStemmer().stem
     return lru_cache(maxsize=1 << 18)(stem)
 

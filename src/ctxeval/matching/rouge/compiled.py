@@ -34,7 +34,7 @@ import numpy as np
 
 from ctxeval.foundation.arrays import FloatArray, IntArray
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
-from ctxeval.matching.base import default_cache
+from ctxeval.matching.tokens import default_cache
 from ctxeval.text.tokenize import ROUGE_TOKEN_BYTES, get_tokenizer
 
 __all__ = [

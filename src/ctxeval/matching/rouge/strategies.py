@@ -23,10 +23,11 @@ from rapidfuzz.process import cdist
 from ctxeval.foundation.arrays import BoolArray
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.params import check_choice
-from ctxeval.matching.base import Matches, Unit, check_threshold, default_cache, has_word
+from ctxeval.matching.base import Matches, Unit, check_threshold
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.rouge.compiled import RecordTexts, rouge_recall, rouge_recall_records
 from ctxeval.matching.rouge.pyrouge import py_rouge_l_recall_matrix
+from ctxeval.matching.tokens import default_cache, has_word
 from ctxeval.text.tokenize import RougeTokenizer, Tokenizer, get_tokenizer
 
 __all__ = ["RougeChunkMatch", "RougeSentenceMatch", "rouge_l_recall_matrix"]
