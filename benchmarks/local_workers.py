@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import ctxeval.evaluator as evaluator_module
+import ctxeval.parallel.executors as executors_module
 from _data import machine
 from ctxeval import RetrievalEvaluator
 from dask_scaling import make_dataset
@@ -47,7 +47,7 @@ def _cpu(who: int) -> float:
 
 
 def run(path: Path, workers: int, partitions: bool) -> tuple[float, float, float, object]:
-    evaluator_module.PARTITION_MIN_BYTES = 0 if partitions else 1 << 62
+    executors_module.PARTITION_MIN_BYTES = 0 if partitions else 1 << 62
     parent0, children0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = RetrievalEvaluator(str(path), MEASURES, workers=workers, progress=False).run()

@@ -349,35 +349,35 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
 
     stages = [
         ("whole run (RetrievalEvaluator.run)", cumulative("ctxeval/evaluator.py", "run")),
-        ("read + validate dicts (ctxeval.io)", cumulative("ctxeval/evaluator.py", "_prepend")),
+        ("read + validate dicts (ctxeval.io)", cumulative("ctxeval/parallel/executors.py", "_prepend")),
         (
             "  of which checking the fields (records.plain_text_record, or the pydantic model)",
-            cumulative("ctxeval/records.py", "plain_text_record")
-            + cumulative("ctxeval/validation.py", "validate_texts"),
+            cumulative("ctxeval/records/model.py", "plain_text_record")
+            + cumulative("ctxeval/records/checks.py", "validate_texts"),
         ),
         (
             "score the batches (scoring.score_columns)",
-            cumulative("ctxeval/scoring.py", "score_columns"),
+            cumulative("ctxeval/scoring/driver.py", "score_columns"),
         ),
         (
             "  match (strategy.match, once per record)",
-            cumulative("ctxeval/matching/rouge.py", "match"),
+            cumulative("ctxeval/matching/rouge/strategies.py", "match"),
         ),
         (
             "    tokenise / encode (TokenCache.encode_record)",
-            cumulative("ctxeval/matching/base.py", "encode_record"),
+            cumulative("ctxeval/matching/tokens.py", "encode_record"),
         ),
         ("      of which bytes.split", own("<method 'split' of 'bytes' objects>")),
         (
             "      of which tokens to characters (texts seen again)",
-            cumulative("ctxeval/matching/base.py", "_code"),
+            cumulative("ctxeval/matching/tokens.py", "_code"),
         ),
         ("    rapidfuzz cdist (the LCS kernel)", cumulative("rapidfuzz/process_cpp.py", "cdist")),
         (
             "  judge the batch and every measure at every k (metrics/core.py, scoring._rows)",
-            cumulative("ctxeval/scoring.py", "_rows"),
+            cumulative("ctxeval/scoring/driver.py", "_rows"),
         ),
-        ("aggregate (Aggregator.add_scored)", cumulative("ctxeval/aggregation.py", "add_scored")),
+        ("aggregate (Aggregator.add_scored)", cumulative("ctxeval/results/aggregation.py", "add_scored")),
         (
             f"cyclic GC pauses ({len(pauses)}; counted inside whichever function allocated)",
             sum(pauses),

@@ -7,13 +7,10 @@ batch size and the per-query rows kept, not on the size of the input.
 
 from __future__ import annotations
 
-import glob
 import os
-import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import islice
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
 from ctxeval.cutoffs.cutoff import Cutoff, check_k
@@ -21,12 +18,16 @@ from ctxeval.foundation.errors import (
     EmptyTokensWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
-    InvalidRecordError,
 )
-from ctxeval.foundation.params import check_choice, check_relevance_level
-from ctxeval.foundation.progress import Progress
+from ctxeval.foundation.params import (
+    OneOf,
+    Rule,
+    WholeNumber,
+    check_choice,
+    check_parameters,
+    check_relevance_level,
+)
 from ctxeval.io.live import LiveRecords
-from ctxeval.io.paths import check_output
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
@@ -38,26 +39,18 @@ from ctxeval.metrics.measure_sets import (
     parse_measures,
     tie_order_matters,
 )
-from ctxeval.metrics.measures import Implementation, Measure, implementation
+from ctxeval.metrics.measures import Measure
+from ctxeval.metrics.measures import implementation as implementation_choice
 from ctxeval.metrics.spans.metrics import SpanMeasures
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
-from ctxeval.parallel.workers import (
-    pays_to_start_workers,
-    prepend_batches,
-    score_in_order,
-    unsendable,
-)
-from ctxeval.records.model import Mode, Record, RecordError
-from ctxeval.results import EvaluationResult, JsonlResultWriter
-from ctxeval.results.aggregation import Aggregator
+from ctxeval.parallel.executors import Job, OnError, choose_executor, input_files
+from ctxeval.records.model import Mode
+from ctxeval.results import EvaluationResult
 from ctxeval.scoring.driver import ScoringPlan, sort_ks
 from ctxeval.text.locate import DEFAULT_FUZZY_THRESHOLD, Locator
 from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = ["RetrievalEvaluator", "evaluate"]
-
-OnError = Literal["raise", "skip"]
-Batch = list[Record | RecordError]
 
 
 def default_metrics(mode: Mode, matching: object = None) -> tuple[MetricBase, ...]:
@@ -78,23 +71,14 @@ def _normalise_ks(k: object) -> tuple[Cutoff, ...]:
     return sort_ks(ks)
 
 
-def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch]:
-    while batch := list(islice(items, size)):
-        yield batch
-
-
-# Worker processes read files of at least this many bytes per worker themselves, in
-# partitions; smaller inputs are read here and sent in batches (finer-grained: a slow record,
-# or the first bad one, is met sooner). See docs/evaluator.md.
-PARTITION_MIN_BYTES = 1 << 20
-
-
-def _cores() -> int:
-    """The cores this process may run on (a container's or taskset's limit, not the host's)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
+#: The rules of :class:`RetrievalEvaluator`'s settings, checked at construction.
+_RULES: dict[str, Rule] = {
+    "on_error": OneOf(("raise", "skip")),
+    "workers": WholeNumber(none="for every core", means=" (1 scores in this process)"),
+    "batch_size": WholeNumber(),
+    "partition_bytes": WholeNumber(none="for the default"),
+    "partition_records": WholeNumber(none="for the default"),
+}
 
 
 class RetrievalEvaluator:
@@ -165,93 +149,55 @@ class RetrievalEvaluator:
         budget_policy: BudgetPolicy = "whole",
         token_counter: str | TokenCounter = "rouge",
     ) -> None:
+        owner = "RetrievalEvaluator"
+        settings = check_parameters(
+            owner,
+            _RULES,
+            on_error=on_error,
+            workers=workers,
+            batch_size=batch_size,
+            partition_bytes=partition_bytes,
+            partition_records=partition_records,
+        )
         self.dataset = dataset
         self.locator = None if corpus is None else Locator(_load_corpus(corpus), fuzzy_threshold)
-        self.budget_policy = check_budget_policy(
-            "RetrievalEvaluator(budget_policy=...)", budget_policy
-        )
-        self._policy = self.budget_policy  # this run's (run(budget_policy=...) overrides)
+        self.budget_policy = check_budget_policy(f"{owner}(budget_policy=...)", budget_policy)
         self.token_counter = check_token_counter(token_counter)
         self.source: str | None = None
         self.extra_inputs: list[str] = []  # files read besides the dataset (a TREC run's qrels)
-        self.matching = (
-            None if matching is None else as_strategy(matching, owner="RetrievalEvaluator")
-        )
-        if isinstance(metrics, MetricBase | str | Measure):
-            metrics = [metrics]
-        self.objects: tuple[MetricBase, ...] = ()
-        self.measures: tuple[Measure, ...] = ()
-        if metrics is not None:
-            items = list(metrics)
-            self.objects = tuple(m for m in items if isinstance(m, MetricBase))
-            specs = [m for m in items if not isinstance(m, MetricBase)]
-            for spec in specs:
-                if not isinstance(spec, str | Measure):
-                    raise InvalidArgumentTypeError(
-                        f"RetrievalEvaluator(metrics=...): {spec!r} is not a ctxeval metric; "
-                        "give measure specs ('ndcg@10', 'P@5'), PrecisionRecallF1, "
-                        "RankedRetrievalMetrics or their ID-mode versions"
-                    )
-            if specs:
-                self.measures = parse_measures("RetrievalEvaluator(metrics=...)", specs)
-            if not items:
-                raise InvalidArgumentError(
-                    "RetrievalEvaluator(metrics=[]): give at least one metric or measure spec, "
-                    "or leave metrics out for the defaults"
-                )
+        self.matching = None if matching is None else as_strategy(matching, owner=owner)
         self._given_metrics = metrics is not None
+        self.objects, self.measures = _split_metrics(metrics)
         try:
-            self.implementation = _implementation(implementation)
+            self.implementation = implementation_choice(implementation)
         except ValueError as exc:
-            raise InvalidArgumentError(f"RetrievalEvaluator(implementation=...): {exc}") from None
+            raise InvalidArgumentError(f"{owner}(implementation=...): {exc}") from None
         if self._given_metrics:
-            # Validate now, not at run time: the metrics must work in some mode (the data
-            # decides which; a spec that fits one mode only is checked again when it is known).
-            problems: list[InvalidArgumentError] = []
-            for mode in self._modes():
-                try:
-                    ScoringPlan(self.metrics_for(mode), (None,), locator=self.locator)
-                except InvalidArgumentError as exc:
-                    problems.append(exc)
-            if len(problems) == len(self._modes()):
-                raise problems[0]
+            self._check_metrics_fit()
         self.fields = fields
         self.format = format
-        self.on_error: OnError = check_choice(
-            "RetrievalEvaluator", "on_error", on_error, ("raise", "skip")
-        )
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
-            raise InvalidArgumentError(
-                f"RetrievalEvaluator(workers={workers!r}): give a whole number >= 1 "
-                "(1 scores in this process), or None for every core"
-            )
-        if workers is not None and workers < 1:
-            raise InvalidArgumentError(
-                f"RetrievalEvaluator(workers={workers}): give a whole number >= 1, or None"
-            )
-        self.workers = workers if workers is not None else _cores()
-        self._auto_workers = workers is None
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidArgumentError(
-                f"RetrievalEvaluator(batch_size={batch_size!r}): give a whole number >= 1"
-            )
-        self.batch_size = batch_size
+        self.on_error: OnError = settings["on_error"]
+        self.batch_size: int = settings["batch_size"]
         self.progress = progress
         self.keep_per_query = bool(keep_per_query)
-        self.scheduler = scheduler
-        for name, value in (
-            ("partition_bytes", partition_bytes),
-            ("partition_records", partition_records),
-        ):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise InvalidArgumentError(
-                    f"RetrievalEvaluator({name}={value!r}): give a whole number >= 1, or None "
-                    "for the default"
-                )
-        self.partition_bytes = partition_bytes
-        self.partition_records = partition_records
+        self.executor = choose_executor(
+            workers=settings["workers"],
+            scheduler=scheduler,
+            partition_bytes=settings["partition_bytes"],
+            partition_records=settings["partition_records"],
+        )
+
+    def _check_metrics_fit(self) -> None:
+        """Validate the metrics now, not at run time: they must work in some mode (the data
+        decides which; a spec that fits one mode only is checked again when it is known)."""
+        problems: list[InvalidArgumentError] = []
+        for mode in self._modes():
+            try:
+                ScoringPlan(self.metrics_for(mode), (None,), locator=self.locator)
+            except InvalidArgumentError as exc:
+                problems.append(exc)
+        if len(problems) == len(self._modes()):
+            raise problems[0]
 
     @classmethod
     def from_trec(
@@ -383,21 +329,6 @@ class RetrievalEvaluator:
         metrics.extend(SpanMeasures(group) for group in groups.values())
         return tuple(metrics)
 
-    def _plan(self, mode: Mode, ks: tuple[Cutoff, ...]) -> ScoringPlan:
-        return ScoringPlan(
-            self.metrics_for(mode),
-            ks,
-            self.implementation,
-            self.locator,
-            budget_policy=self._policy,
-            token_counter=self.token_counter,
-        )
-
-    def _records(self) -> Iterator[Record | RecordError]:
-        from ctxeval.io.readers import read_records
-
-        return read_records(self.dataset, fields=self.fields, format=self.format)
-
     def run(
         self,
         k: int | str | Sequence[int | str] | None = None,
@@ -411,144 +342,50 @@ class RetrievalEvaluator:
 
         ``output`` (a ``.jsonl`` path) streams per-query rows to disk during the run and writes
         the complete result file atomically at the end; with ``keep_per_query=False`` the rows
-        are then not kept in memory either, so memory stays flat for any dataset size.
+        are then not kept in memory either, so memory stays flat for any dataset size. With a
+        ``scheduler``, ``output`` is a directory (or fsspec URL) of Parquet parts.
         """
         ks = _normalise_ks(k)
-        self._policy = (
+        policy = (
             self.budget_policy
             if budget_policy is None
             else check_budget_policy("RetrievalEvaluator.run(budget_policy=...)", budget_policy)
         )
-        if self.scheduler is not None:
-            if output is not None and "://" not in os.fspath(output):
-                inputs = self._input_files()
-                check_output(output, flag="run(output=...)", inputs=inputs, directory=True)
-            return self._run_distributed(ks, output)
-        writer = None if output is None else JsonlResultWriter(output, inputs=self._input_files())
-        try:
-            result = self._run(ks, writer)
-            if writer is not None:
-                writer.finish(result)
-        finally:
-            if writer is not None:
-                writer.close()
+        result = self.executor.run(self._job(ks, policy, output))
         _warn_tokenless(result)
         return result
 
-    def _run(self, ks: tuple[Cutoff, ...], writer: JsonlResultWriter | None) -> EvaluationResult:
-        records = self._records()
-        first = next(records, None)
-        if first is None:
-            plan = self._plan(self._modes()[0], ks)
-            return Aggregator(plan, self._source_name(), fields=self.fields).result()
-        mode: Mode = first.mode if isinstance(first, Record) else self._modes()[0]
-        if isinstance(first, RecordError) and not self.objects:
-            mode = self._guess_mode(first)
-        plan = self._plan(mode, ks)
-        aggregator = Aggregator(
-            plan,
-            self._source_name(),
-            fields=self.fields,
-            keep_rows=self.keep_per_query,
-            row_sink=None if writer is None else writer.write,
-        )
-        progress = Progress.from_option(self.progress, stream=sys.stderr)
-        stream = _prepend(first, records)
-        workers, head = self.workers, None
-        if workers > 1 and self._readable_by_workers(plan):
-            head = list(islice(stream, self.batch_size)) if self._auto_workers else None
-            if head is None or pays_to_start_workers(plan, head):
-                close = getattr(records, "close", None)
-                if close is not None:
-                    close()  # the workers read the files themselves
-                try:
-                    return self._run_in_processes(plan, aggregator, progress)
-                finally:
-                    progress.close()
-            workers = 1
-        batches: Iterator[Sequence[Record | RecordError]] = _batches(stream, self.batch_size)
-        if head:
-            batches = prepend_batches([head], batches)
-        scored = score_in_order(plan, batches, workers, auto=self._auto_workers)
-        try:
-            for results in scored:
-                bad = aggregator.add_scored(results, stop_at_error=self.on_error == "raise")
-                if bad is not None:
-                    raise InvalidRecordError(
-                        f"{bad}. Fix the record, or pass on_error='skip' to skip bad "
-                        "records and count them in the results"
-                    )
-                progress.update(len(results))
-        finally:
-            scored.close()  # at once, not when collected: stops any worker processes now
-            progress.close()
-        return aggregator.result()
+    def _job(
+        self,
+        ks: tuple[Cutoff, ...],
+        policy: BudgetPolicy,
+        output: str | os.PathLike[str] | None,
+    ) -> Job:
+        def plan_for(mode: Mode) -> ScoringPlan:
+            return ScoringPlan(
+                self.metrics_for(mode),
+                ks,
+                self.implementation,
+                self.locator,
+                budget_policy=policy,
+                token_counter=self.token_counter,
+            )
 
-    def _readable_by_workers(self, plan: ScoringPlan) -> bool:
-        """Whether worker processes can read this dataset by partitions themselves."""
-        from ctxeval.parallel.partitions import dataset_bytes, partitionable
-
-        if not partitionable(self.dataset, self.format) or unsendable(plan) is not None:
-            return False
-        if self.partition_bytes is not None or self.partition_records is not None:
-            return True  # partitions asked for
-        return dataset_bytes(self.dataset) >= self.workers * PARTITION_MIN_BYTES
-
-    def _run_in_processes(
-        self, plan: ScoringPlan, aggregator: Aggregator, progress: Progress
-    ) -> EvaluationResult:
-        from ctxeval.parallel.partitions import evaluate_in_processes
-
-        return evaluate_in_processes(
-            self.dataset,
-            plan,
-            workers=self.workers,
-            aggregator=aggregator,
-            progress=progress,
-            fields=self.fields,
-            format=self.format,
-            on_error=self.on_error,
-            batch_size=self.batch_size,
-            block_bytes=self.partition_bytes,
-            block_records=self.partition_records,
-        )
-
-    def _run_distributed(
-        self, ks: tuple[Cutoff, ...], output: str | os.PathLike[str] | None
-    ) -> EvaluationResult:
-        from ctxeval.parallel.partitions import evaluate_distributed
-
-        mode: Mode = self._modes()[0]
-        if len(self._modes()) > 1:
-            first = next(self._records(), None)
-            mode = first.mode if isinstance(first, Record) else mode
-        result = evaluate_distributed(
-            self.dataset,
-            self._plan(mode, ks),
-            scheduler=self.scheduler,
-            fields=self.fields,
-            format=self.format,
-            on_error=self.on_error,
-            output=output,
+        return Job(
+            dataset=self.dataset,
+            plan_for=plan_for,
+            modes=self._modes(),
             source=self._source_name(),
+            inputs=input_files(self.dataset, self.source, self.extra_inputs),
+            fields=self.fields,
+            format=self.format,
+            on_error=self.on_error,
             batch_size=self.batch_size,
-            block_bytes=self.partition_bytes or 64 << 20,
-            block_records=self.partition_records or 20_000,
+            keep_per_query=self.keep_per_query,
+            progress=self.progress,
+            output=output,
+            mode_fixed=bool(self.objects),
         )
-        _warn_tokenless(result)
-        return result
-
-    def _input_files(self) -> list[str]:
-        """The files this run reads (an output must not be one of them)."""
-        files = [self.source] if self.source is not None else []
-        files.extend(self.extra_inputs)
-        if isinstance(self.dataset, str | os.PathLike):
-            name = os.fspath(self.dataset)
-            files.extend([name, *glob.glob(name)])
-        return files
-
-    def _guess_mode(self, error: RecordError) -> Mode:
-        return "id" if error.field and "ids" in error.field else "text"
 
     def _source_name(self) -> str:
         if self.source is not None:
@@ -572,21 +409,34 @@ def _warn_tokenless(result: EvaluationResult) -> None:
         )
 
 
-def _prepend(
-    first: Record | RecordError, rest: Iterator[Record | RecordError]
-) -> Iterator[Record | RecordError]:
-    yield first
-    yield from rest
-
-
 def _load_corpus(corpus: Any) -> dict[str, str]:
     from ctxeval.io.corpus import load_corpus
 
     return load_corpus(corpus)
 
 
-def _implementation(choice: str | None) -> Implementation:
-    return implementation(choice)
+def _split_metrics(
+    metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | Measure | None,
+) -> tuple[tuple[MetricBase, ...], tuple[Measure, ...]]:
+    """The metric objects and the measure specs (parsed) of ``metrics``."""
+    if metrics is None:
+        return (), ()
+    items = [metrics] if isinstance(metrics, MetricBase | str | Measure) else list(metrics)
+    if not items:
+        raise InvalidArgumentError(
+            "RetrievalEvaluator(metrics=[]): give at least one metric or measure spec, "
+            "or leave metrics out for the defaults"
+        )
+    specs = [m for m in items if not isinstance(m, MetricBase)]
+    for spec in specs:
+        if not isinstance(spec, str | Measure):
+            raise InvalidArgumentTypeError(
+                f"RetrievalEvaluator(metrics=...): {spec!r} is not a ctxeval metric; "
+                "give measure specs ('ndcg@10', 'P@5'), PrecisionRecallF1, "
+                "RankedRetrievalMetrics or their ID-mode versions"
+            )
+    measures = parse_measures("RetrievalEvaluator(metrics=...)", specs) if specs else ()
+    return tuple(m for m in items if isinstance(m, MetricBase)), measures
 
 
 def evaluate(

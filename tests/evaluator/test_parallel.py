@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-import ctxeval.evaluator as evaluator_module
+import ctxeval.parallel.executors as executors_module
 import ctxeval.parallel.workers as workers_module
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
 
@@ -36,7 +36,7 @@ class Pools:
             return real(*args, **kwargs)
 
         monkeypatch.setattr(workers_module, "ProcessPoolExecutor", counting)
-        monkeypatch.setattr(evaluator_module, "_cores", lambda: 2)
+        monkeypatch.setattr(executors_module, "cores", lambda: 2)
 
 
 def test_default_workers_stay_in_process_when_records_are_cheap(

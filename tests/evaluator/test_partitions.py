@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import ctxeval.evaluator as evaluator_module
+import ctxeval.parallel.executors as executors_module
 import ctxeval.parallel.workers as workers_module
 from ctxeval import RetrievalEvaluator
 from ctxeval.foundation.errors import InvalidRecordError
@@ -116,18 +116,18 @@ def test_large_files_are_read_by_the_workers_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    real = evaluator_module.RetrievalEvaluator._run_in_processes
+    real = executors_module.LocalProcesses._partitions
 
     def spy(self: Any, *args: Any) -> Any:
         calls.append(self.workers)
         return real(self, *args)
 
-    monkeypatch.setattr(evaluator_module.RetrievalEvaluator, "_run_in_processes", spy)
-    monkeypatch.setattr(evaluator_module, "PARTITION_MIN_BYTES", 10_000)
+    monkeypatch.setattr(executors_module.LocalProcesses, "_partitions", spy)
+    monkeypatch.setattr(executors_module, "PARTITION_MIN_BYTES", 10_000)
     path = _dataset(tmp_path / "d.jsonl", 400)  # ~50 kB: over 2 x 10 kB
     RetrievalEvaluator(path, MEASURES, workers=2).run()
     assert calls == [2]
-    monkeypatch.setattr(evaluator_module, "PARTITION_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(executors_module, "PARTITION_MIN_BYTES", 1 << 20)
     RetrievalEvaluator(path, MEASURES, workers=2).run()  # small: batches from this process
     assert calls == [2]
 

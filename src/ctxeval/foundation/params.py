@@ -1,16 +1,23 @@
-"""Checks of a function's parameters (choices, the empty-ground-truth policy, relevance levels),
-with one message shape: ``Owner(name=value): what to use``."""
+"""Checks of a function's parameters (choices, the empty-ground-truth policy, relevance levels,
+whole numbers; :func:`check_parameters` applies a table of rules), with one message shape:
+``Owner(name=value): what to use``."""
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxeval.foundation.errors import InvalidArgumentError
 
 __all__ = [
     "EmptyGroundTruthPolicy",
+    "OneOf",
+    "Rule",
+    "WholeNumber",
     "check_choice",
+    "check_parameters",
     "check_policy",
     "check_relevance_level",
 ]
@@ -45,3 +52,44 @@ def check_relevance_level(owner: str, level: object) -> float:
             "relevant must be a number > 0 (trec_eval's default is 1)"
         )
     return float(level)
+
+
+@dataclass(frozen=True)
+class WholeNumber:
+    """A rule: a whole number >= ``minimum`` (``True`` is not a number); None too when ``none``
+    says what it means (``"for every core"``). ``means`` follows the demand in the message
+    (``" (1 scores in this process)"``)."""
+
+    minimum: int = 1
+    none: str | None = None
+    means: str = ""
+
+    def check(self, owner: str, name: str, value: object) -> int | None:
+        if value is None and self.none is not None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum:
+            instead = f", or None {self.none}" if self.none is not None else ""
+            raise InvalidArgumentError(
+                f"{owner}({name}={value!r}): give a whole number >= {self.minimum}"
+                f"{self.means}{instead}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A rule: one of ``choices``."""
+
+    choices: tuple[str, ...]
+
+    def check(self, owner: str, name: str, value: object) -> Any:
+        return check_choice(owner, name, value, self.choices)
+
+
+Rule = WholeNumber | OneOf
+
+
+def check_parameters(owner: str, rules: Mapping[str, Rule], **values: object) -> dict[str, Any]:
+    """Each of ``values`` checked by its rule in ``rules`` (the one table of a function's
+    parameter rules), in the table's order: the first broken rule raises, naming ``owner``."""
+    return {name: rule.check(owner, name, values[name]) for name, rule in rules.items()}

@@ -1,0 +1,309 @@
+"""How a run is executed: one interface, three executors, the same numbers to the last bit.
+
+:class:`RetrievalEvaluator` describes a run as a :class:`Job` (what to read and how, the plan
+for each mode, where the rows go) and hands it to the executor :func:`choose_executor` picks:
+
+- :class:`InProcess`: batches read and scored in this process (``workers=1``);
+- :class:`LocalProcesses`: worker processes on this machine. They read their own partitions of
+  large JSONL/Parquet inputs (:func:`~ctxeval.parallel.partitions.evaluate_in_processes`), else
+  score batches read here (:func:`~ctxeval.parallel.workers.score_in_order`); with the default
+  number of workers, a run whose records are cheap to score stays in this process;
+- :class:`DaskCluster`: a Dask cluster (:func:`~ctxeval.parallel.partitions.evaluate_distributed`).
+
+An executor's ``run(job)`` returns the :class:`~ctxeval.results.EvaluationResult`. The dataset's
+mode (text or id) is decided once, from the first record read (:meth:`Job.mode_of`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Literal, Protocol
+
+from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.foundation.progress import Progress
+from ctxeval.io.paths import check_output
+from ctxeval.parallel.workers import (
+    pays_to_start_workers,
+    prepend_batches,
+    score_in_order,
+    unsendable,
+)
+from ctxeval.records.model import Mode, Record, RecordError
+from ctxeval.results import EvaluationResult, JsonlResultWriter
+from ctxeval.results.aggregation import Aggregator
+from ctxeval.scoring.driver import Scored, ScoringPlan
+
+__all__ = [
+    "PARTITION_MIN_BYTES",
+    "DaskCluster",
+    "Executor",
+    "InProcess",
+    "Job",
+    "LocalProcesses",
+    "OnError",
+    "choose_executor",
+]
+
+OnError = Literal["raise", "skip"]
+Batch = list[Record | RecordError]
+
+# Worker processes read files of at least this many bytes per worker themselves, in
+# partitions; smaller inputs are read here and sent in batches (finer-grained: a slow record,
+# or the first bad one, is met sooner). See docs/evaluator.md.
+PARTITION_MIN_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Job:
+    """One evaluation, as every executor receives it.
+
+    ``plan_for(mode)`` is the scoring plan for data of that mode; ``modes`` the modes the
+    metrics can run in (the first is the default, for an empty dataset); ``inputs`` the files
+    the run reads (an output must not be one of them); ``output`` where the per-query rows go
+    (a ``.jsonl`` path locally; a directory or fsspec URL on Dask), or None.
+    """
+
+    dataset: Any
+    plan_for: Callable[[Mode], ScoringPlan]
+    modes: tuple[Mode, ...]
+    source: str
+    inputs: tuple[str, ...]
+    fields: Any = None
+    format: str | None = None
+    on_error: OnError = "raise"
+    batch_size: int = 256
+    keep_per_query: bool = True
+    progress: bool | Callable[[int], None] | None = None
+    output: str | os.PathLike[str] | None = None
+    mode_fixed: bool = False  # metric objects fix the mode: a bad first record cannot change it
+
+    def records(self) -> Iterator[Record | RecordError]:
+        from ctxeval.io.readers import read_records
+
+        return read_records(self.dataset, fields=self.fields, format=self.format)
+
+    def mode_of(self, first: Record | RecordError | None) -> Mode:
+        """The dataset's mode, from its first record (the one place it is decided)."""
+        if isinstance(first, Record):
+            return first.mode
+        if isinstance(first, RecordError) and not self.mode_fixed:
+            return "id" if first.field and "ids" in first.field else "text"
+        return self.modes[0]
+
+    def aggregator(self, plan: ScoringPlan, writer: JsonlResultWriter | None) -> Aggregator:
+        return Aggregator(
+            plan,
+            self.source,
+            fields=self.fields,
+            keep_rows=self.keep_per_query,
+            row_sink=None if writer is None else writer.write,
+        )
+
+    def empty_result(self) -> EvaluationResult:
+        return Aggregator(self.plan_for(self.modes[0]), self.source, fields=self.fields).result()
+
+    def partitionable(self, plan: ScoringPlan, workers: int, asked: bool) -> bool:
+        """Whether ``workers`` processes can read this dataset by partitions themselves, and
+        should: partitions ``asked`` for, or files of :data:`PARTITION_MIN_BYTES` a worker."""
+        from ctxeval.parallel.partitions import dataset_bytes, partitionable
+
+        if not partitionable(self.dataset, self.format) or unsendable(plan) is not None:
+            return False
+        return asked or dataset_bytes(self.dataset) >= workers * PARTITION_MIN_BYTES
+
+
+class Executor(Protocol):
+    """Runs a :class:`Job` and returns its result."""
+
+    def run(self, job: Job) -> EvaluationResult: ...
+
+
+def _fold(job: Job, aggregator: Aggregator, scored: Iterator[Scored], progress: Progress) -> None:
+    """Fold scored batches into ``aggregator``; the first bad record stops the run unless
+    ``job.on_error`` is ``"skip"``."""
+    try:
+        for results in scored:
+            bad = aggregator.add_scored(results, stop_at_error=job.on_error == "raise")
+            if bad is not None:
+                raise InvalidRecordError(
+                    f"{bad}. Fix the record, or pass on_error='skip' to skip bad "
+                    "records and count them in the results"
+                )
+            progress.update(len(results))
+    finally:
+        close = getattr(scored, "close", None)
+        if close is not None:
+            close()  # at once, not when collected: stops any worker processes now
+
+
+def _batches(items: Iterator[Record | RecordError], size: int) -> Iterator[Batch]:
+    while batch := list(islice(items, size)):
+        yield batch
+
+
+def _prepend(
+    first: Record | RecordError, rest: Iterator[Record | RecordError]
+) -> Iterator[Record | RecordError]:
+    yield first
+    yield from rest
+
+
+def _locally(
+    job: Job, body: Callable[[JsonlResultWriter | None], EvaluationResult]
+) -> EvaluationResult:
+    """``body(writer)`` with the rows streamed to ``job.output`` (written atomically when the
+    run completes), or to no file."""
+    writer = None if job.output is None else JsonlResultWriter(job.output, inputs=job.inputs)
+    try:
+        result = body(writer)
+        if writer is not None:
+            writer.finish(result)
+    finally:
+        if writer is not None:
+            writer.close()
+    return result
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Batches read and scored in this process."""
+
+    def run(self, job: Job) -> EvaluationResult:
+        return LocalProcesses(workers=1).run(job)
+
+
+@dataclass(frozen=True)
+class LocalProcesses:
+    """Worker processes on this machine (``auto``: their number was not chosen, so a run whose
+    records are cheap to score stays in this process)."""
+
+    workers: int
+    auto: bool = False
+    partition_bytes: int | None = None
+    partition_records: int | None = None
+
+    def run(self, job: Job) -> EvaluationResult:
+        return _locally(job, lambda writer: self._run(job, writer))
+
+    def _run(self, job: Job, writer: JsonlResultWriter | None) -> EvaluationResult:
+        records = job.records()
+        first = next(records, None)
+        if first is None:
+            return job.empty_result()
+        plan = job.plan_for(job.mode_of(first))
+        aggregator = job.aggregator(plan, writer)
+        progress = Progress.from_option(job.progress, stream=sys.stderr)
+        stream = _prepend(first, records)
+        workers, head = self.workers, None
+        asked = self.partition_bytes is not None or self.partition_records is not None
+        if workers > 1 and job.partitionable(plan, workers, asked):
+            head = list(islice(stream, job.batch_size)) if self.auto else None
+            if head is None or pays_to_start_workers(plan, head):
+                close = getattr(records, "close", None)
+                if close is not None:
+                    close()  # the workers read the files themselves
+                try:
+                    return self._partitions(job, plan, aggregator, progress)
+                finally:
+                    progress.close()
+            workers = 1
+        batches: Iterator[Sequence[Record | RecordError]] = _batches(stream, job.batch_size)
+        if head:
+            batches = prepend_batches([head], batches)
+        try:
+            _fold(job, aggregator, score_in_order(plan, batches, workers, auto=self.auto), progress)
+        finally:
+            progress.close()
+        return aggregator.result()
+
+    def _partitions(
+        self, job: Job, plan: ScoringPlan, aggregator: Aggregator, progress: Progress
+    ) -> EvaluationResult:
+        from ctxeval.parallel.partitions import evaluate_in_processes
+
+        return evaluate_in_processes(
+            job.dataset,
+            plan,
+            workers=self.workers,
+            aggregator=aggregator,
+            progress=progress,
+            fields=job.fields,
+            format=job.format,
+            on_error=job.on_error,
+            batch_size=job.batch_size,
+            block_bytes=self.partition_bytes,
+            block_records=self.partition_records,
+        )
+
+
+@dataclass(frozen=True)
+class DaskCluster:
+    """A Dask cluster: a ``dask.distributed.Client``, a scheduler address, or ``"local"``;
+    partitions of ``partition_bytes`` (JSONL) or ``partition_records`` records."""
+
+    scheduler: Any
+    partition_bytes: int | None = None
+    partition_records: int | None = None
+
+    def run(self, job: Job) -> EvaluationResult:
+        from ctxeval.parallel.partitions import evaluate_distributed
+
+        if job.output is not None and "://" not in os.fspath(job.output):
+            check_output(job.output, flag="run(output=...)", inputs=job.inputs, directory=True)
+        mode = job.modes[0]
+        if len(job.modes) > 1:
+            first = next(job.records(), None)
+            mode = first.mode if isinstance(first, Record) else mode
+        return evaluate_distributed(
+            job.dataset,
+            job.plan_for(mode),
+            scheduler=self.scheduler,
+            fields=job.fields,
+            format=job.format,
+            on_error=job.on_error,
+            output=job.output,
+            source=job.source,
+            batch_size=job.batch_size,
+            block_bytes=self.partition_bytes or 64 << 20,
+            block_records=self.partition_records or 20_000,
+        )
+
+
+def cores() -> int:
+    """The cores this process may run on (a container's or taskset's limit, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def choose_executor(
+    *,
+    workers: int | None,
+    scheduler: Any = None,
+    partition_bytes: int | None = None,
+    partition_records: int | None = None,
+) -> Executor:
+    """The executor of a run: Dask when given a ``scheduler``; else worker processes (every
+    core when ``workers`` is None, each run deciding whether they pay); else this process."""
+    if scheduler is not None:
+        return DaskCluster(scheduler, partition_bytes, partition_records)
+    count = cores() if workers is None else workers
+    if count == 1 and workers is not None:
+        return InProcess()
+    return LocalProcesses(count, workers is None, partition_bytes, partition_records)
+
+
+def input_files(dataset: Any, source: str | None, extra: Sequence[str]) -> tuple[str, ...]:
+    """The files a run reads (an output must not be one of them)."""
+    files = [source] if source is not None else []
+    files.extend(extra)
+    if isinstance(dataset, str | os.PathLike):
+        name = os.fspath(dataset)
+        files.extend([name, *glob.glob(name)])
+    return tuple(files)
