@@ -8,6 +8,8 @@
 - :mod:`~ctxeval.chunking.retrieval`: BM25 (bm25s) or any callable retriever;
 - :mod:`~ctxeval.chunking.attribution`: found / missed by the retriever / unreachable, ceilings;
 - :mod:`~ctxeval.chunking.harness`: :func:`compare_chunkers`;
+- :mod:`~ctxeval.chunking.model`: what it returns (:class:`HarnessResult`, one
+  :class:`ChunkingRun` per chunker);
 - :mod:`~ctxeval.chunking.outputs` and :mod:`~ctxeval.chunking.report`: files and the report.
 """
 
@@ -22,15 +24,8 @@ from ctxeval.chunking.chunkers import (
     SentenceChunker,
     parse_chunker,
 )
-from ctxeval.chunking.harness import (
-    DEFAULT_KS,
-    HARNESS_METRICS,
-    ChunkingRun,
-    HarnessResult,
-    chunk_corpus,
-    chunk_statistics,
-    compare_chunkers,
-)
+from ctxeval.chunking.harness import DEFAULT_KS, chunk_corpus, chunk_statistics, compare_chunkers
+from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult
 from ctxeval.chunking.questions import Excerpt, Question, load_questions
 from ctxeval.chunking.retrieval import BM25Retriever, retrieval_depth
 from ctxeval.chunking.splitters import ExternalChunker, as_chunker

@@ -5,7 +5,9 @@ top chunks of each question over all of a chunking's chunks, evaluates the runs 
 metrics (:data:`HARNESS_METRICS`, ROUGE-L chunk matching by default), attributes each miss to the
 retriever or the chunker (:mod:`ctxeval.chunking.attribution`), compares the runs with paired
 significance (:func:`ctxeval.comparison.compare`), and optionally writes the runs, results,
-statistics and an HTML report (:mod:`ctxeval.chunking.outputs`).
+statistics and an HTML report (:mod:`ctxeval.chunking.outputs`). What it returns, a
+:class:`~ctxeval.chunking.model.HarnessResult`, is defined in :mod:`ctxeval.chunking.model`
+(re-exported here with :data:`HARNESS_METRICS` and :func:`comparison_cutoff`).
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ctxeval.chunking.attribution import Attribution, attribute, attribution_rule, mean_of
+from ctxeval.chunking.attribution import attribute, attribution_rule, mean_of
 from ctxeval.chunking.chunkers import Chunk, Chunker
+from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult, comparison_cutoff
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import (
     ChunkSizes,
@@ -32,8 +35,8 @@ from ctxeval.chunking.retrieval import (
     searcher,
 )
 from ctxeval.chunking.splitters import as_chunker
-from ctxeval.comparison import ComparisonReport, compare
-from ctxeval.comparison.family import characters_fed, label_depth
+from ctxeval.comparison import compare
+from ctxeval.comparison.family import characters_fed
 from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, check_k, cutoff_label, sort_cutoffs
 from ctxeval.evaluator import RetrievalEvaluator
@@ -49,7 +52,6 @@ from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
-from ctxeval.results import EvaluationResult
 from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = [
@@ -63,119 +65,10 @@ __all__ = [
     "comparison_cutoff",
 ]
 
-# The measures every harness run is evaluated with, at every cut-off: chunk-level matching
-# (a chunk holds the excerpt or not) and span overlap (how much of the excerpt the retrieved
-# text covers, and how much of that text is excerpt).
-HARNESS_METRICS: tuple[str, ...] = (
-    "context_recall",
-    "context_precision",
-    "hit_rate",
-    "reciprocal_rank",
-    "ndcg",
-    "span_recall",
-    "span_precision",
-    "span_iou",
-)
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _WORD = re.compile(r"\S+")
-
-
-@dataclass
-class ChunkingRun:
-    """One chunker's run: its chunks, the retrieval records, their evaluation, attribution,
-    chunk statistics and the mean context fed at each cut-off (``context[k]``: ``chunks``,
-    ``words``, ``characters``; the evaluation's own ``summary["context_used"]``)."""
-
-    name: str
-    spec: str
-    chunks: list[Chunk]
-    records: list[dict[str, Any]]
-    result: EvaluationResult
-    attribution: Attribution
-    statistics: dict[str, Any]
-    context: dict[Cutoff, dict[str, float]]
-
-
-@dataclass
-class HarnessResult:
-    """What :func:`compare_chunkers` found: one :class:`ChunkingRun` per chunker (by name), the
-    paired comparison, and the seconds each step took."""
-
-    runs: dict[str, ChunkingRun]
-    comparison: ComparisonReport
-    ks: tuple[Cutoff, ...]
-    questions: list[Question]
-    retriever: str
-    matching: str
-    timings: dict[str, float] = field(default_factory=dict)
-    budget_policy: BudgetPolicy = "whole"
-    attribution: str = "match"
-    top: Cutoff = None
-    """The cut-off the runs are compared at (:func:`comparison_cutoff`)."""
-    token_counter: Any = "rouge"
-
-    def __post_init__(self) -> None:
-        if self.top is None:
-            fed = characters_fed([run.result.summary for run in self.runs.values()])
-            self.top = comparison_cutoff(self.ks, fed)
-
-    @property
-    def results(self) -> dict[str, EvaluationResult]:
-        return {name: run.result for name, run in self.runs.items()}
-
-    def summary(self) -> dict[str, Any]:
-        """Everything but the per-query rows, as plain JSON-ready data."""
-        return {
-            "questions": len(self.questions),
-            "retriever": self.retriever,
-            "matching": self.matching,
-            "metrics": list(HARNESS_METRICS),
-            "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
-            "compared_at": cutoff_label(self.top),
-            "budget_policy": self.budget_policy,
-            "attribution": self.attribution,
-            "chunkers": {
-                name: {
-                    "spec": run.spec,
-                    "statistics": run.statistics,
-                    "context": {cutoff_label(k): v for k, v in run.context.items()},
-                    "attribution": run.attribution.to_dict(),
-                    "aggregate": run.result.aggregate,
-                }
-                for name, run in self.runs.items()
-            },
-            "comparison": self.comparison.to_dict(),
-        }
-
-    def attribution_text(self) -> str:
-        """A table of the three shares at each k and the ceilings, one row per chunker."""
-        lines = [
-            "Miss attribution (share of ground-truth excerpts; macro over questions; rule: "
-            f"{self.attribution}), with the mean context fed per question:",
-            f"  {'chunker':<20} {'k':>6} {'found':>7} {'missed':>7} {'unreach':>7} "
-            f"{'chunks':>7} {'words':>7}",
-        ]
-        for name, run in self.runs.items():
-            att = run.attribution
-            for k in self.ks:
-                used = run.context[k]
-                lines.append(
-                    f"  {name:<20} {cutoff_label(k):>6} {att.found[k]:>7.3f} "
-                    f"{att.missed[k]:>7.3f} {att.unreachable[k]:>7.3f} "
-                    f"{used['chunks']:>7.2f} {used['words']:>7.1f}"
-                )
-        lines.append("Ceilings (best any retriever could do with these chunks):")
-        lines.append(f"  {'chunker':<20} {'recall':>7} {'span IoU':>9} {'chunks':>7} {'words':>7}")
-        for name, run in self.runs.items():
-            stats = run.statistics
-            lines.append(
-                f"  {name:<20} {run.attribution.ceiling:>7.3f} "
-                f"{run.attribution.span_ceiling:>9.3f} {stats['chunks']:>7} "
-                f"{stats['words']['mean']:>7.1f}"
-            )
-        return "\n".join(lines)
 
 
 def compare_chunkers(
@@ -288,19 +181,6 @@ def compare_chunkers(
         plan.write(outcome)
     timings["total"] = time.perf_counter() - started
     return outcome
-
-
-def comparison_cutoff(ks: Sequence[Cutoff], fed: Mapping[str, float] | None = None) -> Cutoff:
-    """The cut-off chunkings are compared at: the largest budget when there are budgets, where
-    each run feeds the same amount of text; else the largest k. Budgets of different units are
-    ordered by ``fed`` (``{label: mean characters fed}``, over the runs) when it is given: the
-    budget that fed the most text (``512t`` may feed more than ``2000c``); else by unit, then
-    size (:func:`~ctxeval.cutoffs.cutoff.sort_cutoffs`)."""
-    budgets = [k for k in ks if isinstance(k, Budget)]
-    if not budgets:
-        return sort_cutoffs(ks)[-1]
-    ordered = sort_cutoffs(budgets)
-    return max(ordered, key=lambda k: label_depth(cutoff_label(k), fed))
 
 
 def compare_columns(

@@ -20,14 +20,12 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ctxeval.chunking.model import HarnessResult
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output, same_file
-
-if TYPE_CHECKING:
-    from ctxeval.chunking.harness import HarnessResult
 
 __all__ = ["SUMMARY_FILE", "OutputPlan"]
 

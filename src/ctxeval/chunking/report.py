@@ -9,15 +9,13 @@ import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ctxeval.chunking.model import HarnessResult
 from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
-
-if TYPE_CHECKING:
-    from ctxeval.chunking.harness import HarnessResult
 
 __all__ = ["harness_report", "write_harness_report"]
 

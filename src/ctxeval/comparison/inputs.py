@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxeval.comparison.data import SHOWN_IDS, Alignment, RunAlignment, id_list
 from ctxeval.comparison.family import characters_fed, deepest_columns, default_metrics
-from ctxeval.comparison.model import SHOWN_IDS, Alignment, RunAlignment, id_list
 from ctxeval.foundation.errors import (
     ConventionWarning,
     InvalidArgumentError,

@@ -1,23 +1,22 @@
 """Renderings of a :class:`~ctxeval.comparison.model.ComparisonReport`: a terminal table,
 Markdown, LaTeX (booktabs), a JSON-serialisable dict and pandas DataFrames. The report's methods
-(``to_text``, ``to_markdown``, ...) call these.
+(``to_text``, ``to_markdown``, ...) call these; they read only the report's data
+(:class:`~ctxeval.comparison.data.ComparisonData`), so this module does not import the report.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from ctxeval.comparison.data import ComparisonData, MetricRow, PairedComparison
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
-
-if TYPE_CHECKING:
-    from ctxeval.comparison.model import ComparisonReport, MetricRow, PairedComparison
 
 __all__ = ["render_latex", "render_markdown", "render_text", "report_dict", "report_frame"]
 
 
-def render_text(report: ComparisonReport, digits: int = 4) -> str:
+def render_text(report: ComparisonData, digits: int = 4) -> str:
     """A plain-text report for the terminal: what was compared, the side-by-side table with its
     legend, then each run's comparison with the baseline and the columns' legend."""
     lines = [_title(report)]
@@ -51,7 +50,7 @@ def render_text(report: ComparisonReport, digits: int = 4) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(report: ComparisonReport, digits: int = 4) -> str:
+def render_markdown(report: ComparisonData, digits: int = 4) -> str:
     """Markdown: what was compared, the side-by-side table and its legend, then a table per
     comparison and the columns' legend."""
     header = ["metric", *report.runs, "best"]
@@ -85,13 +84,13 @@ def render_markdown(report: ComparisonReport, digits: int = 4) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _title(report: ComparisonReport) -> str:
+def _title(report: ComparisonData) -> str:
     return (
         f"{len(report.runs)} runs on {report.alignment.queries} queries, baseline {report.baseline}"
     )
 
 
-def render_latex(report: ComparisonReport, digits: int = 4) -> str:
+def render_latex(report: ComparisonData, digits: int = 4) -> str:
     """LaTeX (``booktabs``): the means table and the comparisons table.
 
     The best mean of each metric is bold; ``$^{*}$`` marks a significant difference from the
@@ -149,7 +148,7 @@ def render_latex(report: ComparisonReport, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report_dict(report: ComparisonReport, *, per_query: bool = False) -> dict[str, Any]:
+def report_dict(report: ComparisonData, *, per_query: bool = False) -> dict[str, Any]:
     """Everything in the report as JSON-serialisable values.
 
     ``per_query=True`` adds ``query_ids`` and the aligned per-query ``values``.
@@ -179,7 +178,7 @@ def report_dict(report: ComparisonReport, *, per_query: bool = False) -> dict[st
     return out
 
 
-def report_frame(report: ComparisonReport, table: Literal["means", "comparisons"] = "means") -> Any:
+def report_frame(report: ComparisonData, table: Literal["means", "comparisons"] = "means") -> Any:
     """A pandas DataFrame (requires pandas).
 
     ``"means"``: one row per metric, one column per run; ``"comparisons"``: one row per
@@ -201,7 +200,7 @@ def report_frame(report: ComparisonReport, table: Literal["means", "comparisons"
 
 
 # -- cells ---------------------------------------------------------------------------------------
-def _of(report: ComparisonReport, run: str) -> list[PairedComparison]:
+def _of(report: ComparisonData, run: str) -> list[PairedComparison]:
     return [item for item in report.comparisons if item.run == run]
 
 
@@ -210,7 +209,7 @@ def _mean_cell(row: MetricRow, run: str, digits: int) -> str:
     return _number(row.means[run], digits) + mark
 
 
-def _comparison_header(report: ComparisonReport) -> list[str]:
+def _comparison_header(report: ComparisonData) -> list[str]:
     level = f"{100 * (1 - report.alpha):g}% CI"
     adjusted = "p (Holm)" if report.correction == "holm" else "p (adj.)"
     return ["metric", "diff", level, "p", adjusted, "W/T/L", "n"]

@@ -4,13 +4,14 @@ and the plots (per-k curves with bands, first relevant rank, per-query scatter).
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import math
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
-from ctxeval import __version__
 from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint, split_column
 from ctxeval.comparison.family import label_depth
@@ -20,6 +21,7 @@ from ctxeval.results import EvaluationResult
 
 __all__ = [
     "clip",
+    "ctxeval_version",
     "curves_plot",
     "escape",
     "figure_html",
@@ -165,6 +167,18 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: str = "
     return f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+@functools.cache
+def ctxeval_version() -> str:
+    """The installed ctxeval's version (the distribution's metadata, which ``ctxeval.__version__``
+    matches), or ``"unknown"`` when run from a source tree that is not installed. Read from the
+    metadata so that no stage imports the root package ``ctxeval``, whose lazy re-exports import
+    the stages."""
+    try:
+        return metadata.version("ctxeval")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def page(title: str, subtitle: str, body: str) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -172,7 +186,7 @@ def page(title: str, subtitle: str, body: str) -> str:
 <title>{escape(title)}</title><style>{_CSS}</style></head>
 <body><main>
 <h1>{escape(title)}</h1>
-<p class="sub">{subtitle} &middot; ctxeval {escape(__version__)}</p>
+<p class="sub">{subtitle} &middot; ctxeval {escape(ctxeval_version())}</p>
 {body}
 </main><script>{_SCRIPT}</script></body></html>
 """

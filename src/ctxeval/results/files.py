@@ -20,7 +20,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
@@ -31,12 +31,10 @@ from ctxeval.io.spreadsheet import neutralise
 from ctxeval.results.parts import PARTS_HEADER, is_url, parts_store
 from ctxeval.results.table import PerQueryTable
 
-if TYPE_CHECKING:
-    from ctxeval.results.result import EvaluationResult
-
 __all__ = [
     "FORMAT_VERSION",
     "PARTS_HEADER",
+    "FinishedRun",
     "JsonlResultWriter",
     "arrow_table",
     "check_result_path",
@@ -135,6 +133,21 @@ def write_result(
     return target
 
 
+class FinishedRun(Protocol):
+    """What :meth:`JsonlResultWriter.finish` needs of a run's result (an
+    :class:`~ctxeval.results.EvaluationResult`): its header parts. Typed structurally so that
+    this module, which :mod:`ctxeval.results.result` imports, does not import it back."""
+
+    @property
+    def aggregate(self) -> Mapping[str, Any]: ...
+
+    @property
+    def summary(self) -> Mapping[str, Any]: ...
+
+    @property
+    def skipped(self) -> list[dict[str, Any]]: ...
+
+
 class JsonlResultWriter:
     """Streams per-query rows of a run to disk and writes the result file atomically at the end.
 
@@ -170,7 +183,7 @@ class JsonlResultWriter:
         self._rows.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
         self.count += 1
 
-    def finish(self, result: EvaluationResult) -> None:
+    def finish(self, result: FinishedRun) -> None:
         header = result_header(result.aggregate, result.summary, result.skipped)
         self._rows.seek(0)
         try:
