@@ -349,7 +349,10 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
 
     stages = [
         ("whole run (RetrievalEvaluator.run)", cumulative("ctxeval/evaluator.py", "run")),
-        ("read + validate dicts (ctxeval.io)", cumulative("ctxeval/parallel/executors.py", "_prepend")),
+        (
+            "read + validate dicts (ctxeval.io)",
+            cumulative("ctxeval/parallel/executors.py", "_prepend"),
+        ),
         (
             "  of which checking the fields (records.plain_text_record, or the pydantic model)",
             cumulative("ctxeval/records/model.py", "plain_text_record")
@@ -377,7 +380,10 @@ def profile_ctxeval(records: list[dict[str, Any]], top: int, label: str) -> None
             "  judge the batch and every measure at every k (metrics/core.py, scoring._rows)",
             cumulative("ctxeval/scoring/driver.py", "_rows"),
         ),
-        ("aggregate (Aggregator.add_scored)", cumulative("ctxeval/results/aggregation.py", "add_scored")),
+        (
+            "aggregate (Aggregator.add_scored)",
+            cumulative("ctxeval/results/aggregation.py", "add_scored"),
+        ),
         (
             f"cyclic GC pauses ({len(pauses)}; counted inside whichever function allocated)",
             sum(pauses),

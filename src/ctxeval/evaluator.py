@@ -16,6 +16,7 @@ from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
 from ctxeval.cutoffs.cutoff import Cutoff, check_k
 from ctxeval.foundation.errors import (
     EmptyTokensWarning,
+    Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
@@ -127,7 +128,7 @@ class RetrievalEvaluator:
     local run's.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (the public constructor: one keyword per setting)
         self,
         dataset: Any,
         metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
@@ -403,7 +404,8 @@ def _warn_tokenless(result: EvaluationResult) -> None:
                 f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
                 "tokens and could not match anything (the ROUGE tokenizer keeps ASCII letters "
                 "and digits only); for text in other scripts use "
-                "RougeChunkMatch(tokenizer='unicode')"
+                "RougeChunkMatch(tokenizer='unicode')",
+                fixes=(Fix("tokenizer", "unicode", "RougeChunkMatch(tokenizer='unicode')"),),
             ),
             stacklevel=3,
         )

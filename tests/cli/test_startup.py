@@ -19,7 +19,7 @@ from ctxeval.cli.lazy import COMMANDS, LazyGroup
 
 #: Packages loading nothing of the flow may import: the root, the foundation, and the CLI's
 #: group (its lazy table, exit codes and message wording).
-LIGHT = ("ctxeval.foundation", "ctxeval.cli.lazy", "ctxeval.cli.exits", "ctxeval.cli.dialect")
+LIGHT = ("ctxeval.foundation", "ctxeval.cli.lazy", "ctxeval.cli.exits", "ctxeval.cli.flags")
 
 
 def _loaded(code: str) -> list[str]:

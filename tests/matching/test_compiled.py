@@ -252,11 +252,11 @@ def test_texts_kept_by_the_cache_do_not_count(
 def test_without_numba_the_python_path_is_used(
     fresh_state: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ctxeval.matching
+    import ctxeval.matching.rouge
 
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
     monkeypatch.delitem(sys.modules, "ctxeval.matching.rouge.lcs_kernel", raising=False)
-    monkeypatch.delattr(ctxeval.matching, "lcs_kernel", raising=False)
+    monkeypatch.delattr(ctxeval.matching.rouge, "lcs_kernel", raising=False)
     with mode("always"):
         assert compiled.rouge_recall(["a b"], ["b"]) is None
         assert compiled.status().startswith("not used: numba is not installed")

@@ -127,7 +127,7 @@ class TestTokenCache:
         assert first[0].tolist() == [4 / 5, 1 / 2]  # LCS "the cat on mat" / 5, "cat" / 2
 
     def test_vocabulary_overflow_starts_afresh(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import ctxeval.matching.base as base
+        import ctxeval.matching.tokens as base
 
         monkeypatch.setattr(base, "_MAX_CODES", 3)
         cache = TokenCache(RougeTokenizer())
@@ -142,7 +142,7 @@ class TestTokenCache:
         # The same all-new texts twice (compare two retrievers over the same chunks): the
         # second pass converts texts only up to the debt bound, then keys the rest, as with
         # no cache; a third pass finds the kept ones, which pays the debt back.
-        import ctxeval.matching.base as base
+        import ctxeval.matching.tokens as base
 
         monkeypatch.setattr(base, "_MAX_DEBT", 40)
         cache = TokenCache(RougeTokenizer())

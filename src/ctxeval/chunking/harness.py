@@ -71,7 +71,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _WORD = re.compile(r"\S+")
 
 
-def compare_chunkers(
+def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     corpus: str | os.PathLike[str] | Mapping[str, str],
     questions: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     chunkers: Mapping[str, object],
@@ -132,46 +132,38 @@ def compare_chunkers(
 
         plan = OutputPlan(out_dir, report, list(resolved), overwrite, (corpus, questions))
     documents = load_corpus(corpus)
-    asked = load_questions(questions, documents)
-    timings = {"loading": time.perf_counter() - started}
-    runs = {
-        name: _run(
-            name,
-            chunker,
-            documents,
-            asked,
-            retriever,
-            strategy,
-            ks,
-            metrics,
-            settings,
-            progress,
-            timings,
-            plan,
-        )
-        for name, chunker in resolved.items()
-    }
+    job = _Job(
+        documents,
+        load_questions(questions, documents),
+        retriever,
+        strategy,
+        ks,
+        metrics,
+        settings,
+        progress,
+        {"loading": time.perf_counter() - started},
+        plan,
+    )
+    runs = {name: _run(name, chunker, job) for name, chunker in resolved.items()}
     clock = time.perf_counter()
-    fed = characters_fed([run.result.summary for run in runs.values()])
-    top = comparison_cutoff(ks, fed)
-    compared = compare_columns(compare_metrics or metrics, metrics, ks, top=top)
+    top = comparison_cutoff(ks, characters_fed([run.result.summary for run in runs.values()]))
     comparison = compare(
         {name: run.result for name, run in runs.items()},
-        metrics=compared,
+        metrics=compare_columns(compare_metrics or metrics, metrics, ks, top=top),
         baseline=baseline,
         seed=seed,
         n_resamples=n_resamples,
     )
-    timings["comparison"] = time.perf_counter() - clock
+    job.timings["comparison"] = time.perf_counter() - clock
     rule = settings.rule if isinstance(settings.rule, str) else settings.rule.spec
     outcome = HarnessResult(
         runs,
         comparison,
         ks,
-        asked,
+        job.questions,
         retriever_spec,
         strategy.spec,
-        timings,
+        job.timings,
         settings.policy,
         rule,
         top,
@@ -179,7 +171,7 @@ def compare_chunkers(
     )
     if plan is not None:
         plan.write(outcome)
-    timings["total"] = time.perf_counter() - started
+    job.timings["total"] = time.perf_counter() - started
     return outcome
 
 
@@ -214,11 +206,33 @@ class _Settings:
     rule: Any
 
 
+@dataclass(frozen=True)
+class _Job:
+    """What every chunker's run shares: the documents and questions, how to retrieve and judge,
+    the cut-offs and metrics, progress, the timings it adds to, and where files go."""
+
+    documents: Mapping[str, str]
+    questions: list[Question]
+    retriever: object
+    strategy: MatchingStrategy
+    ks: tuple[Cutoff, ...]
+    metrics: Sequence[str]
+    settings: _Settings
+    progress: bool | None
+    timings: dict[str, float]
+    plan: Any
+
+    def bar(self, unit: str, label: str) -> Progress:
+        return Progress.from_option(self.progress, stream=sys.stderr, unit=unit, label=label)
+
+
 def _token_counter(counter: object) -> str | TokenCounter:
     try:
         return check_token_counter(counter)
     except InvalidArgumentError as exc:
-        raise type(exc)(str(exc).replace("RetrievalEvaluator(", "compare_chunkers(")) from None
+        raise type(exc)(
+            str(exc).replace("RetrievalEvaluator(", "compare_chunkers("), fixes=exc.fixes
+        ) from None
 
 
 def _cut_offs(k: Cutoff | Sequence[Cutoff]) -> tuple[Cutoff, ...]:
@@ -289,85 +303,45 @@ def chunk_corpus(
     return chunks
 
 
-def _run(
-    name: str,
-    chunker: Chunker,
-    documents: Mapping[str, str],
-    questions: list[Question],
-    retriever: object,
-    strategy: MatchingStrategy,
-    ks: tuple[Cutoff, ...],
-    metrics: Sequence[str],
-    settings: _Settings,
-    progress: bool | None,
-    timings: dict[str, float],
-    plan: Any,
-) -> ChunkingRun:
+def _run(name: str, chunker: Chunker, job: _Job) -> ChunkingRun:
+    """One chunker's run: chunk, index, retrieve, evaluate, attribute."""
     clock = time.perf_counter()
-    bar = Progress.from_option(
-        progress, stream=sys.stderr, unit="documents", label=f"chunking {name}"
-    )
-    before = dict(getattr(chunker, "locating", {}))
-    try:
-        chunks = chunk_corpus(chunker, documents, bar)
-    except CtxevalError as exc:
-        raise type(exc)(f"chunker {name}: {exc}") from None
-    finally:
-        bar.close()
-    statistics = chunk_statistics(chunks)
-    located = getattr(chunker, "locating", None)
-    if located is not None:  # a third-party splitter: how its chunks were placed, this run
-        statistics["located"] = {key: n - before.get(key, 0) for key, n in located.items()}
-    if not chunks:
-        raise InvalidArgumentError(f"chunker {name} ({chunker.spec}): made no chunks")
-    clock = _tick(timings, "chunking", clock)
-    bar = Progress.from_option(progress, stream=sys.stderr, unit="chunks", label=f"indexing {name}")
-    search = searcher(retriever, chunks)
+    chunks, statistics = _chunk(name, chunker, job)
+    clock = _tick(job.timings, "chunking", clock)
+    bar = job.bar("chunks", f"indexing {name}")
+    search = searcher(job.retriever, chunks)
     bar.update(len(chunks))
     bar.close()
-    clock = _tick(timings, "indexing", clock)
-    sizes = ChunkSizes(chunks, settings.tokens)
-    depth = retrieval_depth(ks, sizes=sizes)
-    bar = Progress.from_option(
-        progress, stream=sys.stderr, unit="questions", label=f"retrieving {name}"
-    )
-    rankings: list[Ranking] = []
-    for question in questions:
-        rankings.append(search(question.question, depth))
-        bar.update(1)
-    bar.close()
-    if any(isinstance(k, Budget) for k in ks):
-        needed = needed_depths(ks, [[i for i, _ in r] for r in rankings], sizes)
-        rankings = [ranking[:n] for ranking, n in zip(rankings, needed, strict=True)]
-    clock = _tick(timings, "retrieval", clock)
+    clock = _tick(job.timings, "indexing", clock)
+    rankings = _retrieve(name, search, chunks, job)
+    clock = _tick(job.timings, "retrieval", clock)
     ids = chunk_ids(name, chunks)
     records = [
         run_record(question, chunks, ids, ranking)
-        for question, ranking in zip(questions, rankings, strict=True)
+        for question, ranking in zip(job.questions, rankings, strict=True)
     ]
     evaluator = RetrievalEvaluator(
         records,
-        list(metrics),
-        matching=strategy,
-        progress=progress,
-        budget_policy=settings.policy,
-        token_counter=settings.tokens,
+        list(job.metrics),
+        matching=job.strategy,
+        progress=job.progress,
+        budget_policy=job.settings.policy,
+        token_counter=job.settings.tokens,
     )
-    evaluator.source = plan.run_path(name) if plan is not None else name
-    result = evaluator.run(k=[k if isinstance(k, int) else str(k) for k in ks])
-    clock = _tick(timings, "evaluation", clock)
-    positions = [[i for i, _ in ranking] for ranking in rankings]
+    evaluator.source = job.plan.run_path(name) if job.plan is not None else name
+    result = evaluator.run(k=[k if isinstance(k, int) else str(k) for k in job.ks])
+    clock = _tick(job.timings, "evaluation", clock)
     attribution = attribute(
-        questions,
+        job.questions,
         chunks,
-        positions,
-        strategy,
-        ks,
-        rule=settings.rule,
-        budget_policy=settings.policy,
-        token_counter=settings.tokens,
+        [[i for i, _ in ranking] for ranking in rankings],
+        job.strategy,
+        job.ks,
+        rule=job.settings.rule,
+        budget_policy=job.settings.policy,
+        token_counter=job.settings.tokens,
     )
-    _tick(timings, "attribution", clock)
+    _tick(job.timings, "attribution", clock)
     used = result.summary["context_used"]
     return ChunkingRun(
         name,
@@ -377,8 +351,45 @@ def _run(
         result,
         attribution,
         statistics,
-        {k: dict(used[cutoff_label(k)]) for k in ks},
+        {k: dict(used[cutoff_label(k)]) for k in job.ks},
     )
+
+
+def _chunk(name: str, chunker: Chunker, job: _Job) -> tuple[list[Chunk], dict[str, Any]]:
+    """Every document's chunks, and their statistics (with how a third-party splitter's
+    chunks were placed, this run)."""
+    bar = job.bar("documents", f"chunking {name}")
+    before = dict(getattr(chunker, "locating", {}))
+    try:
+        chunks = chunk_corpus(chunker, job.documents, bar)
+    except CtxevalError as exc:
+        raise type(exc)(f"chunker {name}: {exc}", fixes=exc.fixes) from None
+    finally:
+        bar.close()
+    statistics = chunk_statistics(chunks)
+    located = getattr(chunker, "locating", None)
+    if located is not None:
+        statistics["located"] = {key: n - before.get(key, 0) for key, n in located.items()}
+    if not chunks:
+        raise InvalidArgumentError(f"chunker {name} ({chunker.spec}): made no chunks")
+    return chunks, statistics
+
+
+def _retrieve(name: str, search: Any, chunks: list[Chunk], job: _Job) -> list[Ranking]:
+    """Each question's ranking, deep enough for every cut-off (at a budget: as deep as the
+    budget takes, and no deeper)."""
+    sizes = ChunkSizes(chunks, job.settings.tokens)
+    depth = retrieval_depth(job.ks, sizes=sizes)
+    bar = job.bar("questions", f"retrieving {name}")
+    rankings: list[Ranking] = []
+    for question in job.questions:
+        rankings.append(search(question.question, depth))
+        bar.update(1)
+    bar.close()
+    if any(isinstance(k, Budget) for k in job.ks):
+        needed = needed_depths(job.ks, [[i for i, _ in r] for r in rankings], sizes)
+        rankings = [ranking[:n] for ranking, n in zip(rankings, needed, strict=True)]
+    return rankings
 
 
 def _tick(timings: dict[str, float], step: str, since: float) -> float:

@@ -18,7 +18,6 @@ from typing import Any, NoReturn
 import click
 
 from ctxeval import __version__
-from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from ctxeval.cli.lazy import LazyGroup
 from ctxeval.foundation.errors import InvalidArgumentError
@@ -69,7 +68,7 @@ def _click_message(exc: click.ClickException) -> str:
     """Click's own errors (a bad option value, an unknown option, a missing argument) in the
     one-line form of ctxeval's: click's message, its did-you-mean included, then where the
     help is, instead of click's three lines (usage, "Try ...", "Error: ...")."""
-    message = cli_syntax(" ".join(exc.format_message().split()))
+    message = " ".join(exc.format_message().split())
     ctx = exc.ctx if isinstance(exc, click.UsageError) else None
     if ctx is None:
         return message

@@ -49,7 +49,7 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
         try:
             chunkers[name] = parse_chunker(spec)
         except CtxevalError as exc:
-            fail(f"--chunker {value}: {exc}")
+            fail(f"--chunker {value}: {exc}", fixes=exc.fixes)
     return chunkers
 
 
@@ -204,7 +204,7 @@ def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
     try:
         compare_columns(wanted, HARNESS_METRICS, ks, where="--metric")
     except CtxevalError as exc:
-        fail(str(exc))
+        fail(exc)
 
 
 def _attribution(spec: str) -> Any:
@@ -214,7 +214,7 @@ def _attribution(spec: str) -> Any:
     try:
         return attribution_rule(spec)
     except CtxevalError as exc:
-        fail(f"--attribution {spec}: {str(exc).split(': ', 1)[-1]}")
+        fail(f"--attribution {spec}: {str(exc).split(': ', 1)[-1]}", fixes=exc.fixes)
 
 
 def _retriever(spec: str) -> Any:
@@ -224,7 +224,7 @@ def _retriever(spec: str) -> Any:
     try:
         return as_retriever(spec)
     except CtxevalError as exc:
-        fail(f"--retriever {spec}: {exc}")
+        fail(f"--retriever {spec}: {exc}", fixes=exc.fixes)
 
 
 def _print(outcome: Any, fmt: str) -> None:

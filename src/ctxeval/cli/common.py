@@ -14,21 +14,19 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ctxeval.cli.dialect import cli_syntax
+from ctxeval.cli.exits import EXIT_GATE, EXIT_USAGE
 from ctxeval.cli.fields import field_flags, field_options
-from ctxeval.foundation.errors import CtxevalError
+from ctxeval.cli.flags import cli_text, skipped_fixes
+from ctxeval.foundation.errors import CtxevalError, Fix
 
 if TYPE_CHECKING:
     from ctxeval.metrics.base import MetricBase
 
-EXIT_GATE = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
 
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    click.echo(f"ctxeval: error: {cli_syntax(message)}", err=True)
+def fail(message: object, code: int = EXIT_USAGE, *, fixes: Sequence[Fix] = ()) -> NoReturn:
+    """Stop with ``message`` (a string, or a ctxeval error) in the CLI's words: the fixes it
+    carries, and ``fixes`` (those of an error it quotes), said as flags."""
+    click.echo(f"ctxeval: error: {cli_text(message, fixes)}", err=True)
     sys.exit(code)
 
 
@@ -40,7 +38,7 @@ def guard(function: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return function(*args, **kwargs)
         except CtxevalError as exc:
-            fail(str(exc))
+            fail(exc)
         except OSError as exc:
             fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
 
@@ -57,7 +55,7 @@ def show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    click.echo(f"ctxeval: warning: {cli_syntax(str(message))}", err=True)
+    click.echo(f"ctxeval: warning: {cli_text(message)}", err=True)
 
 
 def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -129,8 +127,25 @@ def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
+OptionDecorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
 def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of a command that evaluates a dataset, in their ``--help`` order: matching,
+    measures and cut-offs, the run's; then the budget options."""
     options = [
+        *_matching_options(),
+        *_measure_options(),
+        *_run_options(),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return budget_options(function)
+
+
+def _matching_options() -> list[OptionDecorator]:
+    """``--match``, ``--threshold``, ``--tokenizer``: how texts are matched."""
+    return [
         click.option(
             "--match",
             "match",
@@ -145,6 +160,13 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(["rouge", "rouge-stem", "unicode"]),
             help="Tokenizer of ROUGE strategies (unicode for text that is not English).",
         ),
+    ]
+
+
+def _measure_options() -> list[OptionDecorator]:
+    """``--metrics``, ``--convention``, ``--corpus``, ``--fuzzy-threshold``, ``-k``: what is
+    measured, and at which cut-offs."""
+    return [
         click.option(
             "--metrics",
             "metric_set",
@@ -182,6 +204,13 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "(characters), 512t (tokens); repeat for several (default: the whole list). It "
             "applies to the measures without a cut-off of their own (-m ndcg@10 stays at 10).",
         ),
+    ]
+
+
+def _run_options() -> list[OptionDecorator]:
+    """How the run goes: bad records, processes or a cluster, the records' fields and mode,
+    progress, and a config file of defaults."""
+    return [
         click.option(
             "--on-error",
             type=click.Choice(["raise", "skip"]),
@@ -215,9 +244,6 @@ def dataset_options(function: Callable[..., Any]) -> Callable[..., Any]:
             help="TOML file whose keys set option defaults (e.g. match = 'rouge-chunk').",
         ),
     ]
-    for option in reversed(options):
-        function = option(function)
-    return budget_options(function)
 
 
 def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -> Any:
@@ -230,7 +256,7 @@ def build_strategy(match: str, threshold: float | None, tokenizer: str | None) -
         # "'spec': Class(option=...): problem" -> "--match spec: problem", in CLI terms.
         problem = str(exc).split(": ", 1)[-1]
         problem = re.sub(r"^[A-Z]\w*\([^)]*\): ", "", problem)
-        fail(f"--match {match}: {problem}")
+        fail(f"--match {match}: {problem}", fixes=exc.fixes)
     if threshold is None and tokenizer is None:
         return strategy
     options = strategy.options()
@@ -479,7 +505,8 @@ def report_skipped(result: Any) -> None:
     if result.located is not None:
         click.echo(f"ctxeval: {located_line(result.located)}", err=True)
     for skipped in result.skipped[:5]:
-        click.echo(f"ctxeval: skipped {cli_syntax(skipped_line(skipped))}", err=True)
+        line = cli_text(skipped_line(skipped), skipped_fixes(skipped))
+        click.echo(f"ctxeval: skipped {line}", err=True)
     if len(result.skipped) > 5:
         click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
 
@@ -490,7 +517,8 @@ def nothing_scored(result: Any) -> str | None:
         return None
     source = result.summary.get("source", "the dataset")
     if result.skipped:
-        reasons = "; ".join(skipped_line(s) for s in result.skipped[:3])
+        lines = (cli_text(skipped_line(s), skipped_fixes(s)) for s in result.skipped[:3])
+        reasons = "; ".join(lines)
         return (
             f"no query was scored: all {len(result.skipped)} record(s) of {source} were "
             f"skipped (first: {reasons}). Fix the records, or pass --allow-empty to accept an "

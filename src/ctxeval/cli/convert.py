@@ -7,9 +7,9 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import fail, guard
-from ctxeval.cli.dialect import cli_syntax
 from ctxeval.cli.exits import EXIT_USAGE
 from ctxeval.cli.fields import field_options, with_field_flags
+from ctxeval.cli.flags import cli_text
 
 
 @click.command("convert")
@@ -66,6 +66,6 @@ def convert_command(source: str, target: str, **options: Any) -> None:
     )
     click.echo(f"ctxeval: wrote {written} records to {target}", err=True)
     for message in skipped[:5]:
-        click.echo(f"ctxeval: skipped {cli_syntax(message)}", err=True)
+        click.echo(f"ctxeval: skipped {cli_text(message)}", err=True)
     if skipped:
         fail(f"{len(skipped)} bad record(s) were not converted", EXIT_USAGE)

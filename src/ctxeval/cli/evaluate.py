@@ -29,7 +29,7 @@ from ctxeval.cli.common import (
     save_or_fail,
     write_run_report,
 )
-from ctxeval.cli.dialect import cli_syntax
+from ctxeval.cli.flags import cli_text
 from ctxeval.cli.trec_eval import (
     DEFAULT_MEASURES,
     TREC_EVAL_VERSIONS,
@@ -151,72 +151,12 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     reads JSONL from stdin.
     """
     gates = parse_gates(options["gates"])
-    if options.pop("skip_missing"):
-        if options["complete"]:
-            fail("-c/--complete and --skip-missing contradict each other: give one of them")
-        options["complete"] = False
-    if options["per_query"] and options["fmt"] != "trec_eval":
-        fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
+    _check_flags(options)
     with contextlib.ExitStack() as stack:
         # records: what --report reads the queries' retrieved items from.
-        records: Any = path
-        if options["run_file"] or options["qrels_file"]:
-            if path is not None:
-                fail("give either a dataset PATH or --run/--qrels, not both")
-            if not (options["run_file"] and options["qrels_file"]):
-                fail("--run and --qrels go together")
-            _refuse_dataset_options(options)
-            _check_output(options, [options["run_file"], options["qrels_file"]])
-            # A TREC run's records (ids and qrels) are built in memory by the evaluator.
-            result, records = _evaluate_trec(options, gates)
-        elif path is None:
-            fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
-        elif (
-            options["relevance_level"] is not None
-            or options["max_retrieved"] is not None
-            or options["complete"] is not None
-        ):
-            fail(
-                "-l/--relevance-level, -M/--max-retrieved, -c/--complete and --skip-missing "
-                "apply to --run/--qrels, not to a dataset"
-            )
-        elif path == "-":
-            _trec_eval_version(options)
-            _check_output(options, [])
-            # Spooled to disk (kept until the report is written): the mode is read from the
-            # first record, then the whole file is streamed (and worker processes read
-            # batches), which a pipe cannot do twice.
-            spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxeval-stdin-"))
-            records = Path(spool) / "stdin.jsonl"
-            with records.open("wb") as out:
-                shutil.copyfileobj(sys.stdin.buffer, out)
-            result = _evaluate_dataset(str(records), options, gates, source="<stdin>")
-        else:
-            from ctxeval.cli.runs import is_saved_result
-
-            if os.path.isfile(path) and is_saved_result(path):
-                fail(
-                    f"{path} is a result ctxeval saved, not a dataset: compare it with others "
-                    f"(ctxeval compare NAME={path} ...), or evaluate the dataset it came from"
-                )
-            _trec_eval_version(options)
-            _check_output(options, [path])
-            result = _evaluate_dataset(path, options, gates)
+        result, records = _run(path, options, gates, stack)
         report_skipped(result)
-        shown = printed_aggregate(result.aggregate)
-        if options["fmt"] == "trec_eval":
-            rows = result.per_query if options["per_query"] else ()
-            from ctxeval.io.convert import RUN_TAG_FIELD
-            from ctxeval.io.trec import run_tag
-
-            if options["run_file"]:
-                tag = run_tag(options["run_file"])
-            else:  # records converted from a run keep its tag (convert's run_tag field)
-                tags = {row.get(RUN_TAG_FIELD) for row in result.per_query}
-                tag = next(iter(tags)) if len(tags) == 1 else None
-            click.echo(render_trec_eval(shown, rows, runid=tag if isinstance(tag, str) else None))
-        else:
-            click.echo(render_aggregate(shown, result.summary, options["fmt"]))
+        _print_aggregate(result, options)
         if options["report_path"]:
             write_run_report(options["report_path"], result, records)
     if options["output"]:
@@ -226,6 +166,85 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     if not options["allow_empty"] and (problem := nothing_scored(result)):
         fail(problem)
     sys.exit(check_gates(result.aggregate, gates))
+
+
+def _check_flags(options: dict[str, Any]) -> None:
+    """``--skip-missing`` folded into ``complete``; ``-q`` only with ``--format trec_eval``."""
+    if options.pop("skip_missing"):
+        if options["complete"]:
+            fail("-c/--complete and --skip-missing contradict each other: give one of them")
+        options["complete"] = False
+    if options["per_query"] and options["fmt"] != "trec_eval":
+        fail("-q/--per-query prints trec_eval's per-query lines: add --format trec_eval")
+
+
+def _run(
+    path: str | None,
+    options: dict[str, Any],
+    gates: list[tuple[str, float]],
+    stack: contextlib.ExitStack,
+) -> tuple[Any, Any]:
+    """Evaluate what the command line names (a TREC run and its qrels, stdin, or a dataset
+    PATH): the result, and the records --report reads the queries' retrieved items from."""
+    if options["run_file"] or options["qrels_file"]:
+        if path is not None:
+            fail("give either a dataset PATH or --run/--qrels, not both")
+        if not (options["run_file"] and options["qrels_file"]):
+            fail("--run and --qrels go together")
+        _refuse_dataset_options(options)
+        _check_output(options, [options["run_file"], options["qrels_file"]])
+        # A TREC run's records (ids and qrels) are built in memory by the evaluator.
+        return _evaluate_trec(options, gates)
+    if path is None:
+        fail("give a dataset PATH (or --run and --qrels); see 'ctxeval evaluate --help'")
+    if (
+        options["relevance_level"] is not None
+        or options["max_retrieved"] is not None
+        or options["complete"] is not None
+    ):
+        fail(
+            "-l/--relevance-level, -M/--max-retrieved, -c/--complete and --skip-missing "
+            "apply to --run/--qrels, not to a dataset"
+        )
+    if path == "-":
+        _trec_eval_version(options)
+        _check_output(options, [])
+        # Spooled to disk (kept until the report is written): the mode is read from the
+        # first record, then the whole file is streamed (and worker processes read
+        # batches), which a pipe cannot do twice.
+        spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxeval-stdin-"))
+        records = Path(spool) / "stdin.jsonl"
+        with records.open("wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out)
+        return _evaluate_dataset(str(records), options, gates, source="<stdin>"), records
+    from ctxeval.cli.runs import is_saved_result
+
+    if os.path.isfile(path) and is_saved_result(path):
+        fail(
+            f"{path} is a result ctxeval saved, not a dataset: compare it with others "
+            f"(ctxeval compare NAME={path} ...), or evaluate the dataset it came from"
+        )
+    _trec_eval_version(options)
+    _check_output(options, [path])
+    return _evaluate_dataset(path, options, gates), path
+
+
+def _print_aggregate(result: Any, options: dict[str, Any]) -> None:
+    """The aggregate on stdout, in the --format asked for."""
+    shown = printed_aggregate(result.aggregate)
+    if options["fmt"] == "trec_eval":
+        rows = result.per_query if options["per_query"] else ()
+        from ctxeval.io.convert import RUN_TAG_FIELD
+        from ctxeval.io.trec import run_tag
+
+        if options["run_file"]:
+            tag = run_tag(options["run_file"])
+        else:  # records converted from a run keep its tag (convert's run_tag field)
+            tags = {row.get(RUN_TAG_FIELD) for row in result.per_query}
+            tag = next(iter(tags)) if len(tags) == 1 else None
+        click.echo(render_trec_eval(shown, rows, runid=tag if isinstance(tag, str) else None))
+    else:
+        click.echo(render_aggregate(shown, result.summary, options["fmt"]))
 
 
 def printed_aggregate(aggregate: dict[str, float | None]) -> dict[str, float | None]:
@@ -375,7 +394,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
         result = evaluator.run(k=list(options["ks"]) or None)
     for warning in caught:
         if isinstance(warning.message, ConventionWarning):
-            click.echo(f"ctxeval: note: {cli_syntax(str(warning.message))}", err=True)
+            click.echo(f"ctxeval: note: {cli_text(warning.message)}", err=True)
         else:
             warnings.showwarning(
                 warning.message, warning.category, warning.filename, warning.lineno

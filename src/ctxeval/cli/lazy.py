@@ -7,6 +7,7 @@ both, and that each summary is the command's own).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass
 
@@ -70,7 +71,25 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(cmd_name)
         return None if entry is None else entry.load()
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else None
+        if name is not None and name not in COMMANDS and not name.startswith("-"):
+            raise click.UsageError(f"No such command {name!r}.{_did_you_mean(name)}", ctx)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name].summary) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _did_you_mean(name: str) -> str:
+    """The commands close to ``name``, as click words it."""
+    close = sorted(difflib.get_close_matches(name, COMMANDS))
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f" Did you mean {close[0]!r}?"
+    return f" (Did you mean one of: {', '.join(map(repr, close))}?)"

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -123,6 +123,66 @@ def compare(
     ``align="error"`` raises instead. A query whose value is ``None`` in any run (skipped by the
     empty-ground-truth policy) is left out of that metric for every run, and counted.
     """
+    test, correction, align, n_resamples, seed, alpha = _checked_options(
+        test, correction, align, n_resamples, seed, alpha
+    )
+    named = named_runs(runs)
+    names = [name for name, _ in named]
+    baseline = _baseline(names, baseline)
+    indexed = [(name, index_rows(name, result)) for name, result in named]
+    alignment, query_ids = align_runs(indexed, align)
+    chosen = choose_metrics(named, metrics)
+    values = {
+        metric: {
+            name: [value_of(name, metric, qid, table[qid]) for qid in query_ids]
+            for name, table in indexed
+        }
+        for metric in chosen
+    }
+    identical = identical_groups(values) if collapse else {m: () for m in chosen}
+    shown = list(identical)
+    settings = _TestSettings(test, n_resamples, seed, alpha, correction)
+    rows, comparisons = _compare_metrics(values, shown, names, baseline, settings)
+    return ComparisonReport(
+        runs=tuple(names),
+        baseline=baseline,
+        metrics=tuple(shown),
+        rows=rows,
+        comparisons=comparisons,
+        alignment=alignment,
+        test=test,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        query_ids=query_ids,
+        values={metric: values[metric] for metric in shown},
+        identical={metric: equal for metric, equal in identical.items() if equal},
+        settings={name: run_settings(result.summary) for name, result in named},
+        results=dict(named),
+        context_used={
+            name: used
+            for name, result in named
+            if (used := (getattr(result, "summary", None) or {}).get("context_used"))
+        },
+    )
+
+
+class _TestSettings(NamedTuple):
+    """How every comparison of a report is tested and corrected."""
+
+    test: str
+    n_resamples: int
+    seed: int
+    alpha: float
+    correction: str
+
+
+def _checked_options(
+    test: str, correction: str, align: str, n_resamples: Any, seed: Any, alpha: Any
+) -> tuple[Any, Any, Any, int, int, float]:
+    """:func:`compare`'s options, checked: the choices as given, the numbers as int, int and
+    float."""
     owner = "compare"
     test = check_choice(owner, "test", test, ("randomization", "bootstrap"))
     correction = check_choice(owner, "correction", correction, ("holm", "none"))
@@ -142,31 +202,31 @@ def compare(
             f"compare(alpha={alpha!r}): give the significance level, a number between 0 and 1 "
             "(0.05 is usual)"
         )
-    n_resamples, seed, alpha = int(n_resamples), int(seed), float(alpha)
+    return test, correction, align, int(n_resamples), int(seed), float(alpha)
 
-    named = named_runs(runs)
-    names = [name for name, _ in named]
+
+def _baseline(names: list[str], baseline: str | None) -> str:
+    """The baseline run's name (default: the first run's)."""
     if baseline is None:
-        baseline = names[0]
-    elif baseline not in names:
+        return names[0]
+    if baseline not in names:
         raise InvalidArgumentError(
             f"compare(baseline={baseline!r}): no run has that name; runs: {names}"
         )
+    return baseline
+
+
+def _compare_metrics(
+    values: dict[str, dict[str, list[float | None]]],
+    shown: list[str],
+    names: list[str],
+    baseline: str,
+    settings: _TestSettings,
+) -> tuple[list[MetricRow], list[PairedComparison]]:
+    """Every shown metric's row, and its comparisons of each other run with the baseline, the
+    p-values corrected across all of them."""
     others = [name for name in names if name != baseline]
-
-    indexed = [(name, index_rows(name, result)) for name, result in named]
-    alignment, query_ids = align_runs(indexed, align)
-    chosen = choose_metrics(named, metrics)
-    values = {
-        metric: {
-            name: [value_of(name, metric, qid, table[qid]) for qid in query_ids]
-            for name, table in indexed
-        }
-        for metric in chosen
-    }
-    identical = identical_groups(values) if collapse else {m: () for m in chosen}
-    shown = list(identical)
-
+    test, n_resamples, seed, alpha, correction = settings
     rows: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     for metric in shown:
@@ -194,29 +254,7 @@ def compare(
         for item, p in zip(pending, adjusted, strict=True)
     ]
     metric_rows = [_metric_row(row, names, baseline, comparisons) for row in rows]
-    return ComparisonReport(
-        runs=tuple(names),
-        baseline=baseline,
-        metrics=tuple(shown),
-        rows=metric_rows,
-        comparisons=comparisons,
-        alignment=alignment,
-        test=test,
-        n_resamples=n_resamples,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-        query_ids=query_ids,
-        values={metric: values[metric] for metric in shown},
-        identical={metric: equal for metric, equal in identical.items() if equal},
-        settings={name: run_settings(result.summary) for name, result in named},
-        results=dict(named),
-        context_used={
-            name: used
-            for name, result in named
-            if (used := (getattr(result, "summary", None) or {}).get("context_used"))
-        },
-    )
+    return metric_rows, comparisons
 
 
 def _paired(

@@ -7,9 +7,55 @@ file:line) and what to do about it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """The fix a message gives, as a parameter the user sets: ``parameter`` (``"on_error"``,
+    ``"fields"``, ``"threshold"``, ...), the ``value`` to give it (None: a value the user names;
+    a dict for ``fields``) and ``python``, the exact text that names it in the message
+    (default ``parameter=value!r``, e.g. ``on_error='skip'``).
+
+    The message is written once, in Python; the command line replaces ``text`` with its own
+    words for the same parameter (:mod:`ctxeval.cli.flags`), without parsing the message.
+    """
+
+    parameter: str
+    value: Any = None
+    python: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of the message this fix replaces on the command line."""
+        return self.python if self.python is not None else f"{self.parameter}={self.value!r}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fix as plain data (kept with a skipped record in a saved result)."""
+        return {"parameter": self.parameter, "value": self.value, "python": self.text}
+
+
+def fixes_of(*sources: object) -> tuple[Fix, ...]:
+    """The fixes ``sources`` carry (exceptions, warnings, records' errors), in order; a source
+    without any adds none."""
+    found: list[Fix] = []
+    for source in sources:
+        found.extend(getattr(source, "fixes", ()))
+    return tuple(found)
+
 
 class CtxevalError(Exception):
-    """Base class of every error ctxeval raises on purpose."""
+    """Base class of every error ctxeval raises on purpose.
+
+    ``fixes`` (keyword-only) are the :class:`Fix` es the message names, so that the command line
+    can say them as flags; ``str(error)`` is the message as given.
+    """
+
+    def __init__(self, *args: object, fixes: Iterable[Fix] = ()) -> None:
+        super().__init__(*args)
+        self.fixes = tuple(fixes)
 
 
 class InvalidArgumentError(CtxevalError, ValueError):
@@ -32,11 +78,18 @@ class InvalidRecordError(CtxevalError, ValueError):
     known, ``field`` the offending field.
     """
 
-    def __init__(self, message: str, *, field: str | None = None, location: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        location: str | None = None,
+        fixes: Iterable[Fix] = (),
+    ):
         self.field = field
         self.location = location
         prefix = f"{location}: " if location else ""
-        super().__init__(prefix + message)
+        super().__init__(prefix + message, fixes=fixes)
 
 
 class WorkerProcessError(CtxevalError, RuntimeError):
@@ -53,7 +106,11 @@ class MissingDependencyError(CtxevalError, ImportError):
 
 
 class CtxevalWarning(UserWarning):
-    """Base class of ctxeval's warnings."""
+    """Base class of ctxeval's warnings; ``fixes`` as for :class:`CtxevalError`."""
+
+    def __init__(self, *args: object, fixes: Iterable[Fix] = ()) -> None:
+        super().__init__(*args)
+        self.fixes = tuple(fixes)
 
 
 class EmptyTokensWarning(CtxevalWarning):

@@ -25,7 +25,7 @@ from ctxeval.io.trec import (
     write_trec_run,
 )
 from ctxeval.metrics.runs import rank_documents
-from ctxeval.records.model import Record
+from ctxeval.records.model import Record, RecordError
 from ctxeval.records.values import GradedText
 
 __all__ = ["RUN_TAG_FIELD", "convert_dataset", "record_to_dict", "write_records"]
@@ -194,7 +194,9 @@ def _run_scores(record: Record) -> dict[str, float]:
     return {str(doc): score for doc, score in zip(record.retrieved, scores, strict=True)}
 
 
-def _trec_records(run_path: str, qrels_path: str, skipped: list[str]) -> Iterator[dict[str, Any]]:
+def _trec_records(
+    run_path: str, qrels_path: str, skipped: list[str | RecordError]
+) -> Iterator[dict[str, Any]]:
     run = read_trec_run(run_path)
     qrels = read_qrels(qrels_path)
     tag = run_tag(run_path)  # kept in each record, so that converting back writes it again
@@ -250,8 +252,10 @@ def convert_dataset(
     qrels_out: str | None = None,
     fields: dict[str, str] | None = None,
     csv_safe: bool = False,
-) -> tuple[int, list[str]]:
-    """Convert ``source`` to ``target``; returns records written and messages of skipped ones.
+) -> tuple[int, list[str | RecordError]]:
+    """Convert ``source`` to ``target``; returns records written and the skipped ones: each a
+    :class:`~ctxeval.records.model.RecordError` (a bad record) or a message (a query of the run
+    without judgments); ``str()`` of either is its message.
 
     - ``qrels`` given: ``source`` is a TREC run, joined with the qrels into ID-mode records
       with the run's scores (``retrieved_scores``; a query judged but absent from the run gets
@@ -285,7 +289,7 @@ def convert_dataset(
             f"{source} with --qrels {qrels} -> {target}: that is already a TREC run; "
             "convert it to .jsonl, .json, .csv or .parquet records"
         )
-    skipped: list[str] = []
+    skipped: list[str | RecordError] = []
     if qrels is not None:
         rows = _trec_records(source, qrels, skipped)
         return write_records(rows, target, csv_safe=csv_safe), skipped
@@ -295,7 +299,7 @@ def convert_dataset(
             if isinstance(item, Record):
                 yield item
             else:
-                skipped.append(str(item))
+                skipped.append(item)
 
     if trec_target:
         run: dict[str, dict[str, float]] = {}

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Literal
 
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import (
+    Fix,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    type_name,
+)
 from ctxeval.records.model import Mode
 
 __all__ = [
@@ -66,9 +71,18 @@ ID_CANDIDATES: tuple[str, ...] = ("id", "query_id", "qid", "question_id")
 
 _ROLE_NAMES = {"retrieved": "retrieved", "ground_truth": "ground-truth"}
 _CLI_FLAGS = {"retrieved": "--retrieved-field", "ground_truth": "--ground-truth-field"}
-_FIX = (
-    'name them: fields={"retrieved": ..., "ground_truth": ...} '
-    "(CLI: --retrieved-field, --ground-truth-field)"
+_NAME_BOTH = 'fields={"retrieved": ..., "ground_truth": ...}'
+_FIX = f"name them: {_NAME_BOTH} (CLI: --retrieved-field, --ground-truth-field)"
+_BOTH = {"retrieved": None, "ground_truth": None}
+_NOT_FOUND_FIXES = (Fix("fields", _BOTH, _FIX.removeprefix("name them: ")),)
+_TWO_MODES_FIXES = (
+    Fix("fields", {"mode": "text"}, 'fields={"mode": "text"}'),
+    Fix("fields", {"mode": "id"}, 'fields={"mode": "id"}'),
+    Fix("fields", _BOTH, _NAME_BOTH),
+)
+_MODE_FIXES = (
+    Fix("fields", {"mode": "text"}, 'fields={..., "mode": "text"}'),
+    Fix("fields", {"mode": "id"}, '"mode": "id"'),
 )
 
 
@@ -194,7 +208,8 @@ def resolve_fields(columns: Collection[str], fields: FieldsInput, *, source: str
         if name is not None and name not in have:
             raise FieldsNotFoundError(
                 f'{source}: fields["{role}"] = {name!r} is not a field here; '
-                f"fields found: {_names(present)}"
+                f"fields found: {_names(present)}",
+                fixes=(Fix("fields", {role: name}, f'fields["{role}"] = {name!r}'),),
             )
 
     modes = _candidate_modes(wanted)
@@ -207,23 +222,25 @@ def resolve_fields(columns: Collection[str], fields: FieldsInput, *, source: str
     }
     complete = [m for m in modes if found[m]["retrieved"] and found[m]["ground_truth"]]
     if not complete:
-        raise FieldsNotFoundError(_not_found_message(source, present, modes, found))
+        raise FieldsNotFoundError(
+            _not_found_message(source, present, modes, found), fixes=_NOT_FOUND_FIXES
+        )
     if len(complete) > 1:
         if wanted.retrieved is None or wanted.ground_truth is None:
-            raise InvalidArgumentError(_two_modes_message(source, found))
+            raise InvalidArgumentError(_two_modes_message(source, found), fixes=_TWO_MODES_FIXES)
         # Two names of the user's own say nothing about the mode: contexts are the common case.
         complete = ["text"]
     mode = complete[0]
     for role in ("retrieved", "ground_truth"):
         names = found[mode][role]  # type: ignore[index]
         if len(names) > 1:
-            raise InvalidArgumentError(_ambiguous_message(source, role, names))
+            raise _ambiguous(source, role, names)
 
     id_field = wanted.id
     if id_field is None:
         ids = [name for name in ID_CANDIDATES if name in have]
         if len(ids) > 1:
-            raise InvalidArgumentError(_ambiguous_message(source, "id", ids))
+            raise _ambiguous(source, "id", ids)
         id_field = ids[0] if ids else None
     retrieved, ground_truth = found[mode]["retrieved"][0], found[mode]["ground_truth"][0]
     if id_field in (retrieved, ground_truth):
@@ -250,7 +267,8 @@ def _candidate_modes(wanted: FieldMap) -> list[Mode]:
             f"fields: {wanted.retrieved!r} is a {_mode_name(next(iter(implied['retrieved'])))} "
             f"field name and {wanted.ground_truth!r} a "
             f"{_mode_name(next(iter(implied['ground_truth'])))} one; say which mode the data is "
-            'in: fields={..., "mode": "text"} (contexts) or "mode": "id" (chunk ids)'
+            'in: fields={..., "mode": "text"} (contexts) or "mode": "id" (chunk ids)',
+            fixes=_MODE_FIXES,
         )
     return modes
 
@@ -312,11 +330,13 @@ def _two_modes_message(source: str, found: dict[Mode, dict[Role, list[str]]]) ->
     )
 
 
-def _ambiguous_message(source: str, role: str, names: list[str]) -> str:
+def _ambiguous(source: str, role: str, names: list[str]) -> InvalidArgumentError:
     flag = _CLI_FLAGS.get(role)
     cli = f" (CLI: {flag} {names[0]})" if flag else ""
     what = _ROLE_NAMES.get(role, role)
-    return (
+    fix = Fix("fields", {role: names[0]}, f'fields={{"{role}": {names[0]!r}}}{cli}')
+    return InvalidArgumentError(
         f"{source}: {_names(names)} could each be the {what} field; name the one to use: "
-        f'fields={{"{role}": {names[0]!r}}}{cli}'
+        f"{fix.text}",
+        fixes=(fix,),
     )

@@ -27,7 +27,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxeval.foundation.errors import InvalidArgumentError, PythonLiteralWarning, type_name
+from ctxeval.foundation.errors import (
+    Fix,
+    InvalidArgumentError,
+    PythonLiteralWarning,
+    type_name,
+)
 from ctxeval.io.fields import ResolvedFields
 from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
 from ctxeval.records.checks import find_unwritable, plainly_writable
@@ -190,14 +195,15 @@ def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = (
-            "; it looks like JSON lines: name the file .jsonl or pass format='jsonl'"
-            if exc.msg == "Extra data"
-            else ""
-        )
+        fixes: tuple[Fix, ...] = ()
+        hint = ""
+        if exc.msg == "Extra data":  # it looks like JSON lines
+            fixes = (Fix("format", "jsonl", "name the file .jsonl or pass format='jsonl'"),)
+            hint = f"; it looks like JSON lines: {fixes[0].text}"
         raise InvalidArgumentError(
             f"{segment.name}: not valid JSON: {exc.msg} at line {exc.lineno} column "
-            f"{exc.colno}{hint}"
+            f"{exc.colno}{hint}",
+            fixes=fixes,
         ) from None
     except UnicodeDecodeError as exc:
         line = exc.object.count(b"\n", 0, exc.start) + 1 if bom_encoding(text[:4]) is None else 1

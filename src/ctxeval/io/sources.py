@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ctxeval.foundation.errors import (
+    Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     type_name,
@@ -60,6 +61,17 @@ _FORMAT_NAMES = {
 _SUPPORTED = (
     "supported formats: .jsonl/.ndjson (one JSON record per line), .json (a list of records), "
     ".csv (list columns JSON-encoded), .parquet; or pass format='jsonl'|'json'|'csv'|'parquet'"
+)
+_FORMAT = (
+    Fix(
+        "format", ("jsonl", "json", "csv", "parquet"), "pass format='jsonl'|'json'|'csv'|'parquet'"
+    ),
+)
+_FROM_TREC = Fix(
+    "from_trec",
+    None,
+    "RetrievalEvaluator.from_trec(run, qrels) (CLI: ctxeval evaluate --run RUN --qrels QRELS; or "
+    "turn it into records with ctxeval convert RUN OUT.jsonl --qrels QRELS)",
 )
 
 
@@ -114,7 +126,9 @@ def source_segments(source: object, fmt: str | None) -> list[Segment]:
         if _is_pattern(path) and not os.path.exists(path):
             matches = sorted(glob.glob(path, recursive=True))
             if not matches:
-                raise InvalidArgumentError(f"{path}: no files match this pattern; {_SUPPORTED}")
+                raise InvalidArgumentError(
+                    f"{path}: no files match this pattern; {_SUPPORTED}", fixes=_FORMAT
+                )
             paths = matches
         else:
             paths = [path]
@@ -160,20 +174,22 @@ def _check_file(path: str, fmt: str | None) -> str:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise InvalidArgumentError(f"{path}: no such file; {_SUPPORTED}") from None
+        raise InvalidArgumentError(f"{path}: no such file; {_SUPPORTED}", fixes=_FORMAT) from None
     except OSError as exc:
         raise _unreadable(path, exc) from None
     if stat.S_ISDIR(mode):
         raise InvalidArgumentError(
             f"{path}: is a directory; pass a file, or a glob pattern such as "
-            f"'{Path(path) / '*.jsonl'}'; {_SUPPORTED}"
+            f"'{Path(path) / '*.jsonl'}'; {_SUPPORTED}",
+            fixes=_FORMAT,
         )
     if fmt is None:
         suffix = Path(path).suffix.lower()
         if suffix not in EXTENSIONS:
             shown = repr(suffix) if suffix else "(none)"
             raise InvalidArgumentError(
-                f"{path}: unsupported file extension {shown}; {_trec_hint(path) or _SUPPORTED}"
+                f"{path}: unsupported file extension {shown}; {_trec_hint(path) or _SUPPORTED}",
+                fixes=(*_FORMAT, _FROM_TREC),
             )
         fmt = EXTENSIONS[suffix]
     try:
@@ -203,15 +219,13 @@ def _trec_hint(path: str) -> str | None:
         kind = "TREC qrels ('qid 0 docno relevance')"
     else:
         return None
-    return (
-        f"it looks like {kind}: evaluate a run against its qrels with "
-        "RetrievalEvaluator.from_trec(run, qrels) (CLI: ctxeval evaluate --run RUN --qrels "
-        "QRELS; or turn it into records with ctxeval convert RUN OUT.jsonl --qrels QRELS)"
-    )
+    return f"it looks like {kind}: evaluate a run against its qrels with {_FROM_TREC.text}"
 
 
 def _unreadable(path: str, exc: OSError) -> InvalidArgumentError:
-    return InvalidArgumentError(f"{path}: cannot be opened ({exc.strerror}); {_SUPPORTED}")
+    return InvalidArgumentError(
+        f"{path}: cannot be opened ({exc.strerror}); {_SUPPORTED}", fixes=_FORMAT
+    )
 
 
 def _file_object_segment(source: Any, fmt: str | None) -> Segment:
@@ -222,7 +236,8 @@ def _file_object_segment(source: Any, fmt: str | None) -> Segment:
         if suffix not in EXTENSIONS:
             raise InvalidArgumentError(
                 f"{name}: cannot tell the format of an open file without a known extension; "
-                f"pass format='jsonl'|'json'|'csv'|'parquet'"
+                f"pass format='jsonl'|'json'|'csv'|'parquet'",
+                fixes=_FORMAT,
             )
         fmt = EXTENSIONS[suffix]
     if fmt == "parquet":

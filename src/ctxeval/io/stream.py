@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sized
 from dataclasses import replace
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 from pydantic import ValidationError
 
-from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.foundation.errors import Fix, InvalidRecordError
 from ctxeval.io.fields import (
     ID_CANDIDATES,
     FieldMap,
@@ -36,6 +36,7 @@ from ctxeval.records.model import (
     claimed_id,
     plain_text_record,
     record_schema,
+    validation_fixes,
     validation_problems,
     with_document_texts,
 )
@@ -55,6 +56,20 @@ _SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names
 def _absent(value: object) -> bool:
     """A span field that holds nothing (null, an empty CSV cell, a missing DataFrame value)."""
     return value is None or value == "" or (isinstance(value, float) and value != value)
+
+
+class _Place(NamedTuple):
+    """Where an item is: its segment, position there, record index and location."""
+
+    segment: Segment
+    pos: int
+    record_index: int
+    location: str
+
+    def error(
+        self, record_id: str | None, field: str | None, message: str, fixes: tuple[Fix, ...] = ()
+    ) -> RecordError:
+        return RecordError(self.record_index, record_id, self.location, field, message, fixes)
 
 
 class RecordStream:
@@ -157,28 +172,59 @@ class RecordStream:
     def build(
         self, segment: Segment, item: Item, resolved: ResolvedFields | None
     ) -> Record | RecordError:
+        """One item as a record, or as the error that stops it (the first one found)."""
         pos, value = item
         index = self.index
         self.index += 1
-        location = segment.locate(pos)
+        at = _Place(segment, pos, index, segment.locate(pos))
         if isinstance(value, Problem):
-            problem_id = value.id
-            if problem_id is None and value.record is not None:
-                problem_id = self._problem_id(value.record, resolved)
-            if problem_id is not None:
-                self._claim(problem_id, segment, pos, record=False)
-            return RecordError(index, problem_id, location, value.field, value.message)
+            return self._problem(at, value, resolved)
         if not isinstance(value, Mapping):
-            return RecordError(index, None, location, None, not_an_object(segment, value))
+            return at.error(None, None, not_an_object(segment, value))
         assert resolved is not None  # a mapping is only built once the fields are known
+        raw_id = self._raw_id(at, value, resolved)
+        if isinstance(raw_id, RecordError):
+            return raw_id
+        validated = self._validated(at, value, resolved, raw_id)
+        if isinstance(validated, RecordError):
+            return validated
+        retrieved, ground_truth, model_id = validated
+        if model_id is None:
+            record_id = f"#{at.record_index}"
+        else:
+            record_id = model_id
+            first_seen = self._claim(record_id, segment, pos, record=True)
+            if first_seen is not None:
+                return at.error(
+                    record_id,
+                    resolved.id,
+                    f"duplicate id {record_id!r}, first seen at {first_seen}; ids must "
+                    "be unique within a dataset: rename or remove one of the records",
+                )
+        return self._record(at, value, resolved, record_id, (retrieved, ground_truth))
+
+    def _problem(
+        self, at: _Place, problem: Problem, resolved: ResolvedFields | None
+    ) -> RecordError:
+        """An item the format reader could not read, its id claimed when it shows one."""
+        problem_id = problem.id
+        if problem_id is None and problem.record is not None:
+            problem_id = self._problem_id(problem.record, resolved)
+        if problem_id is not None:
+            self._claim(problem_id, at.segment, at.pos, record=False)
+        return at.error(problem_id, problem.field, problem.message)
+
+    def _raw_id(
+        self, at: _Place, value: Mapping[str, Any], resolved: ResolvedFields
+    ) -> str | RecordError | None:
+        """The id the record claims (None without an id field), or the error of a record
+        whose id field or other fields are not those of the others."""
         if resolved.id is None:
             raw_id = None
             stray = next((name for name in ID_CANDIDATES if name in value), None)
             if stray is not None and self.fields.id is None:
-                return RecordError(
-                    index,
+                return at.error(
                     claimed_id(value[stray]),
-                    location,
                     stray,
                     f"has an id field {stray!r} but the first record has none; give every "
                     "record an id, or none",
@@ -189,10 +235,15 @@ class RecordStream:
             for role in ("retrieved", "ground_truth", "id"):
                 name = getattr(resolved, role)
                 if name is not None and name not in value:
-                    return RecordError(
-                        index, raw_id, location, name, self._missing(role, name, value.keys())
-                    )
+                    fixes = (Fix("fields", {role: None}, f'fields={{"{role}": ...}}'),)
+                    return at.error(raw_id, name, self._missing(role, name, value.keys()), fixes)
+        return raw_id
 
+    def _validated(
+        self, at: _Place, value: Mapping[str, Any], resolved: ResolvedFields, raw_id: str | None
+    ) -> tuple[list[Any], Any, str | None] | RecordError:
+        """The record's retrieved items, ground truth and id, validated against its mode's
+        schema; or its error (its id claimed, when it has one)."""
         names = self._names.get(resolved)
         if names is None:
             names = self._names[resolved] = self._schema_names(resolved)
@@ -202,38 +253,32 @@ class RecordStream:
                 data = with_document_texts(data, self.fields.text_key, names)
             except InvalidRecordError as exc:
                 if raw_id is not None:
-                    self._claim(raw_id, segment, pos, record=False)
-                return RecordError(index, raw_id, location, exc.field, str(exc))
+                    self._claim(raw_id, at.segment, at.pos, record=False)
+                return at.error(raw_id, exc.field, str(exc), exc.fixes)
         plain = plain_text_record(data) if resolved.mode == "text" else None
-        retrieved: list[Any]
-        ground_truth: Any
         if plain is not None:
-            retrieved, ground_truth, model_id = plain
-        else:
-            try:
-                model = record_schema(resolved.mode).model_validate(data, context=names)
-            except ValidationError as exc:
-                if raw_id is not None:
-                    self._claim(raw_id, segment, pos, record=False)
-                problems = validation_problems(exc, names)
-                message = "; ".join(m for _, m in problems)
-                return RecordError(index, raw_id, location, problems[0][0], message)
-            retrieved, ground_truth, model_id = model.retrieved, model.ground_truth, model.id
+            return plain
+        try:
+            model = record_schema(resolved.mode).model_validate(data, context=names)
+        except ValidationError as exc:
+            if raw_id is not None:
+                self._claim(raw_id, at.segment, at.pos, record=False)
+            problems = validation_problems(exc, names)
+            message = "; ".join(m for _, m in problems)
+            return at.error(raw_id, problems[0][0], message, validation_fixes(exc))
+        return model.retrieved, model.ground_truth, model.id
 
-        if model_id is None:
-            record_id = f"#{index}"
-        else:
-            record_id = model_id
-            first_seen = self._claim(record_id, segment, pos, record=True)
-            if first_seen is not None:
-                return RecordError(
-                    index,
-                    record_id,
-                    location,
-                    resolved.id,
-                    f"duplicate id {record_id!r}, first seen at {first_seen}; ids must "
-                    "be unique within a dataset: rename or remove one of the records",
-                )
+    def _record(
+        self,
+        at: _Place,
+        value: Mapping[str, Any],
+        resolved: ResolvedFields,
+        record_id: str,
+        contexts: tuple[list[Any], Any],
+    ) -> Record | RecordError:
+        """The record, with its spans, scores and metadata (the fields no role uses); or the
+        error of the first of them that is not valid."""
+        retrieved, ground_truth = contexts
         spans: dict[str, list[Span | None] | None] = {}
         used = resolved.used
         if resolved.mode == "text":
@@ -241,14 +286,14 @@ class RecordStream:
                 try:
                     spans = self._spans(value, resolved, len(retrieved), len(ground_truth))
                 except InvalidRecordError as exc:
-                    return RecordError(index, record_id, location, exc.field, str(exc))
+                    return at.error(record_id, exc.field, str(exc), exc.fixes)
             used = self._text_used.get(used) or self._text_used.setdefault(used, used | _SPAN_NAMES)
         scores = None
         if self._score_name in value:
             try:
                 scores = self._scores(value[self._score_name], resolved, len(retrieved))
             except InvalidRecordError as exc:
-                return RecordError(index, record_id, location, exc.field, str(exc))
+                return at.error(record_id, exc.field, str(exc), exc.fixes)
             used = self._score_used.get(used) or self._score_used.setdefault(
                 used, used | {self._score_name}
             )
@@ -260,11 +305,11 @@ class RecordStream:
                 find_unwritable(kept, str(name), text=False) if type(kept) in (list, dict) else None
             )
             if too_deep:
-                return RecordError(index, record_id, location, name, too_deep)
+                return at.error(record_id, name, too_deep)
         return Record(
-            index=index,
+            index=at.record_index,
             id=record_id,
-            location=location,
+            location=at.location,
             mode=resolved.mode,
             retrieved=retrieved,
             ground_truth=cast("dict[Hashable, float]", ground_truth),

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.foundation.errors import Fix, InvalidArgumentError, InvalidRecordError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.llama_index import llama_index_qrels, read_json_document
 from ctxeval.io.sources import text_lines
@@ -159,15 +159,18 @@ def _trec_token(value: object, what: str, where: str) -> str:
     else:
         return text
     fix = "rename it (e.g. replace spaces with '_')"
+    fixes: tuple[Fix, ...] = ()
     if what == "query id" and text[:1] == "#" and text[1:].isdigit():
         # "#<position>": the id given to a record without one
         fix = (
             "records without an id are numbered '#0', '#1', ...: give each record an id "
             '(an "id" field, or name yours with fields={"id": ...})'
         )
+        fixes = (Fix("fields", {"id": None}, 'fields={"id": ...}'),)
     raise InvalidArgumentError(
         f"{where}: the {what} {text!r} {problem}, so it cannot be written to a TREC file "
-        f"and read back; {fix}, or keep the records in .jsonl"
+        f"and read back; {fix}, or keep the records in .jsonl",
+        fixes=fixes,
     )
 
 

@@ -19,7 +19,12 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from ctxeval.foundation.arrays import BoolMatrix, FloatMatrix
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import (
+    Fix,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    type_name,
+)
 
 __all__ = [
     "Matches",
@@ -93,7 +98,11 @@ def check_threshold(owner: str, threshold: object) -> float:
         raise InvalidArgumentError(
             f"{owner}(threshold={threshold!r}): threshold must be between 0 and 1 "
             f"(a ROUGE-L recall or a fuzzy ratio scaled to [0, 1]); "
-            f"for a rapidfuzz score of 85 write threshold=0.85"
+            f"for a rapidfuzz score of 85 write threshold=0.85",
+            fixes=(
+                Fix("threshold", threshold, f"{owner}(threshold={threshold!r})"),
+                Fix("threshold", 0.85),
+            ),
         )
     return value
 

@@ -36,6 +36,6 @@ def parse_strategy(spec: str) -> BuiltinStrategy:
     try:
         return cls(*parsed.args, **parsed.kwargs)
     except CtxevalError as exc:
-        raise SpecError(f"{spec!r}: {exc}") from None
+        raise SpecError(f"{spec!r}: {exc}", fixes=exc.fixes) from None
     except TypeError as exc:
         raise SpecError(f"{spec!r}: {exc}") from None

@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 
 from ctxeval.cutoffs.budgets import WHOLE_LIST
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, check_k
-from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.foundation.errors import InvalidArgumentTypeError, InvalidRecordError
 from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_policy
 from ctxeval.judging.judgments import Credit, Judgments
+from ctxeval.judging.passes import JudgingPass
 from ctxeval.metrics.conventions import RankOptions, resolve_rank_options
 from ctxeval.metrics.measures import Measure, make_measure
 
@@ -45,6 +46,11 @@ class MetricBase:
     def credit_rule(self) -> Credit:
         """How hits are credited (only rank metrics have a choice)."""
         return "matching"
+
+    def judging_pass(self, depth: int | None) -> JudgingPass:
+        """How this metric is judged when ``depth`` retrieved items are (None: all): metrics
+        with equal passes share one judging of each record."""
+        raise InvalidArgumentTypeError(f"{self!r} is not a metric the evaluator can run")
 
     def needs_whole_list(self) -> bool:
         """True when a value at any cut-off depends on the whole retrieved list."""

@@ -15,6 +15,7 @@ from ctxeval.cutoffs.cutoff import check_count
 from ctxeval.foundation.errors import InvalidRecordError
 from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_relevance_level
 from ctxeval.judging.judgments import Judgments, judge_ids, scored_tie_ends, with_tie_ends
+from ctxeval.judging.passes import IdPass
 from ctxeval.metrics import reference as F
 from ctxeval.metrics.base import MetricBase, RankMetricsMixin, Scores, SetMetricsMixin
 from ctxeval.records.checks import validate_ids, validate_qrels
@@ -76,6 +77,9 @@ class IdMetric(MetricBase):
             k=check_count(type(self).__name__, k), empty_ground_truth=empty_ground_truth
         )
         self.relevance_level = check_relevance_level(type(self).__name__, relevance_level)
+
+    def judging_pass(self, depth: int | None) -> IdPass:
+        return IdPass(self.relevance_level, depth)
 
     def judge(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxeval.foundation.errors import CtxevalError, InvalidArgumentError
+from ctxeval.foundation.errors import CtxevalError, Fix, InvalidArgumentError
 from ctxeval.foundation.params import EmptyGroundTruthPolicy
 from ctxeval.judging.judgments import Credit
 from ctxeval.metrics.base import MetricBase
@@ -101,11 +101,17 @@ class TextMeasures(MeasureSetMixin, TextMetric):
         self._init_measures(measures)
         ranked = [str(m) for m in self._chosen if m.definition.family == "rank"]
         if ranked and self.matching_strategy.unit != "chunk":
+            spec, measures = self.matching_strategy.spec, ", ".join(ranked)
+            fix = Fix(
+                "matching_strategy.chunk",
+                {"strategy": spec, "measures": measures},
+                f"TextMeasures({spec}): {measures} rank retrieved chunks, but this strategy "
+                "matches sentences; use a chunk strategy",
+            )
             raise InvalidArgumentError(
-                f"TextMeasures({self.matching_strategy.spec}): {', '.join(ranked)} rank "
-                "retrieved chunks, but this strategy matches sentences; use a chunk strategy "
-                "(rouge-chunk, exact-chunk, fuzzy-chunk) for rank measures, or only the "
-                "context_* measures with sentence matching"
+                f"{fix.text} (rouge-chunk, exact-chunk, fuzzy-chunk) for rank measures, or only "
+                "the context_* measures with sentence matching",
+                fixes=(fix,),
             )
 
     def _identity(self) -> tuple[Any, ...]:

@@ -350,25 +350,7 @@ def parse_measure(spec: str | Measure) -> Measure:
     k = None if parsed.k is None else parse_spec_cutoff(spec, parsed.k)
     if parsed.args:
         raise SpecError(f"{spec!r}: measure options must be named, e.g. ndcg(gain='exponential')")
-    name = parsed.name.lower()
-    options: dict[str, Any] = {}
-    trec = _TREC_CUT.match(name)
-    if trec:
-        if k is not None:
-            raise SpecError(f"{spec!r}: give the cut-off once, as {trec['name']}_K or name@K")
-        name, k = trec["name"].lower(), int(trec["k"])
-        if k < 1:
-            raise SpecError(f"{spec!r}: the cut-off must be at least 1")
-    if isinstance(k, int) and cutoff_problem(k):
-        raise SpecError(f"{spec!r}: the cut-off is {k}; {cutoff_problem(k)}")
-    if name in _PRESET_OPTIONS:
-        name, preset = _PRESET_OPTIONS[name]
-        options.update(preset)
-    for pattern, measure, option in _NAMED_PARAMETER:
-        if found := pattern.match(name):
-            value = found["value"]
-            name = measure
-            options[option] = float(value if option == "recall" else f"0.{value}")
+    name, k, options = _named_measure(spec, parsed.name.lower(), k)
     name = _ALIASES.get(name, name)
     definition = MEASURES.get(name)
     if definition is None:
@@ -387,6 +369,48 @@ def parse_measure(spec: str | Measure) -> Measure:
                 spec, f"{name} option", option, list(definition.options), none="it has none"
             )
         options[option] = value
+    _check_options(spec, name, definition, options)
+    # Options equal to the defaults are dropped, so equal measures have one canonical spec.
+    canonical = tuple(
+        sorted(
+            (o, v)
+            for o, v in options.items()
+            if o in definition.required or v != definition.default(o)
+        )
+    )
+    return Measure(name, k, canonical)
+
+
+def _named_measure(spec: str, name: str, k: Cutoff) -> tuple[str, Cutoff, dict[str, Any]]:
+    """The measure's name, cut-off and options as its name gives them: trec_eval's ``name_K``
+    cut-offs, the names that preset options (``ndcg_exp``) and the names with a parameter
+    (``success_0.5``)."""
+    options: dict[str, Any] = {}
+    trec = _TREC_CUT.match(name)
+    if trec:
+        if k is not None:
+            raise SpecError(f"{spec!r}: give the cut-off once, as {trec['name']}_K or name@K")
+        name, k = trec["name"].lower(), int(trec["k"])
+        if k < 1:
+            raise SpecError(f"{spec!r}: the cut-off must be at least 1")
+    if isinstance(k, int) and cutoff_problem(k):
+        raise SpecError(f"{spec!r}: the cut-off is {k}; {cutoff_problem(k)}")
+    if name in _PRESET_OPTIONS:
+        name, preset = _PRESET_OPTIONS[name]
+        options.update(preset)
+    for pattern, measure, option in _NAMED_PARAMETER:
+        if found := pattern.match(name):
+            value = found["value"]
+            name = measure
+            options[option] = float(value if option == "recall" else f"0.{value}")
+    return name, k, options
+
+
+def _check_options(
+    spec: str, name: str, definition: MeasureDefinition, options: dict[str, Any]
+) -> None:
+    """Check the measure's options against its definition, in place: each value one the
+    registry allows (and spelt as the registry spells it), the required ones given."""
     for option, value in options.items():
         allowed = definition.options[option]
         if type(value) not in (bool, int, float, str) or value not in allowed:
@@ -407,12 +431,3 @@ def parse_measure(spec: str | Measure) -> Measure:
         raise SpecError(
             f"{spec!r}: ap_credit='any' needs ap_denominator='hits' (AP would exceed 1)"
         )
-    # Options equal to the defaults are dropped, so equal measures have one canonical spec.
-    canonical = tuple(
-        sorted(
-            (o, v)
-            for o, v in options.items()
-            if o in definition.required or v != definition.default(o)
-        )
-    )
-    return Measure(name, k, canonical)

@@ -29,6 +29,7 @@ from typing import Any, Literal, NamedTuple
 from ctxeval.cutoffs.cutoff import Budget
 from ctxeval.foundation.errors import (
     ConventionWarning,
+    Fix,
     InvalidArgumentError,
     InvalidRecordError,
     type_name,
@@ -160,96 +161,30 @@ def evaluate_run(
     check_choice("evaluate_run", "missing_queries", missing_queries, ("zero", "skip", "error"))
     check_policy("evaluate_run", empty_ground_truth)
     relevance_level = check_relevance_level("evaluate_run", relevance_level)
-    if isinstance(measures, str | Measure):
-        measures = [measures]
-    canonical = list(dict.fromkeys(parse_measure(m) for m in measures))
+    canonical = _canonical_measures(measures)
     parsed: list[tuple[str, Measure]] = [(str(m), m) for m in canonical]
-    if not parsed:
-        raise InvalidArgumentError("evaluate_run(measures=...): give at least one measure")
-    budgets = [spec for spec, m in parsed if isinstance(m.k, Budget)]
-    if budgets:
-        raise InvalidArgumentError(
-            f"evaluate_run(measures=...): {budgets[0]!r} has a budget, which needs the chunks' "
-            "texts; evaluate_run scores ids: give a number of documents (e.g. 'ndcg@10')"
-        )
-    for mapping, name in ((run, "run"), (qrels, "qrels")):
-        if not isinstance(mapping, Mapping):
-            raise InvalidArgumentError(
-                f"evaluate_run({name}=...) must be a dict {{query_id: ...}}, got "
-                f"{type_name(mapping)}"
-            )
+    _check_mappings(run, qrels)
 
-    keys = [key for key, _ in parsed]
     with_ties = needs_tie_groups(canonical)
     plain = (
         _evaluate_plain_queries(run, qrels, parsed, ties, relevance_level)
         if use == "core" and not with_ties
         else _PlainQueries({}, set(), 0)
     )
-    tied_queries = plain.tied_queries
-    missing: list[Hashable] = []
-    skipped_empty: list[Hashable] = []
     if len(plain.scores) == len(qrels) and (
         empty_ground_truth == "zero" or not plain.without_relevant
     ):
-        results = plain.scores  # every query done, in qrels order, no policy to apply
+        # every query done, in qrels order, no policy to apply
+        results, missing, skipped_empty = plain.scores, [], []
+        tied_queries = plain.tied_queries
     else:
-        results = {}
-        for qid, judged_raw in qrels.items():
-            values = plain.scores.get(qid)
-            if values is not None:
-                has_relevant = qid not in plain.without_relevant
-            else:
-                judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
-                if (
-                    qid not in run
-                    and empty_ground_truth != "zero"
-                    and not any(grade >= relevance_level for grade in judged.values())
-                ):
-                    # No relevant document and no results: the empty-ground-truth policy
-                    # decides, as for a query in the run.
-                    if empty_ground_truth == "error":
-                        raise InvalidRecordError(
-                            f"query {qid!r} has no relevant document in the qrels; pass "
-                            "empty_ground_truth='zero' or 'skip'"
-                        )
-                    skipped_empty.append(qid)
-                    continue
-                if qid not in run:
-                    missing.append(qid)
-                    if missing_queries == "error":
-                        raise InvalidRecordError(
-                            f"query {qid!r} is in the qrels but not in the run; pass "
-                            "missing_queries='zero' (score 0, as trec_eval -c) or 'skip'"
-                        )
-                    if missing_queries == "zero":
-                        results[qid] = dict.fromkeys(keys, 0.0)
-                    continue
-                scored = run[qid]
-                ranked = rank_documents(scored, ties=ties, location=f"run[{qid!r}]")
-                if (
-                    isinstance(scored, Mapping)
-                    and len(set(scored.values())) < len(scored)
-                    and ties_straddle_relevance(scored, ranked, judged)
-                ):
-                    tied_queries += 1
-                groups = tie_ends(scored, ranked) if with_ties else None
-                judgments = judge_ids(
-                    ranked, judged, relevance_level=relevance_level, tie_ends=groups
-                )
-                has_relevant = judgments.num_relevant > 0
-            if not has_relevant:
-                if empty_ground_truth == "error":
-                    raise InvalidRecordError(
-                        f"query {qid!r} has no relevant document in the qrels; pass "
-                        "empty_ground_truth='zero' or 'skip'"
-                    )
-                if empty_ground_truth == "skip":
-                    skipped_empty.append(qid)
-                    continue
-            if values is None:
-                values = _values(judgments, parsed, use)
-            results[qid] = values
+        policies = _Policies(
+            ties, missing_queries, empty_ground_truth, relevance_level, with_ties, use
+        )
+        queries = _QueryByQuery(run, parsed, policies, plain)
+        queries.score(qrels)
+        results, missing, skipped_empty = queries.results, queries.missing, queries.skipped_empty
+        tied_queries = queries.tied_queries
 
     if all(m.averages_ties for m in canonical):
         tied_queries = 0  # every measure averages over tied documents: their order is moot
@@ -263,6 +198,134 @@ def evaluate_run(
             stacklevel=2,
         )
     return results
+
+
+def _canonical_measures(measures: Iterable[str | Measure]) -> list[Measure]:
+    """The measures parsed, each once, in order; at least one, none with a budget."""
+    if isinstance(measures, str | Measure):
+        measures = [measures]
+    canonical = list(dict.fromkeys(parse_measure(m) for m in measures))
+    if not canonical:
+        raise InvalidArgumentError("evaluate_run(measures=...): give at least one measure")
+    budgets = [str(m) for m in canonical if isinstance(m.k, Budget)]
+    if budgets:
+        raise InvalidArgumentError(
+            f"evaluate_run(measures=...): {budgets[0]!r} has a budget, which needs the chunks' "
+            "texts; evaluate_run scores ids: give a number of documents (e.g. 'ndcg@10')"
+        )
+    return canonical
+
+
+def _check_mappings(run: object, qrels: object) -> None:
+    for mapping, name in ((run, "run"), (qrels, "qrels")):
+        if not isinstance(mapping, Mapping):
+            raise InvalidArgumentError(
+                f"evaluate_run({name}=...) must be a dict {{query_id: ...}}, got "
+                f"{type_name(mapping)}"
+            )
+
+
+class _Policies(NamedTuple):
+    """:func:`evaluate_run`'s options, checked, as the query-by-query path applies them."""
+
+    ties: Ties
+    missing_queries: MissingQueries
+    empty_ground_truth: EmptyGroundTruthPolicy
+    relevance_level: float
+    with_ties: bool  # whether a measure averages over tied documents
+    use: str  # the implementation
+
+
+def _no_relevant_error(qid: Hashable) -> InvalidRecordError:
+    return InvalidRecordError(
+        f"query {qid!r} has no relevant document in the qrels; pass "
+        "empty_ground_truth='zero' or 'skip'"
+    )
+
+
+class _QueryByQuery:
+    """The queries in qrels order, those the batch path did not evaluate judged one by one,
+    with the missing-query and empty-ground-truth policies applied to all of them."""
+
+    def __init__(
+        self,
+        run: Mapping[Any, Any],
+        measures: list[tuple[str, Measure]],
+        policies: _Policies,
+        plain: _PlainQueries,
+    ) -> None:
+        self.run = run
+        self.measures = measures
+        self.policies = policies
+        self.plain = plain
+        self.results: dict[Hashable, dict[str, float]] = {}
+        self.missing: list[Hashable] = []
+        self.skipped_empty: list[Hashable] = []
+        self.tied_queries = plain.tied_queries
+
+    def score(self, qrels: Mapping[Any, Any]) -> None:
+        for qid, judged_raw in qrels.items():
+            values = self.plain.scores.get(qid)
+            if values is None:
+                judgments = self._judge(qid, judged_raw)
+                if judgments is None or not self._kept(qid, judgments.num_relevant > 0):
+                    continue
+                values = _values(judgments, self.measures, self.policies.use)
+            elif not self._kept(qid, qid not in self.plain.without_relevant):
+                continue
+            self.results[qid] = values
+
+    def _kept(self, qid: Hashable, has_relevant: bool) -> bool:
+        """Whether a query judged is kept: a query without a relevant document is an error,
+        left out, or scored, as ``empty_ground_truth`` says."""
+        if not has_relevant:
+            if self.policies.empty_ground_truth == "error":
+                raise _no_relevant_error(qid)
+            if self.policies.empty_ground_truth == "skip":
+                self.skipped_empty.append(qid)
+                return False
+        return True
+
+    def _judge(self, qid: Hashable, judged_raw: Any) -> Judgments | None:
+        """One query's judgments; None for a query absent from the run (which the policies
+        have settled)."""
+        judged = validate_qrels(judged_raw, f"qrels[{qid!r}]")
+        if qid not in self.run:
+            self._absent(qid, judged)
+            return None
+        policies = self.policies
+        scored = self.run[qid]
+        ranked = rank_documents(scored, ties=policies.ties, location=f"run[{qid!r}]")
+        if (
+            isinstance(scored, Mapping)
+            and len(set(scored.values())) < len(scored)
+            and ties_straddle_relevance(scored, ranked, judged)
+        ):
+            self.tied_queries += 1
+        groups = tie_ends(scored, ranked) if policies.with_ties else None
+        return judge_ids(ranked, judged, relevance_level=policies.relevance_level, tie_ends=groups)
+
+    def _absent(self, qid: Hashable, judged: Mapping[Hashable, float]) -> None:
+        """A query in the qrels but not in the run: left to the empty-ground-truth policy when
+        it has no relevant document, else to the missing-query policy."""
+        policies = self.policies
+        if policies.empty_ground_truth != "zero" and not any(
+            grade >= policies.relevance_level for grade in judged.values()
+        ):
+            # No relevant document and no results: the empty-ground-truth policy
+            # decides, as for a query in the run.
+            if policies.empty_ground_truth == "error":
+                raise _no_relevant_error(qid)
+            self.skipped_empty.append(qid)
+            return
+        self.missing.append(qid)
+        if policies.missing_queries == "error":
+            raise InvalidRecordError(
+                f"query {qid!r} is in the qrels but not in the run; pass "
+                "missing_queries='zero' (score 0, as trec_eval -c) or 'skip'"
+            )
+        if policies.missing_queries == "zero":
+            self.results[qid] = dict.fromkeys([key for key, _ in self.measures], 0.0)
 
 
 class _PlainQueries(NamedTuple):
@@ -393,7 +456,8 @@ def warn_policies(
         warnings.warn(
             ConventionWarning(
                 f"{len(missing)} query(ies) in the qrels have no results in the run and were "
-                f"{effect} (missing_queries={missing_queries!r}); first: {missing[0]!r}"
+                f"{effect} (missing_queries={missing_queries!r}); first: {missing[0]!r}",
+                fixes=(Fix("missing_queries", missing_queries),),
             ),
             stacklevel=3,
         )

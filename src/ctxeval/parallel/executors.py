@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal, Protocol
 
-from ctxeval.foundation.errors import InvalidRecordError
+from ctxeval.foundation.errors import Fix, InvalidRecordError
 from ctxeval.foundation.progress import Progress
 from ctxeval.io.paths import check_output
 from ctxeval.parallel.workers import (
@@ -36,7 +36,7 @@ from ctxeval.parallel.workers import (
 from ctxeval.records.model import Mode, Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.results.aggregation import Aggregator
-from ctxeval.scoring.driver import Scored, ScoringPlan
+from ctxeval.scoring.driver import ScoredBatch, ScoringPlan
 
 __all__ = [
     "PARTITION_MIN_BYTES",
@@ -123,7 +123,9 @@ class Executor(Protocol):
     def run(self, job: Job) -> EvaluationResult: ...
 
 
-def _fold(job: Job, aggregator: Aggregator, scored: Iterator[Scored], progress: Progress) -> None:
+def _fold(
+    job: Job, aggregator: Aggregator, scored: Iterator[ScoredBatch], progress: Progress
+) -> None:
     """Fold scored batches into ``aggregator``; the first bad record stops the run unless
     ``job.on_error`` is ``"skip"``."""
     try:
@@ -132,7 +134,8 @@ def _fold(job: Job, aggregator: Aggregator, scored: Iterator[Scored], progress: 
             if bad is not None:
                 raise InvalidRecordError(
                     f"{bad}. Fix the record, or pass on_error='skip' to skip bad "
-                    "records and count them in the results"
+                    "records and count them in the results",
+                    fixes=(*bad.fixes, Fix("on_error", "skip")),
                 )
             progress.update(len(results))
     finally:

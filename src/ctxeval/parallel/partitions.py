@@ -38,6 +38,7 @@ from typing import Any
 from ctxeval.foundation.errors import (
     CtxevalError,
     CtxevalWarning,
+    Fix,
     InvalidArgumentError,
     InvalidRecordError,
     WorkerProcessError,
@@ -274,7 +275,7 @@ def _is_main_test(test: ast.expr) -> bool:
     return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
 
 
-def evaluate_distributed(
+def evaluate_distributed(  # noqa: PLR0913 (the evaluator's options, for a Dask run)
     dataset: Any,
     plan: ScoringPlan,
     *,
@@ -571,9 +572,11 @@ def _settle_fields(
 def _first_bad(aggregator: Aggregator) -> InvalidRecordError:
     bad = min(aggregator.skipped, key=lambda s: s["index"])
     error = RecordError(bad["index"], bad["id"], bad["location"], bad["field"], bad["message"])
+    fixes = [Fix(**fix) for fix in bad.get("fixes", ())]
     return InvalidRecordError(
         f"{error}. Fix the record, or pass on_error='skip' to skip bad records and count them "
-        "in the results"
+        "in the results",
+        fixes=(*fixes, Fix("on_error", "skip")),
     )
 
 

@@ -43,7 +43,7 @@ from ctxeval.io.sources import locate
 from ctxeval.parallel.blocks import Block, read_block
 from ctxeval.records.model import Record, RecordError
 from ctxeval.results.aggregation import Aggregator, AggregatorState
-from ctxeval.scoring.driver import Scored, ScoringPlan, score_columns
+from ctxeval.scoring.driver import ScoredBatch, ScoringPlan, score_columns
 
 __all__ = [
     "PARALLEL_MIN_SECONDS_PER_RECORD",
@@ -114,7 +114,7 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _score(batch: Batch) -> Scored:
+def _score(batch: Batch) -> ScoredBatch:
     assert _plan is not None, "the pool initializer installs the plan"
     return score_columns(_plan, batch)
 
@@ -221,12 +221,14 @@ class LocalFuture:
             ) from exc
 
 
-def score_in_workers(plan: ScoringPlan, batches: Iterable[Batch], workers: int) -> Iterator[Scored]:
+def score_in_workers(
+    plan: ScoringPlan, batches: Iterable[Batch], workers: int
+) -> Iterator[ScoredBatch]:
     """Score ``batches`` in ``workers`` processes, yielding results in input order.
 
     Close the iterator when you stop early: that stops the workers at once.
     """
-    pending: deque[tuple[Future[Scored], Batch]] = deque()
+    pending: deque[tuple[Future[ScoredBatch], Batch]] = deque()
     window = 2 * workers  # bounded read-ahead keeps memory flat
     with terminate_raises():  # SIGTERM unwinds, so the workers are stopped, not orphaned
         pool = ProcessPoolExecutor(
@@ -256,7 +258,7 @@ def score_in_workers(plan: ScoringPlan, batches: Iterable[Batch], workers: int) 
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _next_result(pending: deque[tuple[Future[Scored], Batch]]) -> Scored:
+def _next_result(pending: deque[tuple[Future[ScoredBatch], Batch]]) -> ScoredBatch:
     try:
         result = pending[0][0].result()
     except BrokenProcessPool as exc:
@@ -399,7 +401,7 @@ PARALLEL_MIN_SECONDS_PER_RECORD = 100e-6
 
 def score_in_order(
     plan: ScoringPlan, batches: Iterator[Batch], workers: int, *, auto: bool = False
-) -> Generator[Scored, None, None]:
+) -> Generator[ScoredBatch, None, None]:
     """Score batches, in worker processes when it pays, yielding results in input order.
 
     ``auto``: the number of workers was not chosen by the user; the first batch is scored here

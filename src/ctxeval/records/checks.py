@@ -13,7 +13,7 @@ import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ctxeval.foundation.errors import InvalidRecordError, type_name
+from ctxeval.foundation.errors import Fix, InvalidRecordError, type_name
 from ctxeval.records.values import GradedText, Span
 
 __all__ = [
@@ -94,7 +94,14 @@ def _is_nan(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _bad_item(field: str, i: int | None, item: object, location: str | None, expected: str) -> None:
+def _bad_item(
+    field: str,
+    i: int | None,
+    item: object,
+    location: str | None,
+    expected: str,
+    fixes: tuple[Fix, ...] = (),
+) -> None:
     where = field if i is None else f"{field}[{i}]"
     if item is None:
         reason = f"{where} is None; remove it or replace it with {expected}"
@@ -105,7 +112,7 @@ def _bad_item(field: str, i: int | None, item: object, location: str | None, exp
         )
     else:
         reason = f"{where} is {type_name(item)} {preview(item)}; every item must be {expected}"
-    raise InvalidRecordError(reason, field=field, location=location)
+    raise InvalidRecordError(reason, field=field, location=location, fixes=fixes)
 
 
 _TOO_HIGH = (
@@ -170,7 +177,7 @@ def validate_texts(
             text, grade = found, 1.0
         else:
             expected = 'a string or {"text": ..., "grade": ...}' if graded else "a string"
-            _bad_item(field, i, item, location, expected + _DOCUMENTS)
+            _bad_item(field, i, item, location, expected + _DOCUMENTS, (_TEXT_KEY_FIX,))
         if not allow_blank and not text.strip():
             raise InvalidRecordError(
                 f"{field}[{i}] is an empty string (or only whitespace); it can never be "
@@ -193,6 +200,7 @@ _DOCUMENTS = (
     " (or a document with its text under 'page_content', 'text' or 'content'; name another "
     'key with fields={"text_key": ...})'
 )
+_TEXT_KEY_FIX = Fix("fields", {"text_key": None}, 'fields={"text_key": ...}')
 
 
 def document_text(item: object, key: str | None = None) -> str | None:

@@ -37,7 +37,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from ctxeval.foundation.errors import InvalidRecordError, type_name
+from ctxeval.foundation.errors import Fix, InvalidRecordError, type_name
 from ctxeval.foundation.params import check_choice
 from ctxeval.records.checks import (
     document_text,
@@ -63,6 +63,7 @@ __all__ = [
     "plain_text_record",
     "record_json_schema",
     "record_schema",
+    "validation_fixes",
     "validation_problems",
     "with_document_texts",
 ]
@@ -111,6 +112,8 @@ class RecordError:
     location: str
     field: str | None
     message: str
+    fixes: tuple[Fix, ...] = ()
+    """The fixes ``message`` names (see :class:`~ctxeval.foundation.errors.Fix`)."""
 
     def __str__(self) -> str:
         who = f" (record {self.id!r})" if self.id is not None else ""
@@ -492,6 +495,7 @@ def missing_text_key(field: str, i: int, item: object, key: str) -> InvalidRecor
         f'text key given (fields={{"text_key": "{key}"}}); give every document its text under '
         f"{key!r}, or name the key they all use",
         field=field,
+        fixes=(Fix("fields", {"text_key": key}, f'fields={{"text_key": "{key}"}}'),),
     )
 
 
@@ -509,6 +513,12 @@ def validation_problems(error: ValidationError, names: Mapping[str, str]) -> lis
         else:
             found.append((field, f"{field} is not valid: {detail['msg']}"))
     return found
+
+
+def validation_fixes(error: ValidationError) -> tuple[Fix, ...]:
+    """The fixes the messages of :func:`validation_problems` name, in the same order."""
+    causes = (detail.get("ctx", {}).get("error") for detail in error.errors())
+    return tuple(fix for cause in causes for fix in getattr(cause, "fixes", ()))
 
 
 def claimed_id(value: object) -> str | None:

@@ -38,7 +38,7 @@ from ctxeval.metrics.measures import GEOMETRIC_FLOOR, Aggregate
 from ctxeval.metrics.reference import f1_score
 from ctxeval.records.model import RecordError
 from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
-from ctxeval.scoring.driver import RowResult, Scored, ScoredBatch, ScoringPlan, column_name
+from ctxeval.scoring.driver import RowResult, ScoredBatch, ScoringPlan, column_name
 
 __all__ = ["Aggregator", "AggregatorState", "column_aggregates", "floored_log", "strategy_spec"]
 
@@ -231,16 +231,10 @@ class Aggregator:
                 for row in rows:
                     self.row_sink(row)
 
-    def add_scored(self, scored: Scored, *, stop_at_error: bool = False) -> RecordError | None:
-        """Add a scored batch (its columns, or one row per record), in order, as :meth:`add`
-        would item by item. ``stop_at_error``: stop after the first bad record, and return it
-        (None when the batch has none)."""
-        if isinstance(scored, list):
-            for item in scored:
-                self.add(item)
-                if stop_at_error and isinstance(item, RecordError):
-                    return item
-            return None
+    def add_scored(self, scored: ScoredBatch, *, stop_at_error: bool = False) -> RecordError | None:
+        """Add a scored batch's columns, in order, as :meth:`add` would item by item.
+        ``stop_at_error``: stop after the first bad record, and return it (None when the batch
+        has none)."""
         if stop_at_error and scored.errors:
             position, error = next(iter(scored.errors.items()))  # the first: every item
             self._add_batch(scored.head(position))  # before it is a row
@@ -252,15 +246,16 @@ class Aggregator:
         return None
 
     def _add_error(self, item: RecordError) -> None:
-        self.skipped.append(
-            {
-                "index": item.index,
-                "id": item.id,
-                "location": item.location,
-                "field": item.field,
-                "message": item.message,
-            }
-        )
+        skipped: dict[str, Any] = {
+            "index": item.index,
+            "id": item.id,
+            "location": item.location,
+            "field": item.field,
+            "message": item.message,
+        }
+        if item.fixes:  # the fixes the message names, as data (see Fix)
+            skipped["fixes"] = [fix.as_dict() for fix in item.fixes]
+        self.skipped.append(skipped)
 
     def add(self, item: RowResult | RecordError) -> None:
         if isinstance(item, RecordError):
@@ -293,6 +288,20 @@ class Aggregator:
             k_used[k] += used[0] if used is not None else _chunks_kept(item, k)
         for label, used in context.items():
             self._add_context(label, used)
+        self._add_micro(item)
+        if item.located:
+            self._add_located(item.index, item.id, item.located, item.unlocated)
+        if self.keep_rows:
+            self.rows.append(item.id, item.metadata, values)
+        if self.row_sink is not None:
+            row: dict[str, Any] = {"id": item.id}
+            for name, value in item.metadata.items():
+                row[metadata_column(name, scores)] = value
+            row.update(zip(self.columns, values, strict=True))
+            self.row_sink(row)
+
+    def _add_micro(self, item: RowResult) -> None:
+        """One row's set and span counts, into the micro averages' sums."""
         micro = self._micro
         for key, counts in item.counts.items():
             sums = micro.get(key)
@@ -307,16 +316,6 @@ class Aggregator:
             sums = self._span_micro.setdefault(key, [0, 0, 0, 0])
             for i, value in enumerate(lengths):
                 sums[i] += value
-        if item.located:
-            self._add_located(item.index, item.id, item.located, item.unlocated)
-        if self.keep_rows:
-            self.rows.append(item.id, item.metadata, values)
-        if self.row_sink is not None:
-            row: dict[str, Any] = {"id": item.id}
-            for name, value in item.metadata.items():
-                row[metadata_column(name, scores)] = value
-            row.update(zip(self.columns, values, strict=True))
-            self.row_sink(row)
 
     def _add_values_one_by_one(self, values: list[Any]) -> list[float | None]:
         """Add one row's values to the exact sums value by value (None is left out; NaN and
@@ -347,24 +346,45 @@ class Aggregator:
         # NaN and infinity (an error) and None go row by row, as add() takes them.
         fast = ~skipped & np.isfinite(block).all(axis=1)
         slow_rows = np.flatnonzero(~fast).tolist()
-        values: list[list[Any]] | None = None
-        if slow_rows or self.keep_rows or self.row_sink is not None:
-            values = block.tolist()
-            if batch.skipped is not None:
-                for row, mask in zip(
-                    np.flatnonzero(skipped).tolist(), batch.skipped[skipped].tolist(), strict=True
-                ):
-                    values[row] = [
-                        None if gone else v for v, gone in zip(values[row], mask, strict=True)
-                    ]
-            for row in slow_rows:
-                self._add_values_one_by_one(values[row])
+        values = self._batch_rows(batch, skipped, slow_rows)
         fast_block = block if not slow_rows else block[fast]
         if len(fast_block):
             self._pending.frombytes(np.ascontiguousarray(fast_block).tobytes())
             self._pending_rows += len(fast_block)
             if self._pending_rows >= FOLD_ROWS:
                 self._fold()
+        self._add_batch_totals(batch, skipped)
+        self._add_batch_micro(batch)
+        if batch.located is not None:
+            for row, spans in enumerate(batch.located):
+                if spans is not None:
+                    self._add_located(batch.index[row], batch.ids[row], *spans)
+        if values is not None:
+            self._add_rows(batch, values)
+
+    def _batch_rows(
+        self, batch: ScoredBatch, skipped: Any, slow_rows: list[int]
+    ) -> list[list[Any]] | None:
+        """The batch's rows as lists (None for the values skipped by policy) when they are
+        kept, streamed or added one by one (``slow_rows``: those with None, NaN or infinity,
+        which are added here); else None."""
+        if not (slow_rows or self.keep_rows or self.row_sink is not None):
+            return None
+        values: list[list[Any]] = batch.values.tolist()
+        if batch.skipped is not None:
+            for row, mask in zip(
+                np.flatnonzero(skipped).tolist(), batch.skipped[skipped].tolist(), strict=True
+            ):
+                values[row] = [
+                    None if gone else v for v, gone in zip(values[row], mask, strict=True)
+                ]
+        for row in slow_rows:
+            self._add_values_one_by_one(values[row])
+        return values
+
+    def _add_batch_totals(self, batch: ScoredBatch, skipped: Any) -> None:
+        """The batch's counts of queries and items, and its context used at each cut-off."""
+        n = batch.rows
         self._queries += n
         self._empty += int(np.count_nonzero(batch.empty_ground_truth))
         self._excluded += int(np.count_nonzero(skipped))
@@ -385,6 +405,10 @@ class Aggregator:
                 label,
                 [int(c.sum()) if c is not None else None for c in (chunks, words, characters)],
             )
+
+    def _add_batch_micro(self, batch: ScoredBatch) -> None:
+        """The batch's set and span counts (of the rows each metric kept), into the micro
+        averages' sums."""
         for table, found in ((self._micro, batch.counts), (self._span_micro, batch.span_counts)):
             for key, counts in found.items():
                 kept = batch.kept(key)
@@ -395,12 +419,6 @@ class Aggregator:
                 sums = table.setdefault(key, [0, 0, 0, 0])
                 for i, total in enumerate(counts.sum(axis=0).tolist()):
                     sums[i] += total
-        if batch.located is not None:
-            for row, spans in enumerate(batch.located):
-                if spans is not None:
-                    self._add_located(batch.index[row], batch.ids[row], *spans)
-        if values is not None:
-            self._add_rows(batch, values)
 
     def _add_rows(self, batch: ScoredBatch, values: list[list[Any]]) -> None:
         """The per-query rows of a batch: into the table, and one dict each to the sink."""

@@ -5,60 +5,49 @@ metrics and cut-offs, picklable) applied to a batch of records. Every metric tha
 of judging (strategy, credit rule, depth; or relevance level in ID mode) shares one judging
 pass, at the largest cut-off; every cut-off is then a prefix of the same judgments.
 
-One path computes every number: the records of a batch are judged into one padded
-:class:`~ctxeval.metrics.core.BatchJudgments` per judging pass and every measure at every
-cut-off is a column of the vectorised core. ``implementation="reference"`` (or the environment
-variable ``CTXEVAL_IMPLEMENTATION=reference``) scores record by record with the readable
-reference formulas instead, for checking: the numbers are the same, bit for bit.
+One driver computes every number: each record is judged once per judging pass
+(:mod:`ctxeval.scoring.judge`), and every measure at every cut-off is a column of the batch's
+table, with the empty-ground-truth policies, set and span counts and the context used. Only the
+kernel differs between implementations: by default the records of a pass are padded into one
+:class:`~ctxeval.judging.batch.BatchJudgments` and measured by the vectorised core;
+``implementation="reference"`` (or the environment variable
+``CTXEVAL_IMPLEMENTATION=reference``) judges each record's matrix on its own and measures it with
+the readable reference formulas, for checking: the numbers are the same, bit for bit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ctxeval.cutoffs.cutoff import Cutoff
-from ctxeval.foundation.errors import (
-    CtxevalError,
-    InvalidArgumentError,
-    InvalidArgumentTypeError,
-)
+from ctxeval.foundation.arrays import IntArray
 from ctxeval.judging.batch import BatchJudgments, tie_ends_array
 from ctxeval.judging.judgments import Judgments, with_tie_ends
-from ctxeval.judging.spans import LocatedRecord, RecordSpans
-from ctxeval.metrics.core import set_counts
-from ctxeval.metrics.reference import SetCounts
-from ctxeval.metrics.reference import set_counts as reference_set_counts
-from ctxeval.metrics.spans.core import span_counts_at
-from ctxeval.metrics.spans.metrics import SpanMetric
-from ctxeval.metrics.spans.reference import SpanCounts, span_counts
+from ctxeval.metrics.base import MetricBase
 from ctxeval.records.model import Record, RecordError
 from ctxeval.records.values import GradedText
 from ctxeval.scoring.judge import (
     Judged,
     batch_judgments,
-    judge_record,
     judge_records,
-    locate,
-    named,
     needs_ties,
     pass_key,
     record_error,
+    record_judgments,
     strategy_of,
-    tie_ends,
 )
 from ctxeval.scoring.plan import Evaluated, Ks, ScoringPlan, column_name, sort_ks
-from ctxeval.scoring.scored import RowResult, Scored, ScoredBatch
-from ctxeval.scoring.views import BatchView, Cuts, RecordView, context_columns, context_used
+from ctxeval.scoring.scored import RowResult, ScoredBatch
+from ctxeval.scoring.views import BatchView, Cuts, RecordView, ReferenceView, context_columns
 
 __all__ = [
     "Evaluated",
     "Ks",
     "RowResult",
-    "Scored",
     "ScoredBatch",
     "ScoringPlan",
     "column_name",
@@ -75,64 +64,6 @@ def _num_relevant(record: Record) -> int:
     return len({t.text if isinstance(t, GradedText) else t for t in truth})
 
 
-def score_record(plan: ScoringPlan, record: Record) -> RowResult:
-    """One record through the reference formulas."""
-    values: dict[str, float | None] = {}
-    counts: dict[tuple[int, Cutoff], SetCounts] = {}
-    lengths: dict[tuple[int, Cutoff], SpanCounts] = {}
-    cache: dict[Hashable, tuple[Any, int]] = {}
-    tokenless = 0
-    relevant = None
-    located = locate(plan, record)
-    ties = tie_ends(record) if needs_ties(plan) else None
-    cuts = _cuts(plan, [record])
-    for position, metric in enumerate(plan.metrics):
-        key = pass_key(plan, metric)
-        if key not in cache:
-            with named(record, metric):
-                cache[key] = judge_record(plan, record, metric, located)
-        judgments, lost = cache[key]
-        if isinstance(judgments, Judgments):
-            judgments = with_tie_ends(judgments, ties)
-        tokenless = max(tokenless, lost)
-        relevant = judgments.num_relevant if relevant is None else relevant
-        if judgments.num_relevant == 0 and metric.empty_ground_truth != "zero":
-            if metric.empty_ground_truth == "error":
-                raise metric.empty_ground_truth_error(record.location)
-            values.update(dict.fromkeys((e.column for e in plan.evaluated(metric)), None))
-            continue
-        view = RecordView(strategy_of(metric), metric.credit_rule(), judgments, cuts)
-        for entry in plan.evaluated(metric):
-            values[entry.column] = entry.measure(*view.at(entry.k))
-        for k in plan.set_ks(metric):
-            counts[(position, k)] = reference_set_counts(*view.at(k))
-        for k in plan.span_ks(metric):
-            spans, count = view.at(k)  # under "truncate": the crossing chunk's span cut
-            assert isinstance(spans, RecordSpans)
-            assert isinstance(metric, SpanMetric)
-            lengths[(position, k)] = span_counts(
-                spans,
-                spans.cut(count),
-                0,
-                metric.convention,  # type: ignore[arg-type]
-            )
-    return RowResult(
-        index=record.index,
-        id=record.id,
-        metadata=record.metadata,
-        values=values,
-        counts=counts,
-        num_relevant=_num_relevant(record),
-        num_retrieved=len(record.retrieved),
-        empty_ground_truth=relevant == 0,
-        tokenless=tokenless,
-        skipped_values=any(v is None for v in values.values()),
-        span_counts=lengths,
-        **_located_fields(located),
-        context=context_used(cuts, plan.all_ks())[0],
-    )
-
-
 def _cuts(plan: ScoringPlan, records: Sequence[Record]) -> Cuts:
     return Cuts(records, plan.budgets(), plan.budget_policy, plan.token_counter)
 
@@ -143,14 +74,12 @@ def score_batch(
     """Score a batch in order, one row per record; a record that fails while scoring becomes a
     RecordError. (:func:`score_columns` hands the same over as columns.)"""
     scored = score_columns(plan, batch)
-    return scored if isinstance(scored, list) else scored.items()
+    return scored.items()
 
 
-def score_columns(plan: ScoringPlan, batch: Sequence[Record | RecordError]) -> Scored:
-    """Score a batch in order, as a :class:`ScoredBatch` (the reference implementation: one
-    RowResult per record); a record that fails while scoring becomes a RecordError."""
-    if plan.implementation == "reference":
-        return [_score_one(plan, item) for item in batch]
+def score_columns(plan: ScoringPlan, batch: Sequence[Record | RecordError]) -> ScoredBatch:
+    """Score a batch in order, as a :class:`ScoredBatch`; a record that fails while scoring
+    becomes a RecordError."""
     errors = {p: item for p, item in enumerate(batch) if isinstance(item, RecordError)}
     positions = [p for p, item in enumerate(batch) if isinstance(item, Record)]
     records: list[Record] = [batch[p] for p in positions]  # type: ignore[misc]
@@ -164,17 +93,6 @@ def score_columns(plan: ScoringPlan, batch: Sequence[Record | RecordError]) -> S
     return replace(scored, errors=dict(sorted(errors.items())))
 
 
-def _score_one(plan: ScoringPlan, item: Record | RecordError) -> RowResult | RecordError:
-    if isinstance(item, RecordError):
-        return item
-    try:
-        return score_record(plan, item)
-    except (InvalidArgumentError, InvalidArgumentTypeError):
-        raise  # a configuration mistake, not a bad record: stop the run
-    except CtxevalError as exc:
-        return record_error(item, exc)
-
-
 def _rows(
     plan: ScoringPlan, records: list[Record], judged: Judged, ids: list[int]
 ) -> tuple[ScoredBatch, dict[int, RecordError]]:
@@ -183,95 +101,172 @@ def _rows(
     records that became errors (``empty_ground_truth="error"``), by position in ``records``."""
     count = len(records)
     columns = plan.columns()
-    table = np.zeros((count, len(columns)), dtype=np.float64)
-    skipped = np.zeros((count, len(columns)), dtype=bool)
-    errors: dict[int, RecordError] = {}
-    counts: dict[tuple[int, Cutoff], Any] = {}
-    lengths: dict[tuple[int, Cutoff], Any] = {}
-    dropped: dict[int, Any] = {}
-    relevant = np.zeros(count, dtype=np.int64)  # relevant units, as the first metric judged them
-    batches: dict[Hashable, list[tuple[list[int], Any]]] = {}
     cuts = _cuts(plan, records)
-    views: dict[tuple[Hashable, int], BatchView] = {}
+    tables = _Tables(count, len(columns))
+    views: dict[Hashable, list[tuple[IntArray, View]]] = {}
     column = 0
     for position, metric in enumerate(plan.metrics):
         key = pass_key(plan, metric)
-        if key not in batches:
-            batches[key] = batch_judgments(plan, metric, key, judged)
-            batches[key] = _with_ties(plan, judged, ids, batches[key])
-        entries = plan.evaluated(metric)
-        width = len(entries)
-        for k in plan.set_ks(metric):
-            counts[position, k] = np.zeros((count, 4), dtype=np.int64)
-        for k in plan.span_ks(metric):
-            lengths[position, k] = np.zeros((count, 4), dtype=np.int64)
-        for group, (rows, batch) in enumerate(batches[key]):
-            index = np.asarray(rows, dtype=np.int64)
-            if (key, group) not in views:
-                views[key, group] = BatchView(
-                    strategy_of(metric),
-                    metric.credit_rule(),
-                    batch,
-                    rows,
-                    cuts,
-                    judged.judgments.get(key),
-                    judged.matrices.get(key),
-                )
-            view = views[key, group]
+        if key not in views:
+            views[key] = _views(plan, metric, key, judged, ids, cuts)
+        place = _Place(position, metric, plan.evaluated(metric), column)
+        tables.start(plan, place)
+        for index, view in views[key]:
+            tables.write(plan, place, index, view)
             if position == 0:
-                relevant[index] = batch.m
-            for offset, entry in enumerate(entries):
-                table[index, column + offset] = entry.measure.values(*view.at(entry.k))
-            for k in plan.set_ks(metric):
-                counts[position, k][index] = set_counts(*view.at(k))
-            for k in plan.span_ks(metric):
-                convention = metric.convention  # type: ignore[attr-defined]
-                lengths[position, k][index] = span_counts_at(*view.at(k), convention)
+                tables.relevant[index] = view.m
             if metric.empty_ground_truth != "zero":
-                empty = index[np.asarray(batch.m) == 0]
-                if not len(empty):
-                    continue
-                if metric.empty_ground_truth == "error":
-                    for row in empty.tolist():
-                        record = records[row]
-                        errors.setdefault(
-                            row,
-                            record_error(record, metric.empty_ground_truth_error(record.location)),
-                        )
-                skipped[empty, column : column + width] = True
-                dropped.setdefault(position, np.zeros(count, dtype=bool))[empty] = True
-        column += width
+                tables.apply_empty_policy(place, index, view.m, records)
+        column += len(place.entries)
     context = context_columns(cuts, plan.all_ks()) if count else {}
-    keep = [row for row in range(count) if row not in errors]
+    keep = [row for row in range(count) if row not in tables.errors]
     picked = slice(None) if len(keep) == count else np.asarray(keep, dtype=np.int64)
-    skipped = skipped[picked]
-    table = np.where(skipped, 0.0, table[picked])
-    kept_records = [records[row] for row in keep]
-    located = [judged.located.get(ids[row]) for row in keep]
     scored = ScoredBatch(
         errors={},
-        index=[record.index for record in kept_records],
-        ids=[record.id for record in kept_records],
-        metadata=[record.metadata for record in kept_records],
         columns=tuple(columns),
-        values=table,
-        skipped=skipped if skipped.any() else None,
-        counts={key: c[picked] for key, c in counts.items()},
-        span_counts={key: c[picked] for key, c in lengths.items()},
-        dropped={position: d[picked] for position, d in dropped.items()},
-        num_relevant=np.array([_num_relevant(r) for r in kept_records], dtype=np.int64),
-        num_retrieved=np.array([len(r.retrieved) for r in kept_records], dtype=np.int64),
-        empty_ground_truth=relevant[picked] == 0,
-        tokenless=np.array([judged.tokenless.get(ids[row], 0) for row in keep], dtype=np.int64),
         context={
             label: (c[picked], None if w is None else w[picked], None if h is None else h[picked])
             for label, (c, w, h) in context.items()
         },
-        located=None
+        **tables.picked(picked),
+        **_record_fields([records[row] for row in keep], judged, [ids[row] for row in keep]),
+    )
+    return scored, tables.errors
+
+
+class _Place(NamedTuple):
+    """A metric's place in the table: its position in the plan, and its columns."""
+
+    position: int
+    metric: Any
+    entries: tuple[Evaluated, ...]
+    column: int  # its first column
+
+
+class _Tables:
+    """What :func:`_rows` fills in, metric by metric and batch by batch: every column of every
+    record, which values are left out (``empty_ground_truth="skip"``), the set and span counts
+    at each cut-off, and the records that became errors."""
+
+    def __init__(self, count: int, width: int) -> None:
+        self.count = count
+        self.table = np.zeros((count, width), dtype=np.float64)
+        self.skipped = np.zeros((count, width), dtype=bool)
+        self.errors: dict[int, RecordError] = {}
+        self.counts: dict[tuple[int, Cutoff], Any] = {}
+        self.lengths: dict[tuple[int, Cutoff], Any] = {}
+        self.dropped: dict[int, Any] = {}
+        # relevant units, as the first metric judged them
+        self.relevant = np.zeros(count, dtype=np.int64)
+
+    def start(self, plan: ScoringPlan, place: _Place) -> None:
+        """The metric's set and span counts, at each of its cut-offs."""
+        for k in plan.set_ks(place.metric):
+            self.counts[place.position, k] = np.zeros((self.count, 4), dtype=np.int64)
+        for k in plan.span_ks(place.metric):
+            self.lengths[place.position, k] = np.zeros((self.count, 4), dtype=np.int64)
+
+    def write(self, plan: ScoringPlan, place: _Place, index: Any, view: View) -> None:
+        """The metric's values and counts for the rows ``index`` of one batch."""
+        position, metric, entries, column = place
+        for offset, entry in enumerate(entries):
+            self.table[index, column + offset] = view.values(entry.measure, entry.k)
+        for k in plan.set_ks(metric):
+            self.counts[position, k][index] = view.set_counts(k)
+        for k in plan.span_ks(metric):
+            self.lengths[position, k][index] = view.span_counts(k, metric.convention)
+
+    def apply_empty_policy(
+        self, place: _Place, index: Any, relevant: IntArray, records: list[Record]
+    ) -> None:
+        """The rows of one batch without ground truth (``relevant``: each row's relevant
+        units): errors (``"error"``), and their values of the metric left out."""
+        position, metric, entries, column = place
+        empty = index[np.asarray(relevant) == 0]
+        if not len(empty):
+            return
+        if metric.empty_ground_truth == "error":
+            for row in empty.tolist():
+                record = records[row]
+                self.errors.setdefault(
+                    row,
+                    record_error(record, metric.empty_ground_truth_error(record.location)),
+                )
+        self.skipped[empty, column : column + len(entries)] = True
+        self.dropped.setdefault(position, np.zeros(self.count, dtype=bool))[empty] = True
+
+    def picked(self, picked: Any) -> dict[str, Any]:
+        """The :class:`ScoredBatch` fields of the tables, for the rows ``picked``."""
+        skipped = self.skipped[picked]
+        return {
+            "values": np.where(skipped, 0.0, self.table[picked]),
+            "skipped": skipped if skipped.any() else None,
+            "counts": {key: c[picked] for key, c in self.counts.items()},
+            "span_counts": {key: c[picked] for key, c in self.lengths.items()},
+            "dropped": {position: d[picked] for position, d in self.dropped.items()},
+            "empty_ground_truth": self.relevant[picked] == 0,
+        }
+
+
+def _record_fields(kept: list[Record], judged: Judged, ids: list[int]) -> dict[str, Any]:
+    """The :class:`ScoredBatch` fields of the records kept (``ids``: their positions among the
+    judged ones)."""
+    located = [judged.located.get(i) for i in ids]
+    return {
+        "index": [record.index for record in kept],
+        "ids": [record.id for record in kept],
+        "metadata": [record.metadata for record in kept],
+        "num_relevant": np.array([_num_relevant(r) for r in kept], dtype=np.int64),
+        "num_retrieved": np.array([len(r.retrieved) for r in kept], dtype=np.int64),
+        "tokenless": np.array([judged.tokenless.get(i, 0) for i in ids], dtype=np.int64),
+        "located": None
         if all(spans is None for spans in located)
         else [None if spans is None else (spans.counts, spans.unlocated) for spans in located],
-    )
-    return scored, errors
+    }
+
+
+View = BatchView | ReferenceView
+
+
+def _views(
+    plan: ScoringPlan,
+    metric: MetricBase,
+    key: Hashable,
+    judged: Judged,
+    ids: list[int],
+    cuts: Cuts,
+) -> list[tuple[IntArray, View]]:
+    """The pass's records as the measures see them, with the rows each view holds: padded
+    batches for the vectorised core, or (``implementation="reference"``) one view of every
+    record judged on its own for the reference formulas. Only this choice differs."""
+    strategy, credit = strategy_of(metric), metric.credit_rule()
+    if plan.implementation == "reference":
+        items = record_judgments(metric, key, judged)
+        if needs_ties(plan):
+            items = [
+                with_tie_ends(item, judged.ties.get(ids[row]))
+                if isinstance(item, Judgments)
+                else item
+                for row, item in enumerate(items)
+            ]
+        views = [RecordView(strategy, credit, item, cuts, row) for row, item in enumerate(items)]
+        return [(np.arange(len(views), dtype=np.int64), ReferenceView(views))] if views else []
+    batches = _with_ties(plan, judged, ids, batch_judgments(plan, metric, key, judged))
+    return [
+        (
+            np.asarray(rows, dtype=np.int64),
+            BatchView(
+                strategy,
+                credit,
+                batch,
+                rows,
+                cuts,
+                judged.judgments.get(key),
+                judged.matrices.get(key),
+            ),
+        )
+        for rows, batch in batches
+    ]
 
 
 def _with_ties(
@@ -291,9 +286,3 @@ def _with_ties(
             batch = replace(batch, tie_ends=ends)
         out.append((rows, batch))
     return out
-
-
-def _located_fields(located: LocatedRecord | None) -> dict[str, Any]:
-    if located is None:
-        return {}
-    return {"located": located.counts, "unlocated": located.unlocated}

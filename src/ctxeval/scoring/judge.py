@@ -6,15 +6,16 @@ for all the batch's records in one call afterwards. A record whose data a pass c
 becomes a :class:`~ctxeval.records.model.RecordError`; an error that is not the record's (a
 strategy's bug, a metric of the wrong mode) stops the run naming the record. Either way errors
 are settled as record by record: a record's first failing pass decides, and the first record
-whose error stops the run is the one named. :func:`batch_judgments` stacks a pass's judgments
-into the padded batches the vectorised core measures. The reference path judges one record
-(:func:`judge_record`). Scoring (``scoring.py``) measures what is judged here.
+whose error stops the run is the one named. How a metric is judged is its judging pass
+(:mod:`ctxeval.judging.passes`): nothing here asks what family a metric is.
+:func:`batch_judgments` stacks a pass's judgments into the padded batches the vectorised core
+measures; :func:`record_judgments` gives them record by record to the reference formulas. The
+driver (:mod:`ctxeval.scoring.driver`) measures what is judged here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,15 +27,13 @@ from ctxeval.foundation.errors import (
     InvalidArgumentTypeError,
 )
 from ctxeval.judging.batch import BatchJudgments, judge_batch, stack_judgments
-from ctxeval.judging.judgments import Judgments, judge_ids
-from ctxeval.judging.spans import LocatedRecord, RecordSpans, locate_record, record_spans
+from ctxeval.judging.judgments import Judgments, judge_matrix
+from ctxeval.judging.passes import ChunkTexts, JudgingPass
+from ctxeval.judging.spans import LocatedRecord, RecordSpans, locate_record
 from ctxeval.judging.ties import ranked_tie_ends
 from ctxeval.matching.base import MatchingStrategy, as_matches
 from ctxeval.metrics.base import MetricBase
-from ctxeval.metrics.id_metrics import IdMetric
 from ctxeval.metrics.spans.core import SpanBatch
-from ctxeval.metrics.spans.metrics import SpanMetric
-from ctxeval.metrics.text_metrics import TextMetric, ground_truth_units, judge_texts
 from ctxeval.records.model import Record, RecordError
 from ctxeval.scoring.plan import ScoringPlan
 
@@ -43,14 +42,13 @@ __all__ = [
     "PAD_MAX_TRUTH",
     "Judged",
     "batch_judgments",
-    "judge_record",
     "judge_records",
     "locate",
-    "named",
     "needs_ties",
     "pad_groups",
     "pass_key",
     "record_error",
+    "record_judgments",
     "strategy_of",
     "tie_ends",
 ]
@@ -70,44 +68,15 @@ def _check_mode(metric: MetricBase, record: Record) -> None:
     )
 
 
-def pass_key(plan: ScoringPlan, metric: MetricBase) -> Hashable:
-    """Metrics with equal keys share one judging pass."""
-    depth = plan.depth(metric)
-    if isinstance(metric, SpanMetric):
-        return ("span", metric.unit)
-    if isinstance(metric, TextMetric):
-        return ("text", metric.matching_strategy, metric.credit_rule(), depth)
-    if isinstance(metric, IdMetric):
-        return ("id", metric.relevance_level, depth)
-    raise InvalidArgumentTypeError(f"{metric!r} is not a metric the evaluator can run")
+def pass_key(plan: ScoringPlan, metric: MetricBase) -> JudgingPass:
+    """How ``metric`` is judged in this plan: metrics with equal passes share one."""
+    return metric.judging_pass(plan.depth(metric))
 
 
-def judge_record(
-    plan: ScoringPlan, record: Record, metric: MetricBase, located: LocatedRecord | None
+def _judge(
+    plan: ScoringPlan, way: JudgingPass, record: Record, located: LocatedRecord | None
 ) -> tuple[Any, int]:
-    """One record's judgments for ``metric`` (the reference path), with its tokenless count;
-    for a span metric, its spans in the metric's unit."""
-    _check_mode(metric, record)
-    if isinstance(metric, SpanMetric):
-        assert located is not None  # located for every record when the plan has span metrics
-        return record_spans(located, metric.unit, plan.locator, plan.token_counter), 0
-    depth = plan.depth(metric)
-    if isinstance(metric, TextMetric):
-        judged = judge_texts(
-            metric.matching_strategy,
-            record.retrieved,
-            record.ground_truth,
-            k=depth,
-            location=record.location,
-            credit=metric.credit_rule(),
-            validated=True,  # the reader validated the record with the same checks
-        )
-        return judged.judgments, len(judged.tokenless)
-    assert isinstance(metric, IdMetric)
-    assert isinstance(record.ground_truth, dict)
-    retrieved = record.retrieved if depth is None else record.retrieved[:depth]
-    judgments = judge_ids(retrieved, record.ground_truth, relevance_level=metric.relevance_level)
-    return judgments, 0
+    return way.judge(record, located, locator=plan.locator, token_counter=plan.token_counter)
 
 
 def locate(plan: ScoringPlan, record: Record) -> LocatedRecord | None:
@@ -118,16 +87,8 @@ def locate(plan: ScoringPlan, record: Record) -> LocatedRecord | None:
 
 
 def strategy_of(metric: MetricBase) -> MatchingStrategy | None:
-    return metric.matching_strategy if isinstance(metric, TextMetric) else None
-
-
-@contextmanager
-def named(record: Record, metric: MetricBase) -> Iterator[None]:
-    """Errors that stop the run name the record that met them (see :func:`_named_error`)."""
-    try:
-        yield
-    except Exception as exc:
-        raise _named_error(record, metric, exc)  # noqa: B904 (chained there, or raised as is)
+    """The strategy ``metric`` matches texts with, if it matches any."""
+    return metric.judging_pass(None).strategy
 
 
 def _named_error(record: Record, metric: MetricBase, exc: Exception) -> Exception:
@@ -141,7 +102,7 @@ def _named_error(record: Record, metric: MetricBase, exc: Exception) -> Exceptio
     if isinstance(exc, InvalidArgumentError | InvalidArgumentTypeError):
         if isinstance(exc, EnvironmentVariableError) or str(exc).startswith(record.location):
             return exc
-        named: Exception = type(exc)(f"{_where(record)}: {exc}")
+        named: Exception = type(exc)(f"{_where(record)}: {exc}", fixes=exc.fixes)
     elif isinstance(exc, CtxevalError | MemoryError):
         return exc
     else:
@@ -168,6 +129,7 @@ def record_error(record: Record, exc: CtxevalError) -> RecordError:
         location=record.location,
         field=getattr(exc, "field", None),
         message=message[len(prefix) :] if message.startswith(prefix) else message,
+        fixes=exc.fixes,
     )
 
 
@@ -209,19 +171,16 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
     own (a configuration mistake, a strategy's exception) stops the run.
     """
     judged = Judged()
-    passes: dict[Hashable, MetricBase] = {}
+    passes: dict[JudgingPass, MetricBase] = {}
     for metric in plan.metrics:
         passes.setdefault(pass_key(plan, metric), metric)
-    # Per pass, once per batch: its metric, how deep it judges, whether it is matched in bulk.
-    steps = [
-        (key, metric, plan.depth(metric), _batch_matcher(metric) is not None)
-        for key, metric in passes.items()
-    ]
+    # Per pass, once per batch: its first metric, whether it is matched in bulk.
+    steps = [(key, metric, _batch_matcher(key) is not None) for key, metric in passes.items()]
     with_ties = needs_ties(plan)
     found: dict[int, dict[Hashable, Any]] = {}  # per record: each pass's result
     lost: dict[int, int] = {}
     errors: _Errors = {}
-    pending: dict[int, list[tuple[int, _ChunkTexts]]] = {}  # by pass: matched in bulk below
+    pending: dict[int, list[tuple[int, ChunkTexts]]] = {}  # by pass: matched in bulk below
     for i, record in enumerate(records):
         results: dict[Hashable, Any] = {}
         found[i] = results
@@ -232,14 +191,14 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
         except Exception as exc:
             errors[i] = (-1, exc)
             continue
-        for position, (key, metric, depth, in_bulk) in enumerate(steps):
+        for position, (key, metric, in_bulk) in enumerate(steps):
             try:
                 _check_mode(metric, record)
-                texts = _chunk_texts(metric, record, depth) if in_bulk else None
+                texts = key.chunk_texts(record) if in_bulk else None
                 if texts is not None:
                     pending.setdefault(position, []).append((i, texts))
                     continue
-                results[key], tokens = _judge_one(plan, metric, record, located, depth)
+                results[key], tokens = _judge_one(plan, key, record, located)
             except Exception as exc:
                 errors[i] = (position, _named_error(record, metric, exc))
                 break  # its later passes cannot change what the record is
@@ -251,13 +210,31 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
     for position in sorted(pending):
         bulk = _Bulk(records, position, found, lost, errors)
         bulk.match(steps[position][0], steps[position][1], pending[position])
+    _settle_errors(judged, records, errors)
+    _stage(judged, list(passes), found, lost)
+    return judged
+
+
+def _settle_errors(judged: Judged, records: list[Record], errors: _Errors) -> None:
+    """The records' errors, in record order: the first that is not the record's own stops the
+    run; the others make their records failed."""
     for i in sorted(errors):
         error = errors[i][1]
         if _stops(error):
             raise error
         assert isinstance(error, CtxevalError)
         judged.failed[i] = record_error(records[i], error)
-    staged: dict[Hashable, list[Any]] = {key: [] for key in passes}
+
+
+def _stage(
+    judged: Judged,
+    keys: list[Hashable],
+    found: dict[int, dict[Hashable, Any]],
+    lost: dict[int, int],
+) -> None:
+    """The results of the records that did not fail, per pass (``keys``), by kind: spans,
+    judgments or match matrices; and each record's tokenless count."""
+    staged: dict[Hashable, list[Any]] = {key: [] for key in keys}
     for i, results in found.items():
         if i in judged.failed:
             continue
@@ -271,7 +248,6 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
             judged.judgments[key] = kept
         else:
             judged.matrices[key] = kept
-    return judged
 
 
 def _stops(error: Exception) -> bool:
@@ -284,23 +260,10 @@ def _stops(error: Exception) -> bool:
 # Each failing record's first error: the pass where it was met (-1: before any pass), the error.
 _Errors = dict[int, tuple[int, Exception]]
 
-# A chunk pass's texts for one record: the chunks shown, the ground-truth units, their grades.
-_ChunkTexts = tuple[list[str], list[str], list[float] | None]
 
-
-def _chunk_texts(metric: MetricBase, record: Record, depth: int | None) -> _ChunkTexts | None:
-    """What a chunk pass matches for ``record`` (None for other passes)."""
-    if not (isinstance(metric, TextMetric) and metric.matching_strategy.unit == "chunk"):
-        return None
-    truth, grades = ground_truth_units(metric.matching_strategy, record.ground_truth)  # type: ignore[arg-type]
-    chunks: list[str] = record.retrieved  # validated by the reader: strings only
-    shown = chunks if depth is None or depth >= len(chunks) else chunks[:depth]
-    return shown, truth, grades
-
-
-def _batch_matcher(metric: MetricBase) -> Callable[..., Any] | None:
+def _batch_matcher(way: JudgingPass) -> Callable[..., Any] | None:
     """The strategy's ``match_records`` (a whole batch's records at once), if it has one."""
-    found: Callable[..., Any] | None = getattr(strategy_of(metric), "match_records", None)
+    found: Callable[..., Any] | None = getattr(way.strategy, "match_records", None)
     return found
 
 
@@ -316,13 +279,14 @@ class _Bulk:
     errors: _Errors
 
     def match(
-        self, key: Hashable, metric: MetricBase, items: list[tuple[int, _ChunkTexts]]
+        self, key: JudgingPass, metric: MetricBase, items: list[tuple[int, ChunkTexts]]
     ) -> None:
         """Match the pass's records in one ``match_records`` call. If that call raises, they
         are matched one by one, so the error is met again and named for its record; if none
         of them raises then, ``match_records`` is at fault, and the run stops saying so."""
-        strategy = metric.matching_strategy  # type: ignore[attr-defined]
-        matcher = _batch_matcher(metric)
+        strategy = key.strategy
+        matcher = _batch_matcher(key)
+        assert strategy is not None
         assert matcher is not None
         pairs = [(shown, truth) for _, (shown, truth, _) in items]
         failure: Exception | None = None
@@ -363,21 +327,17 @@ class _Bulk:
 
 
 def _judge_one(
-    plan: ScoringPlan,
-    metric: MetricBase,
-    record: Record,
-    located: LocatedRecord | None,
-    depth: int | None,
+    plan: ScoringPlan, way: JudgingPass, record: Record, located: LocatedRecord | None
 ) -> tuple[Any, int]:
-    """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments
-    (``depth``: the pass's, :meth:`ScoringPlan.depth`)."""
-    texts = _chunk_texts(metric, record, depth)
+    """A relevance matrix with grades (chunk units, judged in bulk later), or Judgments."""
+    texts = way.chunk_texts(record)
     if texts is not None:
-        strategy = metric.matching_strategy  # type: ignore[attr-defined]
+        strategy = way.strategy
+        assert strategy is not None  # a pass that has chunk texts matches them
         shown, truth, grades = texts
         matches = as_matches(strategy.match(shown, truth), len(shown), len(truth), strategy)
         return (matches.relevant, grades), len(matches.tokenless)
-    return judge_record(plan, record, metric, located)
+    return _judge(plan, way, record, located)
 
 
 def pad_groups(sizes: list[tuple[int, int]]) -> list[list[int]]:
@@ -409,6 +369,19 @@ def batch_judgments(
         )
         for g in groups
     ]
+
+
+def record_judgments(
+    metric: MetricBase, key: Hashable, judged: Judged
+) -> list[Judgments | RecordSpans]:
+    """The pass's judgments record by record, for the reference formulas: each relevance
+    matrix credited on its own (:func:`~ctxeval.judging.judgments.judge_matrix`)."""
+    if key in judged.spans:
+        return list(judged.spans[key])
+    if key in judged.judgments:
+        return list(judged.judgments[key])
+    credit = metric.credit_rule()
+    return [judge_matrix(matrix, grades, credit=credit) for matrix, grades in judged.matrices[key]]
 
 
 def needs_ties(plan: ScoringPlan) -> bool:

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, sort_cutoffs
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import Fix, InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.measures import Implementation, Measure, implementation
-from ctxeval.metrics.spans.metrics import SpanMetric
 from ctxeval.text.locate import Locator
 from ctxeval.text.sizes import TokenCounter
 
@@ -85,9 +84,10 @@ class ScoringPlan:
                 for k in self.set_ks(metric)
                 for key in ("context_precision", "context_recall", "context_f1")
             ] + [f"micro_{entry.column}" for entry in self.span_entries(metric)]
-            if isinstance(metric, SpanMetric) and metric.unit != "chars" and not self.locator:
+            unit = metric.judging_pass(None).token_unit
+            if unit is not None and not self.locator:
                 raise InvalidArgumentError(
-                    f"{metric!r}: span unit {metric.unit!r} counts the tokens of the documents; "
+                    f"{metric!r}: span unit {unit!r} counts the tokens of the documents; "
                     "give the corpus (corpus=..., CLI --corpus), or use unit='chars'"
                 )
             for column in [entry.column for entry in self.evaluated(metric)] + micro:
@@ -101,10 +101,13 @@ class ScoringPlan:
                 seen[column] = metric
             budgets = [k for k in self.metric_ks(metric) if isinstance(k, Budget)]
             if budgets and metric.mode != "text":
-                raise InvalidArgumentError(
+                message = (
                     f"RetrievalEvaluator: the budget {budgets[0]} needs the chunks' texts, but "
                     f"{metric!r} scores chunk ids; give budgets for text data, or a number of "
                     "chunks"
+                )
+                raise InvalidArgumentError(
+                    message, fixes=(Fix("k.budget", str(budgets[0]), message),)
                 )
 
     def run_ks(self, metric: MetricBase) -> Ks:
@@ -155,7 +158,8 @@ class ScoringPlan:
         return sort_ks([e.k for e in self.span_entries(metric)])
 
     def has_spans(self) -> bool:
-        return any(isinstance(metric, SpanMetric) for metric in self.metrics)
+        """Whether a metric of the plan measures spans (each record's are then located once)."""
+        return any(metric.judging_pass(None).locates for metric in self.metrics)
 
     def depth(self, metric: MetricBase) -> int | None:
         """How many retrieved items to judge so that every cut-off is a prefix."""

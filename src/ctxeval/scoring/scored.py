@@ -23,7 +23,7 @@ from ctxeval.metrics.spans.reference import SpanCounts
 from ctxeval.records.model import RecordError
 from ctxeval.scoring.views import ContextColumns
 
-__all__ = ["Located", "RowResult", "Scored", "ScoredBatch"]
+__all__ = ["Located", "RowResult", "ScoredBatch"]
 
 # A located row's LocatedRecord.counts and .unlocated (see RowResult.located).
 Located = tuple[tuple[int, ...], tuple[tuple[str, str], ...]]
@@ -182,8 +182,3 @@ class ScoredBatch:
                 **located,
                 context={label: (c[row], w[row], ch[row]) for label, (c, w, ch) in context.items()},
             )
-
-
-# What scoring hands over for a batch: its columns, or (the reference implementation, record
-# by record) one RowResult per record with the bad records between.
-Scored = ScoredBatch | list[RowResult | RecordError]

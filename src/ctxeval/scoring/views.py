@@ -20,14 +20,17 @@ import numpy as np
 
 from ctxeval.cutoffs.budgets import WHOLE_LIST, BudgetCut, BudgetPolicy, ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
-from ctxeval.foundation.arrays import BoolMatrix, IntArray
+from ctxeval.foundation.arrays import BoolMatrix, FloatArray, IntArray
 from ctxeval.judging.batch import BatchJudgments, judge_batch, stack_judgments
 from ctxeval.judging.judgments import Credit, Judgments, with_tie_ends
 from ctxeval.judging.spans import RecordSpans
+from ctxeval.judging.texts import ground_truth_units, judge_texts
 from ctxeval.matching.base import MatchingStrategy, as_matches
-from ctxeval.metrics.spans.core import SpanBatch, truncate_batch
-from ctxeval.metrics.spans.reference import truncate_spans
-from ctxeval.metrics.text_metrics import ground_truth_units, judge_texts
+from ctxeval.metrics.core import set_counts as core_set_counts
+from ctxeval.metrics.measures import Measure
+from ctxeval.metrics.reference import set_counts as reference_set_counts
+from ctxeval.metrics.spans.core import SpanBatch, span_counts_at, truncate_batch
+from ctxeval.metrics.spans.reference import SpanConvention, span_counts, truncate_spans
 from ctxeval.records.model import Record
 from ctxeval.text.sizes import TokenCounter
 
@@ -36,8 +39,8 @@ __all__ = [
     "ContextColumns",
     "Cuts",
     "RecordView",
+    "ReferenceView",
     "context_columns",
-    "context_used",
     "truncated_judgments",
     "truncated_matrix",
 ]
@@ -89,21 +92,6 @@ def context_columns(cuts: Cuts, ks: Sequence[Cutoff]) -> ContextColumns:
             continue
         used = cuts.sizes.used(cuts.budgets[k] if isinstance(k, Budget) else k)
         out[label] = (used.chunks, used.words, used.characters)
-    return out
-
-
-def context_used(cuts: Cuts, ks: Sequence[Cutoff]) -> list[ContextRow]:
-    """Per record, the context each cut-off feeds (:func:`context_columns`, row by row)."""
-    out: list[ContextRow] = [{} for _ in cuts.records]
-    for label, (chunks, words, characters) in context_columns(cuts, ks).items():
-        if words is None or characters is None:
-            for row, c in zip(out, chunks.tolist(), strict=True):
-                row[label] = (c, None, None)
-            continue
-        for row, c, w, ch in zip(
-            out, chunks.tolist(), words.tolist(), characters.tolist(), strict=True
-        ):
-            row[label] = (c, w, ch)
     return out
 
 
@@ -160,7 +148,8 @@ def with_batch_ties(
 
 
 class RecordView:
-    """One record's judgments and count of chunks at each cut-off (the reference path)."""
+    """One record's judgments and count of chunks at each cut-off, for the reference formulas
+    (``position``: the record's place in ``cuts.records``)."""
 
     def __init__(
         self,
@@ -168,9 +157,10 @@ class RecordView:
         credit: Credit,
         judgments: Judgments | RecordSpans,
         cuts: Cuts,
+        position: int = 0,
     ) -> None:
         self.strategy, self.credit = strategy, credit
-        self.judgments, self.cuts = judgments, cuts
+        self.judgments, self.cuts, self.position = judgments, cuts, position
         self._truncated: dict[Budget, Judgments | RecordSpans] = {}
 
     def at(self, k: Cutoff) -> tuple[Any, int | None]:
@@ -178,7 +168,7 @@ class RecordView:
         if not isinstance(k, Budget):
             return self.judgments, k
         cut = self.cuts.budgets[k]
-        equivalent = int(cut.equivalent_k()[0])
+        equivalent = int(cut.equivalent_k()[self.position])
         count = None if equivalent == WHOLE_LIST else equivalent
         if self.cuts.policy == "whole":
             return self.judgments, count
@@ -187,18 +177,47 @@ class RecordView:
         return self._truncated[k], count
 
     def _truncate(self, budget: Budget, cut: BudgetCut) -> Judgments | RecordSpans:
-        chunks, partial = int(cut.chunks[0]), int(cut.partial_chars[0])
+        b = self.position
+        chunks, partial = int(cut.chunks[b]), int(cut.partial_chars[b])
         if isinstance(self.judgments, RecordSpans):
             return truncate_spans(self.judgments, chunks, partial)
         assert self.strategy is not None
         return truncated_judgments(
             self.strategy,
             self.credit,
-            self.cuts.records[0],
+            self.cuts.records[b],
             self.judgments,
             chunks,
-            self.cuts.partial(budget).get(0),
+            self.cuts.partial(budget).get(b),
         )
+
+
+class ReferenceView:
+    """A pass's records judged one by one and measured by the reference formulas
+    (``implementation="reference"``): the same questions as :class:`BatchView`, each answered
+    record by record, so the driver is the same and only the kernel differs."""
+
+    def __init__(self, views: Sequence[RecordView]) -> None:
+        self.views = views
+        self.m = np.fromiter(
+            (view.judgments.num_relevant for view in views), dtype=np.int64, count=len(views)
+        )
+
+    def values(self, measure: Measure, k: Cutoff) -> FloatArray:
+        """``measure`` at ``k``, record by record (:mod:`ctxeval.metrics.reference`)."""
+        found = [measure(*view.at(k)) for view in self.views]
+        return np.array(found, dtype=np.float64)
+
+    def set_counts(self, k: Cutoff) -> IntArray:
+        counts = [reference_set_counts(*view.at(k)) for view in self.views]
+        return np.array(counts, dtype=np.int64).reshape(len(counts), 4)
+
+    def span_counts(self, k: Cutoff, convention: SpanConvention) -> IntArray:
+        counts = []
+        for view in self.views:
+            spans, count = view.at(k)  # under "truncate": the crossing chunk's span cut
+            counts.append(span_counts(spans, spans.cut(count), 0, convention))
+        return np.array(counts, dtype=np.int64).reshape(len(counts), 4)
 
 
 class BatchView:
@@ -223,7 +242,21 @@ class BatchView:
         self.strategy, self.credit, self.batch, self.rows = strategy, credit, batch, rows
         self.cuts, self.items, self.pairs = cuts, items, pairs
         self.index = np.asarray(rows, dtype=np.int64)
+        self.m = batch.m
         self._truncated: dict[Budget, BatchJudgments | SpanBatch] = {}
+
+    def values(self, measure: Measure, k: Cutoff) -> FloatArray:
+        """``measure`` at ``k`` for the whole batch (:mod:`ctxeval.metrics.core`)."""
+        found: FloatArray = measure.values(*self.at(k))
+        return found
+
+    def set_counts(self, k: Cutoff) -> IntArray:
+        batch, cut = self.at(k)
+        return core_set_counts(batch, cut)
+
+    def span_counts(self, k: Cutoff, convention: SpanConvention) -> IntArray:
+        batch, cut = self.at(k)
+        return span_counts_at(batch, cut, convention)
 
     def at(self, k: Cutoff) -> tuple[Any, int | IntArray | None]:
         """The batch's judgments (a span pass: its ``SpanBatch``) and the cut-off at ``k``."""

@@ -55,8 +55,10 @@ _U1 = np.uint64(1)
 _ALL = ~np.uint64(0)
 
 
+# A named numeric kernel, kept whole (tests/foundation/test_function_size.py lists it): one
+# numba loop over every record, where a call per step would cost.
 @_jit
-def lcs_records(
+def lcs_records(  # noqa: C901, PLR0912, PLR0915
     buf: Any, lengths: Any, records: Any, table: Any, recall: Any, counts: Any, tokenless: Any
 ) -> None:
     """Fill ``recall``, ``counts`` and ``tokenless`` for every record. ``tokenless[rec]``: how

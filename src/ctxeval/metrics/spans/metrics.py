@@ -14,6 +14,7 @@ from typing import Any
 
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_choice
+from ctxeval.judging.passes import SpanPass
 from ctxeval.judging.spans import locate_record, record_spans
 from ctxeval.metrics.base import MetricBase, Scores
 from ctxeval.metrics.measure_sets import MeasureSetMixin
@@ -35,6 +36,9 @@ class SpanMetric(MetricBase):
     mode = "text"
     unit: str = "chars"
     convention: str = "union"
+
+    def judging_pass(self, depth: int | None) -> SpanPass:
+        return SpanPass(self.unit)
 
     def __call__(
         self,
