@@ -1,4 +1,4 @@
-"""The text path of several ctxeval sources, side by side: CPU time per record of each phase.
+"""The text and ID paths of several ctxeval sources, side by side: CPU time per record.
 
 Run from the repository root; each SOURCE is a directory holding a ctxeval checkout (its
 ``src/``), for instance a ``git worktree`` at an older commit:
@@ -13,7 +13,10 @@ Each source runs in its own process (``PYTHONPATH=SOURCE/src``), the sources alt
 machine): ``RetrievalEvaluator(records, [PrecisionRecallF1(RougeChunkMatch()),
 RankedRetrievalMetrics(RougeChunkMatch())], workers=1).run(k=None)`` over freshly parsed
 records (the benchmark datasets of ``_data.py``; token caches emptied before each repeat), and
-prints one line per dataset. Ratios against the first source are printed at the end.
+prints one line per dataset. ``--data id`` times the ID path instead: ``RetrievalEvaluator(records,
+[IDPrecisionRecallF1(), IDRankedRetrievalMetrics()], workers=1).run(k=[1, 3, 5, 10, None])`` over
+records of ranked ids with graded qrels (``_data.id_run``, 100 ids a query). Ratios against the
+first source are printed at the end.
 
 ``--compiled never,always`` runs each source once per value of ``CTXEVAL_COMPILED`` (the
 compiled ROUGE-L kernel off, then on from the first record), alternated like the sources:
@@ -46,6 +49,8 @@ def measure(data: str, records: int, repeats: int) -> float:
         RougeChunkMatch,
     )
 
+    if data == "id":
+        return _measure_ids(records, repeats)
     made = corpus_records if data == "corpus" else text_records
     lines = [json.dumps(r) for r in made(records, seed=0)]
     best = float("inf")
@@ -64,9 +69,46 @@ def measure(data: str, records: int, repeats: int) -> float:
     return best
 
 
+def _measure_ids(records: int, repeats: int) -> float:
+    """Best CPU seconds of ``repeats`` ID-mode evaluations of ``records`` records."""
+    from _data import id_run
+    from ctxeval import IDPrecisionRecallF1, IDRankedRetrievalMetrics, RetrievalEvaluator
+
+    run, qrels = id_run(records, 100, seed=0)
+    lines = [
+        json.dumps(
+            {
+                "id": qid,
+                "retrieved_ids": sorted(docs, key=docs.__getitem__, reverse=True),
+                "qrels": qrels[qid],
+            }
+        )
+        for qid, docs in run.items()
+        if qid in qrels
+    ]
+    best = float("inf")
+    for _ in range(repeats):
+        fresh = [json.loads(line) for line in lines]
+        gc.collect()
+        start = time.process_time()
+        RetrievalEvaluator(
+            fresh,
+            [IDPrecisionRecallF1(), IDRankedRetrievalMetrics()],
+            workers=1,
+            progress=False,
+        ).run(k=[1, 3, 5, 10, None])
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def _empty_caches() -> None:
     """Every per-thread cache a source has (the token cache; the word counts' memo)."""
-    for name in ("ctxeval.matching.base", "ctxeval.cutoffs.budgets"):
+    for name in (
+        "ctxeval.matching.base",  # before issue 22
+        "ctxeval.budgets",
+        "ctxeval.matching.tokens",
+        "ctxeval.text.sizes",
+    ):
         module = sys.modules.get(name)
         local = getattr(module, "_local", None)
         if local is not None:
@@ -76,7 +118,7 @@ def _empty_caches() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="*", help="ctxeval checkouts (directories with src/)")
-    parser.add_argument("--data", choices=("corpus", "distinct", "both"), default="both")
+    parser.add_argument("--data", choices=("corpus", "distinct", "both", "id"), default="both")
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
