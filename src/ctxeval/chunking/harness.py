@@ -42,6 +42,7 @@ from ctxeval.cutoffs.cutoff import Budget, Cutoff, check_k, cutoff_label, sort_c
 from ctxeval.evaluator import RetrievalEvaluator
 from ctxeval.foundation.errors import (
     CtxevalError,
+    Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     type_name,
@@ -263,10 +264,11 @@ def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
             f"{type_name(chunkers)}"
         )
     if len(chunkers) < 2:
-        raise InvalidArgumentError(
+        said = (
             f"chunkers: got {len(chunkers)}; a comparison needs at least two chunkers, e.g. "
             '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}'
         )
+        raise InvalidArgumentError(said, fixes=(Fix("chunkers", len(chunkers), said),))
     resolved: dict[str, Chunker] = {}
     for name, chunker in chunkers.items():
         if not isinstance(name, str) or not _NAME.fullmatch(name):

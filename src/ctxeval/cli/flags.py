@@ -62,6 +62,12 @@ FLAGS: dict[str, Say] = {
     "on_error": "--on-error {value}",
     "threshold": "--threshold {value}",
     "tokenizer": "--tokenizer {value}",
+    "tokenizer_object": "or, from Python, an object with a tokenize(text) -> list[str] method",
+    "corpus": "--corpus PATH",
+    "chunkers": (
+        "got {value} --chunker; a comparison needs at least two, e.g. "
+        '--chunker fixed="fixed(words=100)" --chunker sentences="sentences(n=3)"'
+    ),
     "missing_queries": _missing_queries,
     "format": _format,
     "from_trec": (

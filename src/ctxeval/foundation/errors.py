@@ -125,6 +125,10 @@ class ConventionWarning(CtxevalWarning):
     """An implicit convention (ties in run scores, queries missing from a run) changed a result."""
 
 
+CORPUS_FIX = Fix("corpus", None, "corpus=...")
+"""The fix of a span measure that needs the documents: give the corpus."""
+
+
 def type_name(value: object) -> str:
     """A short, readable name of ``value``'s type for error messages."""
     return type(value).__name__

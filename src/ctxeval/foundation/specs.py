@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxeval.foundation.errors import SpecError
+from ctxeval.foundation.errors import Fix, SpecError
 
 __all__ = ["ParsedSpec", "check_options", "parse_spec", "unknown_name"]
 
@@ -103,6 +103,7 @@ def unknown_name(
     hint: str | None = None,
     none: str = "none exist",
     where: str | None = None,
+    fixes: tuple[Fix, ...] = (),
 ) -> SpecError:
     """The one error for a name no registry knows (a strategy, measure, option, tokenizer,
     splitter, convention), with the closest known name as a suggestion (from ``known`` and the
@@ -127,7 +128,7 @@ def unknown_name(
     message += f" (use one of {listed})" if known else f" ({none})"
     if hint:
         message += f"; {hint}"
-    return SpecError(message)
+    return SpecError(message, fixes=fixes)
 
 
 def check_options(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError
+from ctxeval.foundation.errors import CORPUS_FIX, InvalidArgumentError, InvalidRecordError
 from ctxeval.records.model import Record
 from ctxeval.records.values import GradedText, Span
 from ctxeval.text.locate import HOW, Locator
@@ -112,9 +112,10 @@ def _settle(
         raise InvalidRecordError(
             f"span metrics need the span of each text, and the record has no {field}; give "
             f'them ({field}: [{{"doc": ..., "start": ..., "end": ...}}, ...]) or a corpus to '
-            "locate the texts in (corpus=..., CLI --corpus)",
+            "locate the texts in (corpus=...)",
             field=field,
             location=record.location,
+            fixes=(CORPUS_FIX,),
         )
     hint = _doc_hint(record)
     spans: list[Span | None] = []
@@ -167,7 +168,8 @@ def record_spans(
     if locator is None:
         raise InvalidArgumentError(
             f"span unit {unit!r} counts the tokens of the documents: give the corpus "
-            "(corpus=..., CLI --corpus), or use unit='chars'"
+            "(corpus=...), or use unit='chars'",
+            fixes=(CORPUS_FIX,),
         )
     if unit == "tokens":
         count = counting(token_counter)

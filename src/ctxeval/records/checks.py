@@ -50,7 +50,7 @@ def _sequence(value: object, field: str, location: str | None, what: str) -> lis
         )
     if isinstance(value, str | bytes):
         raise InvalidRecordError(
-            f"{field} is a single string, not a list; wrap it: [{preview(value)}]",
+            f"{field} is a single string, not a list; wrap it: [{_json_preview(value)}]",
             field=field,
             location=location,
         )
@@ -76,6 +76,14 @@ def preview(value: object, width: int = 40) -> str:
     if len(text) <= width:
         return text
     return text[: width - 4] + ("...'" if text[0] in "'\"" else "...")
+
+
+def _json_preview(text: str | bytes, width: int = 40) -> str:
+    """A string as JSON (the same in Python), cut to about ``width`` characters."""
+    if isinstance(text, bytes):
+        return preview(text, width)
+    shown = text if len(text) <= width else text[: width - 3] + "..."
+    return json.dumps(shown, ensure_ascii=False)
 
 
 def is_finite(value: Any) -> bool:

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 
 from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, sort_cutoffs
-from ctxeval.foundation.errors import Fix, InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.foundation.errors import (
+    CORPUS_FIX,
+    Fix,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.measures import Implementation, Measure, implementation
 from ctxeval.text.locate import Locator
@@ -88,7 +93,8 @@ class ScoringPlan:
             if unit is not None and not self.locator:
                 raise InvalidArgumentError(
                     f"{metric!r}: span unit {unit!r} counts the tokens of the documents; "
-                    "give the corpus (corpus=..., CLI --corpus), or use unit='chars'"
+                    "give the corpus (corpus=...), or use unit='chars'",
+                    fixes=(CORPUS_FIX,),
                 )
             for column in [entry.column for entry in self.evaluated(metric)] + micro:
                 other = seen.get(column)

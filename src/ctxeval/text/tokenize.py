@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
-from ctxeval.foundation.errors import InvalidArgumentTypeError, type_name
+from ctxeval.foundation.errors import Fix, InvalidArgumentTypeError, type_name
 from ctxeval.foundation.optional import require
 from ctxeval.foundation.specs import unknown_name
 
@@ -163,6 +163,8 @@ class UnicodeTokenizer:
         return hash(UnicodeTokenizer)
 
 
+_OBJECT_HINT = "or pass an object with a tokenize(text) -> list[str] method"
+
 _NAMED: dict[str, Callable[[], Tokenizer]] = {
     "rouge": RougeTokenizer,
     "rouge-stem": lambda: RougeTokenizer(stem=True),
@@ -181,7 +183,8 @@ def get_tokenizer(tokenizer: str | Tokenizer) -> Tokenizer:
                 tokenizer,
                 list(_NAMED),
                 where=f"tokenizer={tokenizer!r}",
-                hint="or pass an object with a tokenize(text) -> list[str] method",
+                hint=_OBJECT_HINT,
+                fixes=(Fix("tokenizer_object", None, _OBJECT_HINT),),
             )
         return make()
     if isinstance(tokenizer, Tokenizer):
