@@ -106,7 +106,7 @@ def _problem(path: str, error: ValidationError) -> str:
     where = ".".join(str(part) for part in first["loc"])
     if first["type"] == "extra_forbidden":
         names = sorted(_hyphenated(name) for name in CommandSettings.model_fields)
-        tables = [f"[{name}]" for name in ConfigFile.model_fields if name not in names]
+        tables = [f"[{name}]" for name in ConfigFile.model_fields if _hyphenated(name) not in names]
         last = str(first["loc"][-1])
         close = difflib.get_close_matches(last, [*names, *(t[1:-1] for t in tables)], n=1)
         hint = ""
@@ -128,7 +128,9 @@ def config_defaults(path: str, command: str, params: dict[str, str]) -> dict[str
 
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
     try:
         config = ConfigFile.model_validate(data)
