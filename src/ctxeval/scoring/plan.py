@@ -165,7 +165,12 @@ class ScoringPlan:
 
     def has_spans(self) -> bool:
         """Whether a metric of the plan measures spans (each record's are then located once)."""
-        return any(metric.judging_pass(None).locates for metric in self.metrics)
+        # Asked once per record: answered once per plan.
+        spans: bool | None = self.__dict__.get("_spans")
+        if spans is None:
+            spans = any(metric.judging_pass(None).locates for metric in self.metrics)
+            object.__setattr__(self, "_spans", spans)
+        return spans
 
     def depth(self, metric: MetricBase) -> int | None:
         """How many retrieved items to judge so that every cut-off is a prefix."""
