@@ -44,7 +44,8 @@ from ctxeval.metrics.measures import Measure
 from ctxeval.metrics.measures import implementation as implementation_choice
 from ctxeval.metrics.spans.metrics import SpanMeasures
 from ctxeval.metrics.text_metrics import PrecisionRecallF1, RankedRetrievalMetrics
-from ctxeval.parallel.executors import Job, OnError, choose_executor, input_files
+from ctxeval.parallel.executors import choose_executor
+from ctxeval.parallel.job import Job, OnError, input_files
 from ctxeval.records.model import Mode
 from ctxeval.results import EvaluationResult
 from ctxeval.scoring.driver import ScoringPlan, sort_ks

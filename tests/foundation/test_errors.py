@@ -578,7 +578,7 @@ RECORD_ERRORS = [
     pytest.param(
         _text("Paris is the capital.", ["x"]),
         "retrieved_context",
-        ["retrieved_context is a single string", "wrap it: ['Paris is the capital.']"],
+        ["retrieved_context is a single string", 'wrap it: ["Paris is the capital."]'],
         id="retrieved-bare-string",
     ),
     pytest.param(
@@ -602,7 +602,7 @@ RECORD_ERRORS = [
     pytest.param(
         _text(["x"], "Paris"),
         "ground_truth_context",
-        ["ground_truth_context is a single string", "wrap it: ['Paris']"],
+        ["ground_truth_context is a single string", 'wrap it: ["Paris"]'],
         id="ground-truth-bare-string",
     ),
     # items
@@ -761,7 +761,7 @@ RECORD_ERRORS = [
     pytest.param(
         _ids(retrieved_ids="c1", relevant_ids=["c1"]),
         "retrieved_ids",
-        ["retrieved_ids is a single string", "wrap it: ['c1']"],
+        ["retrieved_ids is a single string", 'wrap it: ["c1"]'],
         id="ids-retrieved-bare-string",
     ),
     pytest.param(

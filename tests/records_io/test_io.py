@@ -739,7 +739,7 @@ JSONL_BAD = [
         1,
         "q1",
         "retrieved_context",
-        ["retrieved_context is a single string, not a list; wrap it: ['Paris is the capital.']"],
+        ['retrieved_context is a single string, not a list; wrap it: ["Paris is the capital."]'],
         id="bare-string",
     ),
     pytest.param(

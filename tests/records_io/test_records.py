@@ -145,7 +145,7 @@ def test_the_models_give_ctxeval_messages_with_the_datasets_names() -> None:
     problems = validation_problems(named.value, NAMES)
     assert problems[0] == (
         "retrieved_contexts",
-        "retrieved_contexts is a single string, not a list; wrap it: ['one string']",
+        'retrieved_contexts is a single string, not a list; wrap it: ["one string"]',
     )
     assert problems[1][0] == "reference_contexts"
     assert problems[1][1].startswith("reference_contexts[1] is an empty string")

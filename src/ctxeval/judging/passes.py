@@ -118,8 +118,18 @@ class TextPass:
         return judged.judgments, len(judged.tokenless)
 
 
+class _Unmatched:
+    """What passes that match no texts share: no strategy, no chunk texts."""
+
+    strategy: ClassVar[None] = None
+    credit: ClassVar[Credit] = "matching"
+
+    def chunk_texts(self, record: Record) -> None:
+        return None
+
+
 @dataclass(frozen=True)
-class IdPass:
+class IdPass(_Unmatched):
     """Ids judged against qrels, relevant from ``relevance_level`` on, the first ``depth`` ids
     (None: all)."""
 
@@ -129,11 +139,6 @@ class IdPass:
     mode: ClassVar[Mode] = "id"
     locates: ClassVar[bool] = False
     token_unit: ClassVar[None] = None
-    strategy: ClassVar[None] = None
-    credit: ClassVar[Credit] = "matching"
-
-    def chunk_texts(self, record: Record) -> None:
-        return None
 
     def judge(
         self,
@@ -149,22 +154,17 @@ class IdPass:
 
 
 @dataclass(frozen=True)
-class SpanPass:
+class SpanPass(_Unmatched):
     """A record's spans, given or located once per record, measured in ``unit``."""
 
     unit: str
 
     mode: ClassVar[Mode] = "text"
     locates: ClassVar[bool] = True
-    strategy: ClassVar[None] = None
-    credit: ClassVar[Credit] = "matching"
 
     @property
     def token_unit(self) -> str | None:
         return None if self.unit == "chars" else self.unit
-
-    def chunk_texts(self, record: Record) -> None:
-        return None
 
     def judge(
         self,

@@ -16,24 +16,24 @@ mode (text or id) is decided once, from the first record read (:meth:`Job.mode_o
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from ctxeval.foundation.errors import Fix, InvalidRecordError
 from ctxeval.foundation.progress import Progress
 from ctxeval.io.paths import check_output
+from ctxeval.parallel.job import Job
 from ctxeval.parallel.workers import (
     pays_to_start_workers,
     prepend_batches,
     score_in_order,
     unsendable,
 )
-from ctxeval.records.model import Mode, Record, RecordError
+from ctxeval.records.model import Record, RecordError
 from ctxeval.results import EvaluationResult, JsonlResultWriter
 from ctxeval.results.aggregation import Aggregator
 from ctxeval.scoring.driver import ScoredBatch, ScoringPlan
@@ -43,13 +43,10 @@ __all__ = [
     "DaskCluster",
     "Executor",
     "InProcess",
-    "Job",
     "LocalProcesses",
-    "OnError",
     "choose_executor",
 ]
 
-OnError = Literal["raise", "skip"]
 Batch = list[Record | RecordError]
 
 # Worker processes read files of at least this many bytes per worker themselves, in
@@ -58,63 +55,14 @@ Batch = list[Record | RecordError]
 PARTITION_MIN_BYTES = 1 << 20
 
 
-@dataclass(frozen=True)
-class Job:
-    """One evaluation, as every executor receives it.
+def _partitionable(job: Job, plan: ScoringPlan, workers: int, asked: bool) -> bool:
+    """Whether ``workers`` processes can read the job's dataset by partitions themselves, and
+    should: partitions ``asked`` for, or files of :data:`PARTITION_MIN_BYTES` a worker."""
+    from ctxeval.parallel.partitions import dataset_bytes, partitionable
 
-    ``plan_for(mode)`` is the scoring plan for data of that mode; ``modes`` the modes the
-    metrics can run in (the first is the default, for an empty dataset); ``inputs`` the files
-    the run reads (an output must not be one of them); ``output`` where the per-query rows go
-    (a ``.jsonl`` path locally; a directory or fsspec URL on Dask), or None.
-    """
-
-    dataset: Any
-    plan_for: Callable[[Mode], ScoringPlan]
-    modes: tuple[Mode, ...]
-    source: str
-    inputs: tuple[str, ...]
-    fields: Any = None
-    format: str | None = None
-    on_error: OnError = "raise"
-    batch_size: int = 256
-    keep_per_query: bool = True
-    progress: bool | Callable[[int], None] | None = None
-    output: str | os.PathLike[str] | None = None
-    mode_fixed: bool = False  # metric objects fix the mode: a bad first record cannot change it
-
-    def records(self) -> Iterator[Record | RecordError]:
-        from ctxeval.io.readers import read_records
-
-        return read_records(self.dataset, fields=self.fields, format=self.format)
-
-    def mode_of(self, first: Record | RecordError | None) -> Mode:
-        """The dataset's mode, from its first record (the one place it is decided)."""
-        if isinstance(first, Record):
-            return first.mode
-        if isinstance(first, RecordError) and not self.mode_fixed:
-            return "id" if first.field and "ids" in first.field else "text"
-        return self.modes[0]
-
-    def aggregator(self, plan: ScoringPlan, writer: JsonlResultWriter | None) -> Aggregator:
-        return Aggregator(
-            plan,
-            self.source,
-            fields=self.fields,
-            keep_rows=self.keep_per_query,
-            row_sink=None if writer is None else writer.write,
-        )
-
-    def empty_result(self) -> EvaluationResult:
-        return Aggregator(self.plan_for(self.modes[0]), self.source, fields=self.fields).result()
-
-    def partitionable(self, plan: ScoringPlan, workers: int, asked: bool) -> bool:
-        """Whether ``workers`` processes can read this dataset by partitions themselves, and
-        should: partitions ``asked`` for, or files of :data:`PARTITION_MIN_BYTES` a worker."""
-        from ctxeval.parallel.partitions import dataset_bytes, partitionable
-
-        if not partitionable(self.dataset, self.format) or unsendable(plan) is not None:
-            return False
-        return asked or dataset_bytes(self.dataset) >= workers * PARTITION_MIN_BYTES
+    if not partitionable(job.dataset, job.format) or unsendable(plan) is not None:
+        return False
+    return asked or dataset_bytes(job.dataset) >= workers * PARTITION_MIN_BYTES
 
 
 class Executor(Protocol):
@@ -204,7 +152,7 @@ class LocalProcesses:
         stream = _prepend(first, records)
         workers, head = self.workers, None
         asked = self.partition_bytes is not None or self.partition_records is not None
-        if workers > 1 and job.partitionable(plan, workers, asked):
+        if workers > 1 and _partitionable(job, plan, workers, asked):
             head = list(islice(stream, job.batch_size)) if self.auto else None
             if head is None or pays_to_start_workers(plan, head):
                 close = getattr(records, "close", None)
@@ -230,15 +178,11 @@ class LocalProcesses:
         from ctxeval.parallel.partitions import evaluate_in_processes
 
         return evaluate_in_processes(
-            job.dataset,
+            job,
             plan,
             workers=self.workers,
             aggregator=aggregator,
             progress=progress,
-            fields=job.fields,
-            format=job.format,
-            on_error=job.on_error,
-            batch_size=job.batch_size,
             block_bytes=self.partition_bytes,
             block_records=self.partition_records,
         )
@@ -258,20 +202,11 @@ class DaskCluster:
 
         if job.output is not None and "://" not in os.fspath(job.output):
             check_output(job.output, flag="run(output=...)", inputs=job.inputs, directory=True)
-        mode = job.modes[0]
-        if len(job.modes) > 1:
-            first = next(job.records(), None)
-            mode = first.mode if isinstance(first, Record) else mode
+        mode = job.modes[0] if len(job.modes) == 1 else job.mode_of(next(job.records(), None))
         return evaluate_distributed(
-            job.dataset,
+            job,
             job.plan_for(mode),
             scheduler=self.scheduler,
-            fields=job.fields,
-            format=job.format,
-            on_error=job.on_error,
-            output=job.output,
-            source=job.source,
-            batch_size=job.batch_size,
             block_bytes=self.partition_bytes or 64 << 20,
             block_records=self.partition_records or 20_000,
         )
@@ -300,13 +235,3 @@ def choose_executor(
     if count == 1 and workers is not None:
         return InProcess()
     return LocalProcesses(count, workers is None, partition_bytes, partition_records)
-
-
-def input_files(dataset: Any, source: str | None, extra: Sequence[str]) -> tuple[str, ...]:
-    """The files a run reads (an output must not be one of them)."""
-    files = [source] if source is not None else []
-    files.extend(extra)
-    if isinstance(dataset, str | os.PathLike):
-        name = os.fspath(dataset)
-        files.extend([name, *glob.glob(name)])
-    return tuple(files)

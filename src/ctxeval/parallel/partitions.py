@@ -58,6 +58,7 @@ from ctxeval.parallel.blocks import (
     plan_blocks,
     read_block,
 )
+from ctxeval.parallel.job import Job
 from ctxeval.parallel.workers import (
     HashedClaims,
     LocalFuture,
@@ -275,40 +276,21 @@ def _is_main_test(test: ast.expr) -> bool:
     return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
 
 
-def evaluate_distributed(  # noqa: PLR0913 (the evaluator's options, for a Dask run)
-    dataset: Any,
+def evaluate_distributed(
+    job: Job,
     plan: ScoringPlan,
     *,
     scheduler: Any,
-    fields: Any = None,
-    format: str | None = None,
-    on_error: str = "raise",
-    output: str | os.PathLike[str] | None = None,
-    source: str,
-    batch_size: int = 256,
     block_bytes: int = 64 << 20,
     block_records: int = 20_000,
     buckets: int = 16,
     retries: int = 3,
 ) -> EvaluationResult:
-    """Evaluate ``dataset`` on a Dask cluster; see the module docstring."""
+    """Evaluate the job's dataset on a Dask cluster; see the module docstring."""
     client, cluster = _client(scheduler)
     try:
-        return _evaluate(
-            client,
-            dataset,
-            plan,
-            fields=fields,
-            format=format,
-            on_error=on_error,
-            output=output,
-            source=source,
-            batch_size=batch_size,
-            block_bytes=block_bytes,
-            block_records=block_records,
-            buckets=buckets,
-            retries=retries,
-        )
+        groups = _groups(job, block_bytes, block_records)
+        return _evaluate(client, job, plan, groups, buckets, retries)
     finally:
         if cluster is not None:
             client.close()
@@ -316,16 +298,12 @@ def evaluate_distributed(  # noqa: PLR0913 (the evaluator's options, for a Dask 
 
 
 def evaluate_in_processes(
-    dataset: Any,
+    job: Job,
     plan: ScoringPlan,
     *,
     workers: int,
     aggregator: Aggregator,
     progress: Any,
-    fields: Any = None,
-    format: str | None = None,
-    on_error: str = "raise",
-    batch_size: int = 256,
     block_bytes: int | None = None,
     block_records: int | None = None,
 ) -> EvaluationResult:
@@ -335,23 +313,13 @@ def evaluate_in_processes(
     streams the rows as the caller asked; the result equals a run in this process."""
     # By default blocks small enough that every worker gets several (they finish together).
     if block_bytes is None:
-        block_bytes = max(64 << 10, min(64 << 20, dataset_bytes(dataset) // (4 * workers) + 1))
+        size = dataset_bytes(job.dataset)
+        block_bytes = max(64 << 10, min(64 << 20, size // (4 * workers) + 1))
     if block_records is None:
         block_records = max(1_000, 20_000 // workers)
+    groups = _groups(job, block_bytes, block_records)
     with LocalPool(plan, workers) as pool:
-        return _evaluate_local(
-            pool,
-            dataset,
-            plan,
-            fields=fields,
-            format=format,
-            on_error=on_error,
-            batch_size=batch_size,
-            block_bytes=block_bytes,
-            block_records=block_records,
-            aggregator=aggregator,
-            progress=progress,
-        )
+        return _evaluate_local(pool, job, plan, groups, aggregator, progress)
 
 
 def dataset_bytes(dataset: str | os.PathLike[str]) -> int:
@@ -373,15 +341,20 @@ def partitionable(dataset: Any, format: str | None) -> bool:
         return False
 
 
-def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> EvaluationResult:
-    groups = _groups(dataset, o)
+def _evaluate(
+    client: Any,
+    job: Job,
+    plan: ScoringPlan,
+    groups: list[list[Block]],
+    buckets: int,
+    retries: int,
+) -> EvaluationResult:
     submit = client.submit
-    retries = o["retries"]
-    blocks, block_fields, fields_for = _settle_fields(client, groups, o["fields"], retries)
+    blocks, block_fields, fields_for = _settle_fields(client, groups, job.fields, retries)
 
     # Survey: positions and records per block, and the ids they claim.
     surveys = [
-        submit(_survey, b, f, fm, o["buckets"], pure=False, retries=retries)
+        submit(_survey, b, f, fm, buckets, pure=False, retries=retries)
         for b, f, fm in zip(blocks, block_fields, fields_for, strict=True)
     ]
     counts = client.gather([submit(_counts, s, pure=False) for s in surveys])
@@ -397,18 +370,17 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             pure=False,
             retries=retries,
         )
-        for b in range(o["buckets"])
+        for b in range(buckets)
     ]
     for part in client.gather(duplicate_futures):
         for number, positions in part.items():
             found.setdefault(number, {}).update(positions)
 
     # Score every block; rows to one Parquet part per block.
-    output = o["output"]
-    store = None if output is None else parts_store(output)
+    store = None if job.output is None else parts_store(job.output)
     if store is not None:
         store.prepare()
-    aggregator = Aggregator(plan, o["source"], keep_rows=False, fields=o["fields"])
+    aggregator = Aggregator(plan, job.source, keep_rows=False, fields=job.fields)
     futures = [
         submit(
             _score,
@@ -416,13 +388,13 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
             block_fields[n],
             fields_for[n],
             plan,
-            o["source"],
+            job.source,
             first_index[n],
             found.get(n, {}),
             None if store is None else store.part(n),
-            o["batch_size"],
+            job.batch_size,
             False,
-            o["on_error"] == "raise",
+            job.on_error == "raise",
             pure=False,
             retries=retries,
         )
@@ -431,7 +403,7 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
     # In input order, so that the first bad record stops the run as soon as its block is in.
     for number, future in enumerate(futures):
         aggregator.merge(future.result())
-        if aggregator.skipped and o["on_error"] == "raise":
+        if aggregator.skipped and job.on_error == "raise":
             if store is not None:  # no part may be written after the output is removed
                 _settle(futures[number + 1 :])
                 store.remove()
@@ -450,7 +422,14 @@ def _evaluate(client: Any, dataset: Any, plan: ScoringPlan, **o: Any) -> Evaluat
     return result
 
 
-def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) -> EvaluationResult:
+def _evaluate_local(
+    pool: LocalPool,
+    job: Job,
+    plan: ScoringPlan,
+    groups: list[list[Block]],
+    aggregator: Aggregator,
+    progress: Any,
+) -> EvaluationResult:
     """:func:`evaluate_in_processes`'s run: each block is read once, by a worker that scores it.
 
     Where each block starts (its first line and record index) comes from a cheap pass over
@@ -460,14 +439,12 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
     order in one table, as a run in one process does, and scores again, with the duplicates
     given, the rare block that holds one.
     """
-    groups = _groups(dataset, o)
-    blocks, block_fields, fields_for = _settle_fields(pool, groups, o["fields"], 0)
+    blocks, block_fields, fields_for = _settle_fields(pool, groups, job.fields, 0)
     counts = pool.gather([pool.submit(block_extent, block) for block in blocks])
     first_index, positioned = place_blocks(blocks, counts)
 
-    aggregator: Aggregator = o["aggregator"]
     return_rows = aggregator.keep_rows or aggregator.row_sink is not None
-    stop_at_error = o["on_error"] == "raise"
+    stop_at_error = job.on_error == "raise"
 
     def submit(n: int, duplicates: dict[int, str]) -> LocalFuture:
         return pool.submit(
@@ -479,28 +456,15 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
             aggregator.source,
             first_index[n],
             duplicates,
-            o["batch_size"],
+            job.batch_size,
             return_rows,
             stop_at_error,
             max(files) + 1,
         )
 
     def result(n: int, future: LocalFuture) -> tuple[AggregatorState, HashedClaims]:
-        try:
-            done: tuple[AggregatorState, HashedClaims] = future.result()
-            return done
-        except WorkerProcessError as exc:  # a worker died: name the records it held
-            block = positioned[n]
-            first, last = block.first_pos, block.first_pos + max(counts[n][0], 1) - 1
-            raise WorkerProcessError(
-                f"a worker process died while scoring the records from "
-                f"{_locate(block, first)} to {_locate(block, last)}; "
-                "something outside ctxeval killed it, most often the operating system's "
-                "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
-                "give the run more memory"
-            ) from exc
+        return _block_result(positioned[n], counts[n][0], future)
 
-    progress = o["progress"]
     # Each block's final state, or the future of its second scoring (its duplicates known).
     final: list[AggregatorState | LocalFuture] = []
     merged = 0
@@ -540,9 +504,28 @@ def _evaluate_local(pool: LocalPool, dataset: Any, plan: ScoringPlan, **o: Any) 
     return aggregator.result()
 
 
-def _groups(dataset: Any, o: dict[str, Any]) -> list[list[Block]]:
+def _block_result(
+    block: Block, records: int, future: LocalFuture
+) -> tuple[AggregatorState, HashedClaims]:
+    """A block's scoring, or the error that names its ``records`` when its worker died."""
+    try:
+        done: tuple[AggregatorState, HashedClaims] = future.result()
+        return done
+    except WorkerProcessError as exc:
+        first, last = block.first_pos, block.first_pos + max(records, 1) - 1
+        raise WorkerProcessError(
+            f"a worker process died while scoring the records from "
+            f"{_locate(block, first)} to {_locate(block, last)}; "
+            "something outside ctxeval killed it, most often the operating system's "
+            "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
+            "give the run more memory"
+        ) from exc
+
+
+def _groups(job: Job, block_bytes: int, block_records: int) -> list[list[Block]]:
+    """The job's dataset cut into blocks, by file (files without a byte left out)."""
     groups = plan_blocks(
-        dataset, format=o["format"], block_bytes=o["block_bytes"], block_records=o["block_records"]
+        job.dataset, format=job.format, block_bytes=block_bytes, block_records=block_records
     )
     return [g for g in groups if g]
 
