@@ -161,6 +161,24 @@ def _trec_id(tmp_path: Path) -> object:
     return _raised(lambda: convert_dataset(source, str(tmp_path / "out.trec")))
 
 
+def _span_tokens(_: Path) -> object:
+    return _raised(lambda: RetrievalEvaluator([TEXT], ["span_iou(unit='rouge')@5"]).run())
+
+
+def _spans_to_locate(_: Path) -> object:
+    return _raised(lambda: RetrievalEvaluator([TEXT], ["span_iou@5"]).run())
+
+
+def _one_chunker(tmp_path: Path) -> object:
+    from ctxeval.chunking import compare_chunkers
+
+    return _raised(lambda: compare_chunkers({"d": "a b c"}, [], {"a": "fixed(words=5)"}))
+
+
+def _tokenizer_name(_: Path) -> object:
+    return _raised(lambda: RougeChunkMatch(tokenizer="foo"))
+
+
 CASES: list[tuple[str, Callable[[Path], object], str]] = [
     (
         "two modes",
@@ -251,6 +269,19 @@ CASES: list[tuple[str, Callable[[Path], object], str]] = [
         "chunks",
     ),
     ("TREC query id", _trec_id, 'an "id" field, or name yours with --id-field NAME)'),
+    ("span tokens need the corpus", _span_tokens, "give the corpus (--corpus PATH), or use"),
+    ("spans to locate", _spans_to_locate, "or a corpus to locate the texts in (--corpus PATH)"),
+    (
+        "one chunker",
+        _one_chunker,
+        "got 1 --chunker; a comparison needs at least two, e.g. --chunker",
+    ),
+    (
+        "a tokenizer object",
+        _tokenizer_name,
+        "unknown tokenizer 'foo' (use one of 'rouge', 'rouge-stem', 'unicode'); or, from Python, "
+        "an object with a tokenize(text) -> list[str] method",
+    ),
 ]
 
 
