@@ -189,3 +189,21 @@ def test_mixed_unit_budgets_compare_where_the_most_text_was_fed(tmp_path: Path) 
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["metrics"] == ["context_recall@512t", "ndcg@512t"]
+
+
+def test_the_offline_dense_retriever_from_the_command_line(tmp_path: Path) -> None:
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "200w", "--retriever", "dense",
+        "--out-dir", tmp_path / "out", "--n-resamples", "200",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert "dense(embedder='wordllama')" in json.dumps(summary)
+    run = EvaluationResult.load(tmp_path / "out" / "sent.result.jsonl")
+    assert 0 < run.aggregate["context_recall@200w"] <= 1
+    unknown = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "--retriever", "dense(embedder='x')",
+        "--out-dir", tmp_path / "other",
+    )  # fmt: skip
+    assert unknown.returncode == 2
+    assert "unknown embedder 'x'" in unknown.stderr

@@ -118,7 +118,8 @@ def test_given_spans_are_checked_against_the_corpus() -> None:
 
 def test_without_spans_or_corpus_the_record_is_bad() -> None:
     with pytest.raises(
-        ValueError, match=r"runs.jsonl:4: span metrics need .* no retrieved_spans.*\(corpus=\.\.\.\)"
+        ValueError,
+        match=r"runs.jsonl:4: span metrics need .* no retrieved_spans.*\(corpus=\.\.\.\)",
     ):
         locate_record(record(), None)
     # Spans given without a corpus are trusted; a null one is unlocated, and counted.

@@ -126,6 +126,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         attribution_rule(attribution),
     )
     resolved = _chunkers(chunkers)
+    retriever = as_retriever(retriever)  # once: a dense retriever embeds each text once a run
     retriever_spec = _retriever_spec(retriever)
     plan = None
     if out_dir is not None or report is not None:

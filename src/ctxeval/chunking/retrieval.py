@@ -7,6 +7,10 @@ A retriever is
   or digits; no stopwords, no stemming, so nothing is ever downloaded). Chunks that share no word
   with the question score 0 and are not returned; ties are broken by chunk order (document
   order, then position in the document), so runs are reproducible to the last digit;
+- ``"dense"`` / ``"dense(embedder='wordllama')"`` or a
+  :class:`~ctxeval.retrieval.dense.DenseRetriever`: exact cosine search over an embedder's
+  vectors (WordLlama's, offline, by default; ``pip install 'ctxeval[dense]'``), each distinct text
+  embedded once per run; ties broken by chunk order;
 - any callable ``retrieve(question, chunks)`` returning chunk positions (indices into
   ``chunks``), best first, or ``(position, score)`` pairs: an embedding retriever, a reranker,
   a vector database. It receives the same ``chunks`` list for every question of a chunking, so
@@ -32,9 +36,11 @@ from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.foundation.optional import require
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
+from ctxeval.retrieval.dense import DenseRetriever
 from ctxeval.text.sizes import TokenCounter
 
 __all__ = [
+    "RETRIEVERS",
     "BM25Retriever",
     "ChunkSizes",
     "Ranking",
@@ -161,22 +167,33 @@ class BM25Retriever:
         return search
 
 
-def as_retriever(retriever: object) -> BM25Retriever | Callable[..., Any]:
-    """A retriever from its spec (``"bm25"``), a :class:`BM25Retriever`, or a callable."""
-    if isinstance(retriever, BM25Retriever):
+RETRIEVERS: dict[str, Callable[..., BM25Retriever | DenseRetriever]] = {
+    "bm25": BM25Retriever,
+    "dense": DenseRetriever,
+}
+"""The built-in retrievers by spec name."""
+
+
+def as_retriever(retriever: object) -> BM25Retriever | DenseRetriever | Callable[..., Any]:
+    """A retriever from its spec (``"bm25"``, ``"dense(embedder='wordllama')"``), a built-in
+    retriever, or a callable."""
+    if isinstance(retriever, BM25Retriever | DenseRetriever):
         return retriever
     if isinstance(retriever, str):
         parsed = parse_spec(retriever, what="retriever")
-        if parsed.name != "bm25":
-            raise unknown_name(retriever, "retriever", parsed.name, ["bm25"])
+        make = RETRIEVERS.get(parsed.name)
+        if make is None:
+            raise unknown_name(retriever, "retriever", parsed.name, list(RETRIEVERS))
         if parsed.args or parsed.k is not None:
-            raise InvalidArgumentError(f"{retriever!r}: name the options, e.g. bm25(k1=1.2)")
-        check_options(retriever, "bm25", parsed.kwargs, BM25Retriever)
-        return BM25Retriever(**parsed.kwargs)
+            raise InvalidArgumentError(
+                f"{retriever!r}: name the options, e.g. bm25(k1=1.2) or dense(embedder='wordllama')"
+            )
+        check_options(retriever, parsed.name, parsed.kwargs, make)
+        return make(**parsed.kwargs)
     if callable(retriever):
         return retriever
     raise InvalidArgumentTypeError(
-        f"retriever: expected 'bm25' or a callable (question, chunks) -> ranked chunk "
+        f"retriever: expected 'bm25', 'dense' or a callable (question, chunks) -> ranked chunk "
         f"positions, got {type_name(retriever)}"
     )
 
@@ -186,6 +203,8 @@ def searcher(retriever: object, chunks: Sequence[Chunk]) -> Search:
     resolved = as_retriever(retriever)
     if isinstance(resolved, BM25Retriever):
         return resolved.index(chunks)
+    if isinstance(resolved, DenseRetriever):
+        return resolved.index([chunk.text for chunk in chunks])
     name = getattr(resolved, "__qualname__", type(resolved).__name__)
 
     def search(question: str, depth: int) -> Ranking:

@@ -65,7 +65,11 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
     "fixed='fixed(words=100, overlap=10)'.",
 )
 @click.option(
-    "--retriever", default="bm25", show_default=True, help="bm25, or bm25(k1=1.2, b=0.75)."
+    "--retriever",
+    default="bm25",
+    show_default=True,
+    help="bm25, bm25(k1=1.2, b=0.75), or dense: exact cosine search over WordLlama's offline "
+    "embeddings (dense(embedder='wordllama'); pip install 'ctxeval[dense]').",
 )
 @click.option(
     "-k",

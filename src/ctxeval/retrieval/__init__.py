@@ -1,0 +1,2 @@
+"""Retrieval without a service: embedders that run offline, exact dense search over their
+vectors."""

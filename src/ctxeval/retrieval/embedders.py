@@ -1,0 +1,173 @@
+"""Embedders: texts to vectors, offline, each distinct text embedded once.
+
+An embedder is a callable from a list of texts to a 2-D float array (one row a text) with a
+``name`` (for reports, and to key what is cached). Built in:
+
+- ``"wordllama"``: WordLlama's 256-dimension static embeddings (``pip install
+  'ctxeval[dense]'``). Its weights and tokenizer ship inside its wheel, and ctxeval loads them
+  from there with downloads disabled: nothing is fetched, ever (``tests/retrieval/`` loads it with
+  the network disabled).
+- any callable ``texts -> array`` (a user's model, an API client), named by its
+  ``name`` attribute or its qualified name.
+
+:class:`EmbeddingCache` embeds each distinct text once per embedder and normalises the rows to
+unit length, so that a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
+from ctxeval.foundation.optional import require
+from ctxeval.foundation.specs import unknown_name
+
+__all__ = [
+    "EMBEDDERS",
+    "Embedder",
+    "EmbeddingCache",
+    "FunctionEmbedder",
+    "WordLlamaEmbedder",
+    "as_embedder",
+]
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Texts to one row of floats each; ``name`` says which model (for caches and reports)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def __call__(self, texts: list[str]) -> Any: ...
+
+
+class WordLlamaEmbedder:
+    """WordLlama's ``l2_supercat`` model, 256 dimensions, loaded from its wheel (no download)."""
+
+    name = "wordllama"
+
+    def __call__(self, texts: list[str]) -> Any:
+        return _wordllama().embed(texts, norm=False, return_np=True)
+
+    def __repr__(self) -> str:
+        return "WordLlamaEmbedder()"
+
+
+@functools.lru_cache(maxsize=1)
+def _wordllama() -> Any:
+    module = require("wordllama", purpose="the 'wordllama' embedder", extra="dense")
+    # The wheel ships the weights and the tokenizer; pointing the cache at the package folder
+    # finds both there (the default looks for the tokenizer in a folder the wheel does not
+    # have, and would need a download).
+    folder = os.path.dirname(str(module.__file__))
+    return module.WordLlama.load(cache_dir=folder, disable_download=True)
+
+
+class FunctionEmbedder:
+    """A user's callable ``texts -> array`` as an embedder."""
+
+    def __init__(self, embed: Callable[[list[str]], Any], name: str | None = None) -> None:
+        self.embed = embed
+        self.name = name or str(getattr(embed, "name", None) or _qualified(embed))
+
+    def __call__(self, texts: list[str]) -> Any:
+        return self.embed(texts)
+
+    def __repr__(self) -> str:
+        return f"FunctionEmbedder({self.name!r})"
+
+
+def _qualified(thing: object) -> str:
+    return str(getattr(thing, "__qualname__", type(thing).__name__))
+
+
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {"wordllama": WordLlamaEmbedder}
+"""The built-in embedders by name."""
+
+
+def as_embedder(embedder: object) -> Embedder:
+    """An embedder from its name (``"wordllama"``), an embedder, or a callable
+    ``texts -> array``."""
+    if isinstance(embedder, str):
+        make = EMBEDDERS.get(embedder)
+        if make is None:
+            raise unknown_name(
+                embedder,
+                "embedder",
+                embedder,
+                list(EMBEDDERS),
+                hint="or pass a callable texts -> array of vectors",
+            )
+        return make()
+    if isinstance(embedder, WordLlamaEmbedder | FunctionEmbedder):
+        return embedder
+    if callable(embedder):
+        return FunctionEmbedder(embedder)
+    raise InvalidArgumentTypeError(
+        f"embedder: expected 'wordllama' or a callable texts -> array of vectors, got "
+        f"{type_name(embedder)}"
+    )
+
+
+class EmbeddingCache:
+    """Unit-length vectors of texts, each distinct text embedded once by ``embedder``."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._rows: dict[str, int] = {}
+        self._vectors: list[Vectors] = []
+        self.dimension: int | None = None
+
+    def __call__(self, texts: Sequence[str]) -> Vectors:
+        """The unit-length vectors of ``texts``, in order (zero vectors stay zero)."""
+        new = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        if new:
+            self._add(new)
+        table = np.concatenate(self._vectors) if len(self._vectors) > 1 else self._vectors[0]
+        if len(self._vectors) > 1:
+            self._vectors = [table]
+        return table[[self._rows[t] for t in texts]]
+
+    def _add(self, texts: list[str]) -> None:
+        vectors = _checked(self.embedder, texts, self.embedder(list(texts)), self.dimension)
+        self.dimension = vectors.shape[1]
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        start = len(self._rows)
+        self._rows.update((text, start + i) for i, text in enumerate(texts))
+        self._vectors.append(vectors)
+
+
+def _checked(
+    embedder: Embedder, texts: list[str], returned: object, dimension: int | None
+) -> Vectors:
+    """The embedder's answer as a (texts, dimension) float32 array, or an error naming it."""
+    try:
+        vectors = np.asarray(returned, dtype=np.float32)
+    except (TypeError, ValueError):
+        vectors = None
+    if vectors is None or vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        shape = "nothing usable" if vectors is None else f"shape {vectors.shape}"
+        raise InvalidArgumentError(
+            f"embedder {embedder.name}: returned {shape} for {len(texts)} texts; return one row "
+            "of floats per text (a 2-D array)"
+        )
+    if dimension is not None and vectors.shape[1] != dimension:
+        raise InvalidArgumentError(
+            f"embedder {embedder.name}: returned vectors of {vectors.shape[1]} dimensions after "
+            f"vectors of {dimension}; every vector must have the same length"
+        )
+    if not np.isfinite(vectors).all():
+        raise InvalidArgumentError(
+            f"embedder {embedder.name}: returned a vector with NaN or infinity; return finite "
+            "numbers"
+        )
+    return vectors
