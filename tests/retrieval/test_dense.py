@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +172,17 @@ def test_the_harness_runs_with_the_dense_retriever() -> None:
     assert result.retriever == "dense(embedder='wordllama')"
     for run in result.runs.values():
         assert run.result.aggregate["context_recall@3"] > 0
+
+
+def test_loading_wordllama_leaves_the_root_logger_alone() -> None:
+    # wordllama calls logging.basicConfig when imported; its effect is undone, so that other
+    # libraries' log lines (bm25s logs at DEBUG) do not reach the user's terminal.
+    probe = (
+        "import logging\nfrom ctxeval.retrieval.embedders import as_embedder\n"
+        "as_embedder('wordllama')(['a cat'])\nprint(len(logging.getLogger().handlers))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "0"
+    assert out.stderr == ""

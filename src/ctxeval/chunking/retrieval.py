@@ -11,6 +11,9 @@ A retriever is
   :class:`~ctxeval.retrieval.dense.DenseRetriever`: exact cosine search over an embedder's
   vectors (WordLlama's, offline, by default; ``pip install 'ctxeval[dense]'``), each distinct text
   embedded once per run; ties broken by chunk order;
+- ``"rrf('bm25', 'dense', k=60)"``, ``"wsum('bm25', 'dense', norm='z-score')"`` or a
+  :class:`FusedRetriever`: two or more retrievers fused as ranx fuses runs (reciprocal rank
+  fusion; a weighted sum of min-max or z-score normalised scores), ties broken by chunk order;
 - any callable ``retrieve(question, chunks)`` returning chunk positions (indices into
   ``chunks``), best first, or ``(position, score)`` pairs: an embedding retriever, a reranker,
   a vector database. It receives the same ``chunks`` list for every question of a chunking, so
@@ -35,14 +38,17 @@ from ctxeval.cutoffs.cutoff import Budget, BudgetUnit, Cutoff
 from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.foundation.optional import require
+from ctxeval.foundation.params import check_choice
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 from ctxeval.retrieval.dense import DenseRetriever
+from ctxeval.retrieval.fusion import FUSIONS, Fusion, fuse
 from ctxeval.text.sizes import TokenCounter
 
 __all__ = [
     "RETRIEVERS",
     "BM25Retriever",
     "ChunkSizes",
+    "FusedRetriever",
     "Ranking",
     "Search",
     "chunk_sizes",
@@ -167,29 +173,112 @@ class BM25Retriever:
         return search
 
 
-RETRIEVERS: dict[str, Callable[..., BM25Retriever | DenseRetriever]] = {
+class FusedRetriever:
+    """Two or more retrievers fused (:mod:`ctxeval.retrieval.fusion`): ``method="rrf"``
+    (reciprocal rank fusion, ``k`` = 60), or a weighted sum of their scores after ``"min-max"``
+    or ``"z-score"`` normalisation; ``weights`` one per retriever (1.0 each by default). Each
+    retriever is asked for the same depth; the fused list is cut there."""
+
+    def __init__(
+        self,
+        *retrievers: object,
+        method: Fusion = "rrf",
+        k: float = 60,
+        weights: Sequence[float] | None = None,
+    ) -> None:
+        if len(retrievers) < 2:
+            raise InvalidArgumentError(
+                f"fusion: got {len(retrievers)} retriever(s); fuse two or more, e.g. "
+                "rrf('bm25', 'dense')"
+            )
+        self.retrievers = [as_retriever(r) for r in retrievers]
+        self.method: Fusion = check_choice("fusion", "method", method, FUSIONS)
+        if isinstance(k, bool) or not isinstance(k, int | float) or not k > 0:
+            raise InvalidArgumentError(f"rrf(k={k!r}): give a number > 0 (60 by default)")
+        self.k = k
+        if weights is not None and (
+            len(weights) != len(retrievers)
+            or any(isinstance(w, bool) or not isinstance(w, int | float) for w in weights)
+        ):
+            raise InvalidArgumentError(
+                f"fusion(weights={list(weights)!r}): give one number per retriever "
+                f"({len(retrievers)})"
+            )
+        self.weights = None if weights is None else [float(w) for w in weights]
+
+    @property
+    def spec(self) -> str:
+        parts = [repr(_spec_of(r)) for r in self.retrievers]
+        if self.method == "rrf":
+            options = [] if self.k == 60 else [f"k={self.k!r}"]
+            name = "rrf"
+        else:
+            options, name = [f"norm={self.method!r}"], "wsum"
+        if self.weights is not None:
+            options.append(f"weights={self.weights!r}")
+        return f"{name}({', '.join(parts + options)})"
+
+    def __repr__(self) -> str:
+        return f"FusedRetriever({self.spec!r})"
+
+    def index(self, chunks: Sequence[Chunk]) -> Search:
+        """Index ``chunks`` with every retriever; the returned function fuses their rankings."""
+        searches = [searcher(r, chunks) for r in self.retrievers]
+
+        def search(question: str, depth: int) -> Ranking:
+            rankings = [each(question, depth) for each in searches]
+            fused = fuse(rankings, self.method, weights=self.weights, k=self.k)
+            return fused[:depth]
+
+        return search
+
+
+def _spec_of(retriever: object) -> str:
+    spec = getattr(retriever, "spec", None)
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(retriever, "__qualname__", type(retriever).__name__))
+
+
+def _rrf(*retrievers: object, k: float = 60) -> FusedRetriever:
+    return FusedRetriever(*retrievers, method="rrf", k=k)
+
+
+def _wsum(*retrievers: object, norm: str = "min-max") -> FusedRetriever:
+    if norm not in ("min-max", "z-score"):
+        raise InvalidArgumentError(f"wsum(norm={norm!r}): use 'min-max' or 'z-score'")
+    return FusedRetriever(*retrievers, method=norm)  # type: ignore[arg-type]
+
+
+RETRIEVERS: dict[str, Callable[..., BM25Retriever | DenseRetriever | FusedRetriever]] = {
     "bm25": BM25Retriever,
     "dense": DenseRetriever,
+    "rrf": _rrf,
+    "wsum": _wsum,
 }
-"""The built-in retrievers by spec name."""
+"""The built-in retrievers by spec name: ``rrf('bm25', 'dense', k=60)`` and
+``wsum('bm25', 'dense', norm='z-score')`` fuse the retrievers their arguments name."""
 
 
-def as_retriever(retriever: object) -> BM25Retriever | DenseRetriever | Callable[..., Any]:
+def as_retriever(
+    retriever: object,
+) -> BM25Retriever | DenseRetriever | FusedRetriever | Callable[..., Any]:
     """A retriever from its spec (``"bm25"``, ``"dense(embedder='wordllama')"``), a built-in
     retriever, or a callable."""
-    if isinstance(retriever, BM25Retriever | DenseRetriever):
+    if isinstance(retriever, BM25Retriever | DenseRetriever | FusedRetriever):
         return retriever
     if isinstance(retriever, str):
         parsed = parse_spec(retriever, what="retriever")
         make = RETRIEVERS.get(parsed.name)
         if make is None:
             raise unknown_name(retriever, "retriever", parsed.name, list(RETRIEVERS))
-        if parsed.args or parsed.k is not None:
+        fusing = parsed.name in ("rrf", "wsum")
+        if (parsed.args and not fusing) or parsed.k is not None:
             raise InvalidArgumentError(
                 f"{retriever!r}: name the options, e.g. bm25(k1=1.2) or dense(embedder='wordllama')"
             )
         check_options(retriever, parsed.name, parsed.kwargs, make)
-        return make(**parsed.kwargs)
+        return make(*parsed.args, **parsed.kwargs)
     if callable(retriever):
         return retriever
     raise InvalidArgumentTypeError(
@@ -201,7 +290,7 @@ def as_retriever(retriever: object) -> BM25Retriever | DenseRetriever | Callable
 def searcher(retriever: object, chunks: Sequence[Chunk]) -> Search:
     """The search function of ``retriever`` over ``chunks`` (indexed once)."""
     resolved = as_retriever(retriever)
-    if isinstance(resolved, BM25Retriever):
+    if isinstance(resolved, BM25Retriever | FusedRetriever):
         return resolved.index(chunks)
     if isinstance(resolved, DenseRetriever):
         return resolved.index([chunk.text for chunk in chunks])

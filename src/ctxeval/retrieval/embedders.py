@@ -17,6 +17,7 @@ unit length, so that a dot product is the cosine.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -63,7 +64,15 @@ class WordLlamaEmbedder:
 
 @functools.lru_cache(maxsize=1)
 def _wordllama() -> Any:
-    module = require("wordllama", purpose="the 'wordllama' embedder", extra="dense")
+    # wordllama configures the root logger when imported (logging.basicConfig): undone, so that
+    # no library's log lines reach the user's terminal because ctxeval imported it.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        module = require("wordllama", purpose="the 'wordllama' embedder", extra="dense")
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
     # The wheel ships the weights and the tokenizer; pointing the cache at the package folder
     # finds both there (the default looks for the tokenizer in a folder the wheel does not
     # have, and would need a download).
