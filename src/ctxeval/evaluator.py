@@ -28,7 +28,7 @@ from ctxeval.foundation.params import (
     check_parameters,
     check_relevance_level,
 )
-from ctxeval.io.live import LiveRecords
+from ctxeval.io.live import LiveRecords, question_lines
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
 from ctxeval.metrics.base import MetricBase
@@ -256,12 +256,14 @@ class RetrievalEvaluator:
     def from_retriever(
         cls,
         questions: Any,
-        retrieve: Callable[[str], Sequence[str]],
+        retrieve: Callable[[str], Sequence[Any]] | Any,
         metrics: Iterable[MetricBase | str | Measure] | MetricBase | str | None = None,
         **options: Any,
     ) -> RetrievalEvaluator:
         """Evaluate a live retriever, with no run file: when the evaluation runs, each question
-        is retrieved for with ``retrieve(question text)``, which returns texts or ids, best
+        is retrieved for with ``retrieve(question text)`` (a function; or a LangChain retriever,
+        called with ``invoke``, or a llama-index one, with ``retrieve``), which returns texts or
+        ids (or LangChain ``Document`` s, llama-index ``NodeWithScore`` s), best
         first.
 
         ``questions``:
@@ -273,7 +275,10 @@ class RetrievalEvaluator:
         - llama-index's ``EmbeddingQAFinetuneDataset`` (``queries``, ``corpus``,
           ``relevant_docs``), the object, its dict, or the path of its JSON file (as
           ``save_json`` writes it): ID mode, ``retrieve`` returns node ids, every node of a
-          query's ``relevant_docs`` has relevance 1; the query ids are the records' ids.
+          query's ``relevant_docs`` has relevance 1; the query ids are the records' ids;
+        - the chunking harness's questions (``{"id", "question", "excerpts"}``, excerpts as
+          texts or ``{"text", "doc", "start", "end"}``), as dicts or the path of their
+          ``.jsonl`` file.
 
         A list (or a dataset) can be run many times (``retrieve`` is called again on each
         run); ``options`` are :class:`RetrievalEvaluator`'s.
@@ -290,7 +295,10 @@ class RetrievalEvaluator:
                     "llama-index EmbeddingQAFinetuneDataset JSON file, or the questions as a "
                     "list of dicts"
                 )
-            questions = llama_index_questions(path, path)
+            if path.lower().endswith((".jsonl", ".ndjson")):
+                questions = question_lines(path)  # the chunking harness's questions file
+            else:
+                questions = llama_index_questions(path, path)
         elif is_llama_index_dataset(questions):
             questions = llama_index_questions(questions, f"{owner}(questions=...)")
         evaluator = cls(LiveRecords(questions, retrieve), metrics, **options)

@@ -27,7 +27,12 @@ from ctxeval.chunking.chunkers import (
 from ctxeval.chunking.harness import DEFAULT_KS, chunk_corpus, chunk_statistics, compare_chunkers
 from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult
 from ctxeval.chunking.questions import Excerpt, Question, load_questions
-from ctxeval.chunking.retrieval import BM25Retriever, retrieval_depth
+from ctxeval.chunking.retrieval import (
+    BM25Retriever,
+    FusedRetriever,
+    PerChunking,
+    retrieval_depth,
+)
 from ctxeval.chunking.splitters import ExternalChunker, as_chunker
 
 __all__ = [
@@ -42,8 +47,10 @@ __all__ = [
     "Excerpt",
     "ExternalChunker",
     "FixedChunker",
+    "FusedRetriever",
     "HarnessResult",
     "ParagraphChunker",
+    "PerChunking",
     "Question",
     "QuestionAttribution",
     "RecursiveChunker",

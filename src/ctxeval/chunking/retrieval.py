@@ -14,6 +14,9 @@ A retriever is
 - ``"rrf('bm25', 'dense', k=60)"``, ``"wsum('bm25', 'dense', norm='z-score')"`` or a
   :class:`FusedRetriever`: two or more retrievers fused as ranx fuses runs (reciprocal rank
   fusion; a weighted sum of min-max or z-score normalised scores), ties broken by chunk order;
+- :class:`PerChunking` ``(lambda chunks: retriever)``: a user's retriever (a LangChain or
+  llama-index retriever, a vector store's, a function) built for each chunking, its hits matched
+  back to the chunks by their text;
 - any callable ``retrieve(question, chunks)`` returning chunk positions (indices into
   ``chunks``), best first, or ``(position, score)`` pairs: an embedding retriever, a reranker,
   a vector database. It receives the same ``chunks`` list for every question of a chunking, so
@@ -42,6 +45,7 @@ from ctxeval.foundation.params import check_choice
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 from ctxeval.retrieval.dense import DenseRetriever
 from ctxeval.retrieval.fusion import FUSIONS, Fusion, fuse
+from ctxeval.retrieval.objects import hit_text, retriever_function
 from ctxeval.text.sizes import TokenCounter
 
 __all__ = [
@@ -49,6 +53,7 @@ __all__ = [
     "BM25Retriever",
     "ChunkSizes",
     "FusedRetriever",
+    "PerChunking",
     "Ranking",
     "Search",
     "chunk_sizes",
@@ -233,6 +238,60 @@ class FusedRetriever:
         return search
 
 
+class PerChunking:
+    """A user's retriever built for each chunking by ``make(chunks)``: a vector store filled
+    with the chunks, say (``lambda chunks: store_of(chunks).as_retriever(...)``). The retriever
+    is a function ``question -> hits``, a LangChain retriever (``invoke``) or a llama-index one
+    (``retrieve``); its hits (texts, ``Document`` s, ``NodeWithScore`` s) are matched back to the
+    chunks by their text, so a chunk retrieved must be one of ``chunks`` as it was given."""
+
+    def __init__(self, make: Callable[[list[Chunk]], object], name: str | None = None) -> None:
+        if not callable(make):
+            raise InvalidArgumentTypeError(
+                f"PerChunking(make=...): give a function chunks -> retriever, got {type_name(make)}"
+            )
+        self.make = make
+        self.spec = name or f"per-chunking({_spec_of(make)})"
+
+    def __repr__(self) -> str:
+        return f"PerChunking({self.spec!r})"
+
+    def index(self, chunks: Sequence[Chunk]) -> Search:
+        """Build the chunking's retriever; the returned function maps its hits to chunks."""
+        retrieve = retriever_function(self.make(list(chunks)), f"retriever {self.spec}")
+        where: dict[str, list[int]] = {}
+        for position, chunk in enumerate(chunks):
+            where.setdefault(chunk.text, []).append(position)
+
+        def search(question: str, depth: int) -> Ranking:
+            taken: set[int] = set()
+            ranking: Ranking = []
+            for hit in retrieve(question)[:depth]:
+                text = hit_text(hit)
+                free = (
+                    [p for p in where.get(text, []) if p not in taken]
+                    if isinstance(text, str)
+                    else []
+                )
+                if not free:
+                    raise InvalidArgumentError(
+                        f"retriever {self.spec}: for the question {question!r} it returned "
+                        f"{_shown(text)}, which is not one of this chunking's chunks (or is one "
+                        "already returned); build the retriever from the chunks it is given"
+                    )
+                taken.add(free[0])
+                score = getattr(hit, "score", None)
+                ranking.append((free[0], float(score) if isinstance(score, int | float) else None))
+            return ranking
+
+        return search
+
+
+def _shown(text: object) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
 def _spec_of(retriever: object) -> str:
     spec = getattr(retriever, "spec", None)
     if isinstance(spec, str):
@@ -262,10 +321,10 @@ RETRIEVERS: dict[str, Callable[..., BM25Retriever | DenseRetriever | FusedRetrie
 
 def as_retriever(
     retriever: object,
-) -> BM25Retriever | DenseRetriever | FusedRetriever | Callable[..., Any]:
+) -> BM25Retriever | DenseRetriever | FusedRetriever | PerChunking | Callable[..., Any]:
     """A retriever from its spec (``"bm25"``, ``"dense(embedder='wordllama')"``), a built-in
     retriever, or a callable."""
-    if isinstance(retriever, BM25Retriever | DenseRetriever | FusedRetriever):
+    if isinstance(retriever, BM25Retriever | DenseRetriever | FusedRetriever | PerChunking):
         return retriever
     if isinstance(retriever, str):
         parsed = parse_spec(retriever, what="retriever")
@@ -279,18 +338,20 @@ def as_retriever(
             )
         check_options(retriever, parsed.name, parsed.kwargs, make)
         return make(*parsed.args, **parsed.kwargs)
-    if callable(retriever):
+    if callable(retriever) and not hasattr(retriever, "invoke"):
         return retriever
     raise InvalidArgumentTypeError(
-        f"retriever: expected 'bm25', 'dense' or a callable (question, chunks) -> ranked chunk "
-        f"positions, got {type_name(retriever)}"
+        f"retriever: expected 'bm25', 'dense', a callable (question, chunks) -> ranked chunk "
+        f"positions, or PerChunking(lambda chunks: your retriever over them), got "
+        f"{type_name(retriever)}; a LangChain or llama-index retriever is built over its own "
+        "documents: wrap the function that builds it from the chunks in PerChunking"
     )
 
 
 def searcher(retriever: object, chunks: Sequence[Chunk]) -> Search:
     """The search function of ``retriever`` over ``chunks`` (indexed once)."""
     resolved = as_retriever(retriever)
-    if isinstance(resolved, BM25Retriever | FusedRetriever):
+    if isinstance(resolved, BM25Retriever | FusedRetriever | PerChunking):
         return resolved.index(chunks)
     if isinstance(resolved, DenseRetriever):
         return resolved.index([chunk.text for chunk in chunks])
