@@ -16,7 +16,7 @@ from ctxeval.chunking import (
     retrieval_depth,
 )
 from ctxeval.evaluator import RetrievalEvaluator
-from ctxeval.foundation.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError, InvalidArgumentError
 from ctxeval.results import EvaluationResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,3 +196,46 @@ def test_an_output_may_not_replace_an_input(tmp_path: Path) -> None:
             overwrite=True,
         )
     assert questions.read_text().startswith("{")
+
+
+def test_a_grid_of_chunkers_and_retrievers() -> None:
+    # Each chunker is chunked once and retrieved by every retriever; runs are CHUNKER+RETRIEVER;
+    # what is unreachable (and the ceiling) is the chunker's, the same under every retriever.
+    corpus = {
+        "pets": "Cats sleep most of the day. Dogs bark at night. Fish swim in tanks all day.",
+        "money": "Banks lend money at interest. Markets set the price of shares every day.",
+    }
+    questions = [
+        {"question": "When do dogs bark?", "excerpts": ["Dogs bark at night."]},
+        {"question": "Who lends money?", "excerpts": ["Banks lend money at interest."]},
+        {"question": "Where do fish swim?", "excerpts": ["Fish swim in tanks all day."]},
+    ]
+
+    def last_first(question: str, chunks: list) -> list[int]:
+        return list(range(len(chunks)))[::-1]
+
+    result = compare_chunkers(
+        corpus,
+        questions,
+        {"s": "sentences(n=1)", "w": "fixed(words=4)"},
+        retriever={"bm25": "bm25", "rev": last_first},
+        k=[1, 2],
+        n_resamples=100,
+    )
+    assert list(result.runs) == ["s+bm25", "s+rev", "w+bm25", "w+rev"]
+    assert result.retriever.startswith("bm25=bm25(k1=1.5, b=0.75), rev=")
+    summary = result.summary()["chunkers"]
+    assert summary["w+rev"]["chunker"] == "w"
+    assert summary["w+rev"]["retriever"].endswith("last_first")
+    for chunker in ("s", "w"):
+        bm25, rev = result.runs[f"{chunker}+bm25"], result.runs[f"{chunker}+rev"]
+        assert bm25.chunks == rev.chunks
+        assert bm25.attribution.ceiling == rev.attribution.ceiling
+        assert bm25.attribution.unreachable == rev.attribution.unreachable
+    assert result.runs["s+bm25"].attribution.found[1] > result.runs["s+rev"].attribution.found[1]
+
+
+def test_retriever_names_in_a_grid_are_checked() -> None:
+    with pytest.raises(InvalidArgumentError, match="retriever name 'a\\+b'"):
+        compare_chunkers({"d": "x"}, [], {"a": "fixed(words=1)", "b": "fixed(words=2)"},
+                         retriever={"a+b": "bm25"})  # fmt: skip

@@ -207,3 +207,35 @@ def test_the_offline_dense_retriever_from_the_command_line(tmp_path: Path) -> No
     )  # fmt: skip
     assert unknown.returncode == 2
     assert "unknown embedder 'x'" in unknown.stderr
+
+
+def test_a_grid_from_the_command_line(tmp_path: Path) -> None:
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "5", "--retriever", "bm25",
+        "--retriever", "fused=rrf('bm25', 'dense')", "--baseline", "sent+fused",
+        "--out-dir", tmp_path / "out", "--n-resamples", "200",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "baseline sent+fused" in done.stdout
+    names = sorted(p.name for p in (tmp_path / "out").iterdir() if p.name.endswith(".result.jsonl"))
+    assert names == [f"{c}+{r}.result.jsonl" for c in ("fixed", "sent") for r in ("bm25", "fused")]
+    twice = ctxeval("chunking", CORPUS, QUESTIONS, *CHUNKERS, "--retriever", "bm25",
+                    "--retriever", "bm25(k1=1.2)", "--out-dir", tmp_path / "b")  # fmt: skip
+    assert twice.returncode == 2
+    assert "the name 'bm25' is used twice" in twice.stderr
+    baseline = ctxeval(
+        "chunking",
+        CORPUS,
+        QUESTIONS,
+        *CHUNKERS,
+        "--retriever",
+        "bm25",
+        "--retriever",
+        "dense",
+        "--baseline",
+        "sent",
+        "--out-dir",
+        tmp_path / "c",
+    )
+    assert baseline.returncode == 2
+    assert "--baseline: unknown run 'sent'" in baseline.stderr

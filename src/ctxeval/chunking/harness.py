@@ -126,18 +126,17 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         attribution_rule(attribution),
     )
     resolved = _chunkers(chunkers)
-    retriever = as_retriever(retriever)  # once: a dense retriever embeds each text once a run
-    retriever_spec = _retriever_spec(retriever)
+    retrievers = _retrievers(retriever)  # resolved once: each text is embedded once a run
+    names = _run_names(resolved, retrievers)
     plan = None
     if out_dir is not None or report is not None:
         from ctxeval.chunking.outputs import OutputPlan
 
-        plan = OutputPlan(out_dir, report, list(resolved), overwrite, (corpus, questions))
+        plan = OutputPlan(out_dir, report, list(names.values()), overwrite, (corpus, questions))
     documents = load_corpus(corpus)
     job = _Job(
         documents,
         load_questions(questions, documents),
-        retriever,
         strategy,
         ks,
         metrics,
@@ -146,7 +145,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         {"loading": time.perf_counter() - started},
         plan,
     )
-    runs = {name: _run(name, chunker, job) for name, chunker in resolved.items()}
+    runs = _grid(resolved, retrievers, names, job)
     clock = time.perf_counter()
     top = comparison_cutoff(ks, characters_fed([run.result.summary for run in runs.values()]))
     comparison = compare(
@@ -163,7 +162,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         comparison,
         ks,
         job.questions,
-        retriever_spec,
+        _retriever_spec(retrievers),
         strategy.spec,
         job.timings,
         settings.policy,
@@ -215,7 +214,6 @@ class _Job:
 
     documents: Mapping[str, str]
     questions: list[Question]
-    retriever: object
     strategy: MatchingStrategy
     ks: tuple[Cutoff, ...]
     metrics: Sequence[str]
@@ -286,12 +284,64 @@ def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
     return resolved
 
 
-def _retriever_spec(retriever: object) -> str:
-    resolved = as_retriever(retriever)
-    spec = getattr(resolved, "spec", None)
+def _spec(retriever: object) -> str:
+    spec = getattr(retriever, "spec", None)
     if isinstance(spec, str):
         return spec
-    return str(getattr(resolved, "__qualname__", type(resolved).__name__))
+    return str(getattr(retriever, "__qualname__", type(retriever).__name__))
+
+
+def _retriever_spec(retrievers: Mapping[str, object]) -> str:
+    """The retriever's spec; with several, ``name=spec`` each, in order."""
+    if len(retrievers) == 1:
+        return _spec(next(iter(retrievers.values())))
+    return ", ".join(f"{name}={_spec(r)}" for name, r in retrievers.items())
+
+
+def _retrievers(retriever: object) -> dict[str, object]:
+    """``{name: retriever}``: one retriever (named by its spec's name), or a mapping of them
+    (names as for chunkers), each resolved once."""
+    if not isinstance(retriever, Mapping):
+        resolved = as_retriever(retriever)
+        return {_spec(resolved).partition("(")[0]: resolved}
+    if not retriever:
+        raise InvalidArgumentError("retriever: give at least one retriever")
+    named: dict[str, object] = {}
+    for name, given in retriever.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or "+" in name:
+            raise InvalidArgumentError(
+                f"retriever name {name!r}: use letters, digits, '.', '_' and '-' (a run is "
+                "named CHUNKER+RETRIEVER), starting with a letter or digit"
+            )
+        named[name] = as_retriever(given)
+    return named
+
+
+def _run_names(
+    chunkers: Mapping[str, Chunker], retrievers: Mapping[str, object]
+) -> dict[tuple[str, str], str]:
+    """Each (chunker, retriever) pair's run name: the chunker's with one retriever, else
+    ``CHUNKER+RETRIEVER``."""
+    one = len(retrievers) == 1
+    return {(c, r): c if one else f"{c}+{r}" for c in chunkers for r in retrievers}
+
+
+def _grid(
+    chunkers: Mapping[str, Chunker],
+    retrievers: Mapping[str, object],
+    names: Mapping[tuple[str, str], str],
+    job: _Job,
+) -> dict[str, ChunkingRun]:
+    """Every chunker x retriever run: each corpus chunked once, then retrieved by each."""
+    runs: dict[str, ChunkingRun] = {}
+    for chunker_name, chunker in chunkers.items():
+        clock = time.perf_counter()
+        chunks, statistics = _chunk(chunker_name, chunker, job)
+        _tick(job.timings, "chunking", clock)
+        for retriever_name, retriever in retrievers.items():
+            name = names[chunker_name, retriever_name]
+            runs[name] = _run(name, (chunker_name, chunker), chunks, statistics, retriever, job)
+    return runs
 
 
 def chunk_corpus(
@@ -306,13 +356,19 @@ def chunk_corpus(
     return chunks
 
 
-def _run(name: str, chunker: Chunker, job: _Job) -> ChunkingRun:
-    """One chunker's run: chunk, index, retrieve, evaluate, attribute."""
+def _run(
+    name: str,
+    named: tuple[str, Chunker],
+    chunks: list[Chunk],
+    statistics: dict[str, Any],
+    retriever: object,
+    job: _Job,
+) -> ChunkingRun:
+    """One chunker x retriever run: index, retrieve, evaluate, attribute."""
+    chunker_name, chunker = named
     clock = time.perf_counter()
-    chunks, statistics = _chunk(name, chunker, job)
-    clock = _tick(job.timings, "chunking", clock)
     bar = job.bar("chunks", f"indexing {name}")
-    search = searcher(job.retriever, chunks)
+    search = searcher(retriever, chunks)
     bar.update(len(chunks))
     bar.close()
     clock = _tick(job.timings, "indexing", clock)
@@ -355,6 +411,8 @@ def _run(name: str, chunker: Chunker, job: _Job) -> ChunkingRun:
         attribution,
         statistics,
         {k: dict(used[cutoff_label(k)]) for k in job.ks},
+        chunker_name,
+        _spec(retriever),
     )
 
 

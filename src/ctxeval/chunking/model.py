@@ -41,9 +41,11 @@ HARNESS_METRICS: tuple[str, ...] = (
 
 @dataclass
 class ChunkingRun:
-    """One chunker's run: its chunks, the retrieval records, their evaluation, attribution,
-    chunk statistics and the mean context fed at each cut-off (``context[k]``: ``chunks``,
-    ``words``, ``characters``; the evaluation's own ``summary["context_used"]``)."""
+    """One chunker x retriever run: its chunks, the retrieval records, their evaluation,
+    attribution, chunk statistics and the mean context fed at each cut-off (``context[k]``:
+    ``chunks``, ``words``, ``characters``; the evaluation's own ``summary["context_used"]``);
+    ``chunker`` and ``retriever`` name the pair (``name`` is ``CHUNKER+RETRIEVER`` when the
+    harness ran several retrievers, else the chunker's name)."""
 
     name: str
     spec: str
@@ -53,6 +55,8 @@ class ChunkingRun:
     attribution: Attribution
     statistics: dict[str, Any]
     context: dict[Cutoff, dict[str, float]]
+    chunker: str = ""
+    retriever: str = ""
 
 
 @dataclass
@@ -95,6 +99,8 @@ class HarnessResult:
             "attribution": self.attribution,
             "chunkers": {
                 name: {
+                    "chunker": run.chunker or name,
+                    "retriever": run.retriever,
                     "spec": run.spec,
                     "statistics": run.statistics,
                     "context": {cutoff_label(k): v for k, v in run.context.items()},

@@ -66,10 +66,13 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
 )
 @click.option(
     "--retriever",
-    default="bm25",
-    show_default=True,
-    help="bm25, bm25(k1=1.2, b=0.75), or dense: exact cosine search over WordLlama's offline "
-    "embeddings (dense(embedder='wordllama'); pip install 'ctxeval[dense]').",
+    "retrievers",
+    multiple=True,
+    metavar="[NAME=]SPEC",
+    help="A retriever (repeat to compare chunker x retriever pairs, runs named CHUNKER+NAME; "
+    "default bm25): bm25, bm25(k1=1.2, b=0.75); dense, exact cosine search over WordLlama's "
+    "offline embeddings (pip install 'ctxeval[dense]'); rrf('bm25', 'dense', k=60) or "
+    "wsum('bm25', 'dense', norm='z-score') to fuse them.",
 )
 @click.option(
     "-k",
@@ -146,28 +149,23 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     chunkers = parse_chunker_options(options["chunkers"])
     if not chunkers:
         fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
-    if options["baseline"] is not None and options["baseline"] not in chunkers:
+    retrievers = parse_retriever_options(options["retrievers"] or ("bm25",))
+    run_names = [c if len(retrievers) == 1 else f"{c}+{r}" for c in chunkers for r in retrievers]
+    if options["baseline"] is not None and options["baseline"] not in run_names:
         from ctxeval.foundation.specs import unknown_name
 
-        fail(
-            str(
-                unknown_name(
-                    None, "chunker", options["baseline"], list(chunkers), where="--baseline"
-                )
-            )
-        )
+        fail(str(unknown_name(None, "run", options["baseline"], run_names, where="--baseline")))
     if options["metric_columns"]:
         _check_metrics(options["metric_columns"], options["ks"] or (1, 3, 5, 10))
     from ctxeval.cli.common import build_strategy
 
     strategy = build_strategy(options["match"], None, None)
-    retriever = _retriever(options["retriever"])
     attribution = _attribution(options["attribution"])
     # Checked with the command line's names before any work; compare_chunkers checks again.
     OutputPlan(
         options["out_dir"],
         options["report_path"],
-        list(chunkers),
+        run_names,
         options["overwrite"],
         (corpus, questions),
         flags=("--out-dir ", "--report "),
@@ -178,7 +176,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             corpus,
             questions,
             chunkers,
-            retriever=retriever,
+            retriever=retrievers if len(retrievers) > 1 else next(iter(retrievers.values())),
             k=options["ks"] or (1, 3, 5, 10),
             matching=strategy,
             budget_policy=options["budget_policy"],
@@ -221,14 +219,31 @@ def _attribution(spec: str) -> Any:
         fail(f"--attribution {spec}: {str(exc).split(': ', 1)[-1]}", fixes=exc.fixes)
 
 
-def _retriever(spec: str) -> Any:
+def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
+    """``--retriever [NAME=]SPEC`` options as ``{name: retriever}`` (a bare spec is named by its
+    name: ``bm25``, ``dense``, ``rrf``), each resolved once (errors name the option)."""
     from ctxeval.chunking.retrieval import as_retriever
     from ctxeval.foundation.errors import CtxevalError
 
-    try:
-        return as_retriever(spec)
-    except CtxevalError as exc:
-        fail(f"--retriever {spec}: {exc}", fixes=exc.fixes)
+    retrievers: dict[str, Any] = {}
+    for value in values:
+        name, sep, spec = value.partition("=")
+        if not sep or "(" in name:  # a bare spec, whose options may hold '='
+            name, spec = value.partition("(")[0], value
+        name, spec = name.strip(), spec.strip()
+        if not _NAME.fullmatch(name) or "+" in name or not spec:
+            fail(
+                f"--retriever {value}: write SPEC or NAME=SPEC, e.g. --retriever dense or "
+                "--retriever fused=\"rrf('bm25', 'dense')\" (NAME: letters, digits, '.', '_', "
+                "'-'; runs are named CHUNKER+NAME)"
+            )
+        if name in retrievers:
+            fail(f"--retriever {value}: the name {name!r} is used twice; name each: NAME=SPEC")
+        try:
+            retrievers[name] = as_retriever(spec)
+        except CtxevalError as exc:
+            fail(f"--retriever {value}: {exc}", fixes=exc.fixes)
+    return retrievers
 
 
 def _print(outcome: Any, fmt: str) -> None:
