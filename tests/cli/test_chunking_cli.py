@@ -239,3 +239,17 @@ def test_a_grid_from_the_command_line(tmp_path: Path) -> None:
     )
     assert baseline.returncode == 2
     assert "--baseline: unknown run 'sent'" in baseline.stderr
+
+
+def test_the_embedding_cache_between_runs(tmp_path: Path) -> None:
+    runs = []
+    for out in ("one", "two"):
+        done = ctxeval(
+            "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "5", "--retriever", "dense",
+            "--cache-dir", tmp_path / "cache", "--out-dir", tmp_path / out,
+            "--n-resamples", "200",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs.append((tmp_path / out / "sent.jsonl").read_text())
+    assert runs[0] == runs[1]  # the same rankings, scores included, from the cached vectors
+    assert len(list((tmp_path / "cache").rglob("*.vec"))) > 100

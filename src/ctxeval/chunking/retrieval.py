@@ -60,6 +60,7 @@ __all__ = [
     "needed_depths",
     "retrieval_depth",
     "searcher",
+    "with_cache_dir",
 ]
 
 Ranking = list[tuple[int, float | None]]
@@ -290,6 +291,21 @@ class PerChunking:
 def _shown(text: object) -> str:
     shown = repr(text)
     return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def with_cache_dir(retriever: object, cache_dir: str) -> object:
+    """``retriever`` with its dense retrievers (fused ones' too) keeping vectors in
+    ``cache_dir``; the others as they are."""
+    if isinstance(retriever, DenseRetriever):
+        return DenseRetriever(retriever.embedder, cache_dir)
+    if isinstance(retriever, FusedRetriever):
+        return FusedRetriever(
+            *(with_cache_dir(r, cache_dir) for r in retriever.retrievers),
+            method=retriever.method,
+            k=retriever.k,
+            weights=retriever.weights,
+        )
+    return retriever
 
 
 def _spec_of(retriever: object) -> str:

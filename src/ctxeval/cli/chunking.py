@@ -75,6 +75,13 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
     "wsum('bm25', 'dense', norm='z-score') to fuse them.",
 )
 @click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the dense retrievers' embeddings here between runs (one file a text, keyed by "
+    "the embedder and the text; safe with runs at once).",
+)
+@click.option(
     "-k",
     "--k",
     "ks",
@@ -150,6 +157,10 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     if not chunkers:
         fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
     retrievers = parse_retriever_options(options["retrievers"] or ("bm25",))
+    if options["cache_dir"] is not None:
+        from ctxeval.chunking.retrieval import with_cache_dir
+
+        retrievers = {n: with_cache_dir(r, options["cache_dir"]) for n, r in retrievers.items()}
     run_names = [c if len(retrievers) == 1 else f"{c}+{r}" for c in chunkers for r in retrievers]
     if options["baseline"] is not None and options["baseline"] not in run_names:
         from ctxeval.foundation.specs import unknown_name

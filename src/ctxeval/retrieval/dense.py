@@ -33,14 +33,16 @@ def top_k(scores: npt.NDArray[np.floating[Any]], depth: int) -> Ranking:
 class DenseRetriever:
     """Exact cosine search with ``embedder`` (a name such as ``"wordllama"``, or a callable
     ``texts -> array``); the vectors of texts already seen are reused across chunkings and
-    questions of a run."""
+    questions of a run, and, with ``cache_dir``, across runs."""
 
-    def __init__(self, embedder: object = "wordllama") -> None:
+    def __init__(self, embedder: object = "wordllama", cache_dir: str | None = None) -> None:
         self.embedder: Embedder = as_embedder(embedder)
-        self.cache = EmbeddingCache(self.embedder)
+        self.cache_dir = cache_dir
+        self.cache = EmbeddingCache(self.embedder, cache_dir)
 
     @property
     def spec(self) -> str:
+        # The cache changes no number: it is not part of what the retriever is.
         return f"dense(embedder={self.embedder.name!r})"
 
     def __repr__(self) -> str:

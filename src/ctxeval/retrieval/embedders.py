@@ -28,6 +28,7 @@ import numpy.typing as npt
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.foundation.optional import require
 from ctxeval.foundation.specs import unknown_name
+from ctxeval.retrieval.disk_cache import DiskCache
 
 __all__ = [
     "EMBEDDERS",
@@ -127,10 +128,13 @@ def as_embedder(embedder: object) -> Embedder:
 
 
 class EmbeddingCache:
-    """Unit-length vectors of texts, each distinct text embedded once by ``embedder``."""
+    """Unit-length vectors of texts, each distinct text embedded once by ``embedder``; with
+    ``cache_dir``, also kept on disk between runs (:class:`~ctxeval.retrieval.disk_cache.DiskCache`:
+    the raw vectors, by embedder name and text)."""
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, cache_dir: str | os.PathLike[str] | None = None) -> None:
         self.embedder = embedder
+        self.disk = None if cache_dir is None else DiskCache(cache_dir, embedder.name)
         self._rows: dict[str, int] = {}
         self._vectors: list[Vectors] = []
         self.dimension: int | None = None
@@ -146,13 +150,37 @@ class EmbeddingCache:
         return table[[self._rows[t] for t in texts]]
 
     def _add(self, texts: list[str]) -> None:
-        vectors = _checked(self.embedder, texts, self.embedder(list(texts)), self.dimension)
+        vectors = self._embedded(texts)
         self.dimension = vectors.shape[1]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
         start = len(self._rows)
         self._rows.update((text, start + i) for i, text in enumerate(texts))
         self._vectors.append(vectors)
+
+    def _embedded(self, texts: list[str]) -> Vectors:
+        """The raw vectors of ``texts``: from the disk where it holds one that fits, else
+        embedded (and stored). Vectors of different lengths mean another model was stored under
+        this name: then none is trusted, and every text is embedded again."""
+        if self.disk is None:
+            return self._embed(texts)
+        stored = [self.disk.get(text) for text in texts]
+        missing = [i for i, vector in enumerate(stored) if vector is None]
+        fresh = self._embed([texts[i] for i in missing]) if missing else None
+        for i, vector in zip(missing, [] if fresh is None else fresh, strict=True):
+            stored[i] = vector
+        widths = {len(vector) for vector in stored if vector is not None}
+        if self.dimension is not None:
+            widths.add(self.dimension)
+        if len(widths) > 1:
+            missing, fresh = list(range(len(texts))), self._embed(texts)
+            stored = list(fresh)
+        for i in missing:
+            self.disk.put(texts[i], stored[i])  # type: ignore[arg-type]
+        return np.stack(stored).astype(np.float32)  # type: ignore[arg-type]
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        return _checked(self.embedder, texts, self.embedder(list(texts)), self.dimension)
 
 
 def _checked(

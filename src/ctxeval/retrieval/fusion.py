@@ -18,6 +18,7 @@ The fused ranking is best first, ties broken by position (chunk order), so it is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -66,7 +67,9 @@ def _z_score(ranking: Ranking) -> dict[int, float]:
     if not positions:
         return {}
     mean = _mean(scores)
-    spread = max(_mean([(s - mean) * (s - mean) for s in scores]) ** 0.5, 1e-9)
+    # The deviation as ranx's compiled ``np.std`` takes it: ``** 0.5`` compiles to a square
+    # root, which can differ from Python's ``** 0.5`` (a call to pow) in the last bit.
+    spread = max(math.sqrt(_mean([(s - mean) * (s - mean) for s in scores])), 1e-9)
     return {p: (s - mean) / spread for p, s in zip(positions, scores, strict=True)}
 
 
