@@ -11,6 +11,10 @@ Three chunkers (fixed 100-word windows with overlap 10, 3-sentence groups, parag
 each step and the total.
 
     PYTHONPATH=src .venv/bin/python benchmarks/harness.py [--questions 500] [--seed 0]
+    PYTHONPATH=src .venv/bin/python benchmarks/harness.py --grid   # x {bm25, dense, rrf}
+
+``--grid`` runs every chunker with BM25, the offline dense retriever (WordLlama) and their
+reciprocal-rank fusion: nine runs, embedding included (no vector kept from an earlier run).
 """
 
 from __future__ import annotations
@@ -88,17 +92,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--grid", action="store_true", help="x {bm25, dense, rrf(bm25, dense)}")
     args = parser.parse_args()
+    retriever: object = "bm25"
+    if args.grid:
+        retriever = {"bm25": "bm25", "dense": "dense", "rrf": "rrf('bm25', 'dense')"}
     documents = corpus(seed=args.seed)
     asked = questions(documents, args.questions, seed=args.seed)
     size = sum(len(t.encode("utf-8")) for t in documents.values())
     print(f"corpus: {len(documents)} documents, {size / 1e6:.2f} MB; {len(asked)} questions")
-    print(f"chunkers: {', '.join(CHUNKERS.values())}; BM25; k = {KS}")
+    print(f"chunkers: {', '.join(CHUNKERS.values())}; retrievers: {retriever}; k = {KS}")
     started = time.perf_counter()
-    outcome = compare_chunkers(documents, asked, CHUNKERS, k=KS)
+    outcome = compare_chunkers(documents, asked, CHUNKERS, k=KS, retriever=retriever)
     with tempfile.TemporaryDirectory() as tmp:
         clock = time.perf_counter()
-        OutputPlan(Path(tmp) / "out", None, list(CHUNKERS), False, ()).write(outcome)
+        OutputPlan(Path(tmp) / "out", None, list(outcome.runs), False, ()).write(outcome)
         files = time.perf_counter() - clock
         clock = time.perf_counter()
         write_harness_report(Path(tmp) / "report.html", outcome)

@@ -239,3 +239,32 @@ def test_retriever_names_in_a_grid_are_checked() -> None:
     with pytest.raises(InvalidArgumentError, match="retriever name 'a\\+b'"):
         compare_chunkers({"d": "x"}, [], {"a": "fixed(words=1)", "b": "fixed(words=2)"},
                          retriever={"a+b": "bm25"})  # fmt: skip
+
+
+def test_each_text_is_embedded_once_across_the_grid() -> None:
+    import numpy as np
+
+    from ctxeval.chunking import FusedRetriever
+    from ctxeval.retrieval.dense import DenseRetriever
+
+    class Letters:
+        name = "letters"
+
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def __call__(self, texts: list[str]) -> np.ndarray:
+            self.asked.extend(texts)
+            return np.array([[t.count(c) + 0.5 for c in "abcdefghij"] for t in texts])
+
+    first, second = Letters(), Letters()
+    corpus = {"d": "Cats sleep all day. Dogs bark at night. Fish swim in tanks."}
+    questions = [{"question": "When do dogs bark?", "excerpts": ["Dogs bark at night."]}]
+    compare_chunkers(
+        corpus, questions, {"s": "sentences(n=1)", "w": "fixed(words=3)"},
+        retriever={"dense": DenseRetriever(first),
+                   "rrf": FusedRetriever("bm25", DenseRetriever(second))},
+        k=[1, 2], n_resamples=50,
+    )  # fmt: skip
+    assert second.asked == []  # the fused retriever's dense part is the same retriever
+    assert len(first.asked) == len(set(first.asked))  # and each text was embedded once

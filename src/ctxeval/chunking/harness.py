@@ -28,6 +28,7 @@ from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult, 
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import (
     ChunkSizes,
+    FusedRetriever,
     Ranking,
     as_retriever,
     needed_depths,
@@ -53,6 +54,7 @@ from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
+from ctxeval.retrieval.dense import DenseRetriever
 from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = [
@@ -314,7 +316,28 @@ def _retrievers(retriever: object) -> dict[str, object]:
                 "named CHUNKER+RETRIEVER), starting with a letter or digit"
             )
         named[name] = as_retriever(given)
-    return named
+    return share_embeddings(named)
+
+
+def share_embeddings(retrievers: Mapping[str, object]) -> dict[str, object]:
+    """The retrievers with one dense retriever per embedder (and cache folder), fused ones'
+    components included, so that each text is embedded once a run whichever uses it."""
+    shared: dict[tuple[str, object], DenseRetriever] = {}
+
+    def one(retriever: object) -> object:
+        if isinstance(retriever, DenseRetriever):
+            key = (retriever.embedder.name, retriever.cache_dir)
+            return shared.setdefault(key, retriever)
+        if isinstance(retriever, FusedRetriever):
+            return FusedRetriever(
+                *(one(r) for r in retriever.retrievers),
+                method=retriever.method,
+                k=retriever.k,
+                weights=retriever.weights,
+            )
+        return retriever
+
+    return {name: one(retriever) for name, retriever in retrievers.items()}
 
 
 def _run_names(
