@@ -186,3 +186,31 @@ def test_loading_wordllama_leaves_the_root_logger_alone() -> None:
     )
     assert out.stdout.strip() == "0"
     assert out.stderr == ""
+
+
+def _tiny_model2vec(folder: Path) -> None:
+    """A Model2Vec static model of a few words, saved as Model2Vec saves one."""
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    words = ["[UNK]", "[PAD]", "cats", "sleep", "dogs", "bark", "night", "banks", "lend"]
+    tokenizer = Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    vectors = np.eye(len(words), dtype=np.float32)  # one dimension a word: cosine = overlap
+    StaticModel(vectors=vectors, tokenizer=tokenizer).save_pretrained(str(folder))
+
+
+def test_a_model2vec_model_from_a_local_folder(tmp_path: Path) -> None:
+    _tiny_model2vec(tmp_path / "m")
+    search = DenseRetriever(f"model2vec:{tmp_path / 'm'}").index(
+        ["cats sleep", "dogs bark night", "banks lend"]
+    )
+    assert search("when do dogs bark", 1)[0][0] == 1
+    assert as_embedder(f"model2vec:{tmp_path / 'm'}").name == f"model2vec:{tmp_path / 'm'}"
+
+
+def test_a_model2vec_name_that_is_no_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match="no such folder; ctxeval loads models from"):
+        as_embedder("model2vec:minishlab/potion-base-8M")

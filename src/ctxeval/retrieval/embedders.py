@@ -7,6 +7,10 @@ An embedder is a callable from a list of texts to a 2-D float array (one row a t
   'ctxeval[dense]'``). Its weights and tokenizer ship inside its wheel, and ctxeval loads them
   from there with downloads disabled: nothing is fetched, ever (``tests/retrieval/`` loads it with
   the network disabled).
+- ``"model2vec:FOLDER"``: a Model2Vec static model saved in a local folder
+  (``StaticModel.save_pretrained``; ``pip install model2vec``). ctxeval loads models from local
+  folders only: given a name that is no folder, it stops and says so (Model2Vec itself would
+  download a hub name; download it yourself if you want it, and give the folder);
 - any callable ``texts -> array`` (a user's model, an API client), named by its
   ``name`` attribute or its qualified name.
 
@@ -35,6 +39,7 @@ __all__ = [
     "Embedder",
     "EmbeddingCache",
     "FunctionEmbedder",
+    "Model2VecEmbedder",
     "WordLlamaEmbedder",
     "as_embedder",
 ]
@@ -81,6 +86,30 @@ def _wordllama() -> Any:
     return module.WordLlama.load(cache_dir=folder, disable_download=True)
 
 
+class Model2VecEmbedder:
+    """A Model2Vec static model from a local folder (its raw, unnormalised vectors)."""
+
+    def __init__(self, folder: str) -> None:
+        if not os.path.isdir(folder):
+            raise InvalidArgumentError(
+                f"embedder 'model2vec:{folder}': no such folder; ctxeval loads models from local "
+                "folders only (save one with StaticModel.save_pretrained, or download it "
+                "yourself), never from a hub"
+            )
+        self.folder = folder
+        self.name = f"model2vec:{folder}"
+        self._model: Any = None
+
+    def __call__(self, texts: list[str]) -> Any:
+        if self._model is None:
+            module = require("model2vec", purpose="the 'model2vec:' embedder")
+            self._model = module.StaticModel.from_pretrained(self.folder, force_download=False)
+        return self._model.encode(texts, normalize=False, use_multiprocessing=False)
+
+    def __repr__(self) -> str:
+        return f"Model2VecEmbedder({self.folder!r})"
+
+
 class FunctionEmbedder:
     """A user's callable ``texts -> array`` as an embedder."""
 
@@ -106,6 +135,8 @@ EMBEDDERS: dict[str, Callable[[], Embedder]] = {"wordllama": WordLlamaEmbedder}
 def as_embedder(embedder: object) -> Embedder:
     """An embedder from its name (``"wordllama"``), an embedder, or a callable
     ``texts -> array``."""
+    if isinstance(embedder, str) and embedder.startswith("model2vec:"):
+        return Model2VecEmbedder(embedder.partition(":")[2])
     if isinstance(embedder, str):
         make = EMBEDDERS.get(embedder)
         if make is None:
@@ -114,10 +145,10 @@ def as_embedder(embedder: object) -> Embedder:
                 "embedder",
                 embedder,
                 list(EMBEDDERS),
-                hint="or pass a callable texts -> array of vectors",
+                hint="or 'model2vec:FOLDER', or pass a callable texts -> array of vectors",
             )
         return make()
-    if isinstance(embedder, WordLlamaEmbedder | FunctionEmbedder):
+    if isinstance(embedder, WordLlamaEmbedder | Model2VecEmbedder | FunctionEmbedder):
         return embedder
     if callable(embedder):
         return FunctionEmbedder(embedder)
