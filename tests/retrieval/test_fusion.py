@@ -115,3 +115,11 @@ def test_fused_retrievers_by_spec_and_in_the_harness() -> None:
     )
     record = result.runs["s"].records[0]
     assert record["retrieved_context"][0] == "Dogs bark at night."  # BM25's pick, weighted up
+    # Beside the fused ranking, where each component put each chunk retrieved (rank from 1).
+    places = record["retrieved_components"]
+    assert next(iter(places)) == "bm25"
+    assert places["bm25"]["ranks"][0] == 1
+    users = places[list(places)[1]]
+    assert users["ranks"][0] is None  # last_first's top 2 are the last two chunks
+    assert users["ranks"][1:] in ([1], [2])  # the other chunk fed is one of them
+    assert len(places["bm25"]["ranks"]) == len(record["retrieved_context"])

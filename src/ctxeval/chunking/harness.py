@@ -31,6 +31,8 @@ from ctxeval.chunking.retrieval import (
     FusedRetriever,
     Ranking,
     as_retriever,
+    component_places,
+    cut_ranking,
     needed_depths,
     retrieval_depth,
     searcher,
@@ -472,7 +474,7 @@ def _retrieve(name: str, search: Any, chunks: list[Chunk], job: _Job) -> list[Ra
     bar.close()
     if any(isinstance(k, Budget) for k in job.ks):
         needed = needed_depths(job.ks, [[i for i, _ in r] for r in rankings], sizes)
-        rankings = [ranking[:n] for ranking, n in zip(rankings, needed, strict=True)]
+        rankings = [cut_ranking(ranking, n) for ranking, n in zip(rankings, needed, strict=True)]
     return rankings
 
 
@@ -497,9 +499,13 @@ def run_record(
     question: Question, chunks: Sequence[Chunk], ids: Sequence[str], ranking: Ranking
 ) -> dict[str, Any]:
     """One line of a run file: the question, the retrieved chunks (texts, ids, spans, scores)
-    and the ground truth with its spans; the scores are null when the retriever gave none."""
+    and the ground truth with its spans; the scores are null when the retriever gave none. A
+    fused retriever's line also holds each component's rank and score of every chunk retrieved
+    (``retrieved_components``)."""
     retrieved = [chunks[i] for i, _ in ranking]
     scores = [score for _, score in ranking]
+    places = component_places(ranking)
+    extra = {} if places is None else {"retrieved_components": places}
     return {
         "id": question.id,
         "question": question.question,
@@ -509,6 +515,7 @@ def run_record(
         "retrieved_spans": [{"doc": c.doc, "start": c.start, "end": c.end} for c in retrieved],
         "ground_truth_context": [e.text for e in question.excerpts],
         "ground_truth_spans": [e.span() for e in question.excerpts],
+        **extra,
     }
 
 

@@ -52,11 +52,14 @@ __all__ = [
     "RETRIEVERS",
     "BM25Retriever",
     "ChunkSizes",
+    "FusedRanking",
     "FusedRetriever",
     "PerChunking",
     "Ranking",
     "Search",
     "chunk_sizes",
+    "component_places",
+    "cut_ranking",
     "needed_depths",
     "retrieval_depth",
     "searcher",
@@ -179,6 +182,43 @@ class BM25Retriever:
         return search
 
 
+class FusedRanking(list[tuple[int, float | None]]):
+    """A fused ranking that keeps where each component retriever put each chunk:
+    ``components[name][position]`` is ``(rank, score)``, rank counting from 1."""
+
+    def __init__(
+        self,
+        items: Ranking,
+        components: dict[str, dict[int, tuple[int, float | None]]],
+    ) -> None:
+        super().__init__(items)
+        self.components = components
+
+    def cut(self, depth: int) -> FusedRanking:
+        """The first ``depth`` chunks, with the components' places."""
+        return FusedRanking(self[:depth], self.components)
+
+
+def cut_ranking(ranking: Ranking, depth: int) -> Ranking:
+    """The first ``depth`` of a ranking (a fused one keeps its components' places)."""
+    return ranking.cut(depth) if isinstance(ranking, FusedRanking) else ranking[:depth]
+
+
+def component_places(ranking: Ranking) -> dict[str, dict[str, list[Any]]] | None:
+    """For a fused ranking, each component's rank and score of every chunk retrieved, in the
+    fused order (None where the component did not retrieve it); None for other rankings."""
+    if not isinstance(ranking, FusedRanking):
+        return None
+    places: dict[str, dict[str, list[Any]]] = {}
+    for name, found in ranking.components.items():
+        rows = [found.get(position) for position, _ in ranking]
+        places[name] = {
+            "ranks": [None if row is None else row[0] for row in rows],
+            "scores": [None if row is None else row[1] for row in rows],
+        }
+    return places
+
+
 class FusedRetriever:
     """Two or more retrievers fused (:mod:`ctxeval.retrieval.fusion`): ``method="rrf"``
     (reciprocal rank fusion, ``k`` = 60), or a weighted sum of their scores after ``"min-max"``
@@ -231,12 +271,31 @@ class FusedRetriever:
         """Index ``chunks`` with every retriever; the returned function fuses their rankings."""
         searches = [searcher(r, chunks) for r in self.retrievers]
 
+        names = self.component_names()
+
         def search(question: str, depth: int) -> Ranking:
             rankings = [each(question, depth) for each in searches]
             fused = fuse(rankings, self.method, weights=self.weights, k=self.k)
-            return fused[:depth]
+            places = {
+                name: {p: (rank, score) for rank, (p, score) in enumerate(ranking, 1)}
+                for name, ranking in zip(names, rankings, strict=True)
+            }
+            return FusedRanking(fused[:depth], places)
 
         return search
+
+    def component_names(self) -> list[str]:
+        """Each component's name in a run file: its spec's name (``bm25``, ``dense``),
+        numbered when two share one."""
+        names: list[str] = []
+        for retriever in self.retrievers:
+            base = _spec_of(retriever).partition("(")[0]
+            name, n = base, 1
+            while name in names:
+                n += 1
+                name = f"{base}-{n}"
+            names.append(name)
+        return names
 
 
 class PerChunking:
