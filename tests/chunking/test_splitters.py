@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -270,23 +269,21 @@ def test_a_repeated_phrase_is_found_after_the_previous_chunk_not_inside_it() -> 
     assert [(c.start, c.end) for c in chunker.chunk(text, "doc")] == [(17, 37), (27, 54)]
 
 
-def test_locating_a_large_corpus_in_order_is_fast() -> None:
-    # About 1.5 MB: the fixtures six times over, in long documents; the splitter's work is
-    # done before the clock starts.
+def test_locating_a_large_corpus_in_order() -> None:
+    # About 1.5 MB: the fixtures six times over, in long documents. (How fast is measured in
+    # benchmarks/, not here: tests never assert on time.)
     documents = {name: text * 6 for name, text in CORPUS.items()}
     assert sum(map(len, documents.values())) > 1_400_000
     splitter = langchain.RecursiveCharacterTextSplitter(chunk_size=800, chunk_overlap=200)
     pieces = {name: splitter.split_text(text) for name, text in documents.items()}
     current: list[str] = []
     chunker = as_chunker(lambda _: current)
-    clock = time.perf_counter()
     total = 0
     for name, text in documents.items():
         current = pieces[name]
         total += len(chunker.chunk(text, name))
-    elapsed = time.perf_counter() - clock
+    assert total > 2_000
     assert counts(chunker) == {"exact": total}
-    assert elapsed < 0.5, f"{total} chunks located in {elapsed:.2f} s"
 
 
 def test_options_are_checked_and_only_for_located_chunks() -> None:

@@ -1,6 +1,5 @@
 """The record schema (ctxeval.records.model): the public models, their JSON Schema, and the fast
-path
-that skips them for plainly valid text records."""
+path that skips them for plainly valid text records."""
 
 from __future__ import annotations
 

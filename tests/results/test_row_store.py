@@ -1,6 +1,5 @@
 """The per-query table (PerQueryTable), the exact sums (ctxeval.foundation.exact) and their folding
-in the
-aggregator.
+in the aggregator.
 
 The table must give back exactly the rows that went in: floats bit for bit (NaN, -0.0 and
 subnormals included), None as None, metadata objects as they were, keys in the table's order. The

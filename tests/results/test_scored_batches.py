@@ -2,8 +2,7 @@
 
 Folding a scored batch's columns (``Aggregator.add_scored``) must give what adding the same rows
 one by one gives (``Aggregator.add`` over :func:`~ctxeval.scoring.driver.score_batch`'s rows), to
-the
-last bit: aggregates, summary, skipped records, per-query rows, the rows streamed to a sink and
+the last bit: aggregates, summary, skipped records, per-query rows, the rows streamed to a sink and
 the state a worker sends back; with bad records between the rows, values skipped by policy,
 budgets, ID mode and span measures. ``PerQueryTable.append_many`` must equal ``append`` row by
 row.

@@ -119,8 +119,20 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
 )
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="HTML report.")
 @click.option("--baseline", help="Chunker name the others are compared with; default first.")
-@click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--n-resamples",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Resamples of the paired randomisation test and of the bootstrap intervals.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the resampling: the same seed gives the same p-values, to the last digit.",
+)
 @click.option(
     "--format",
     "fmt",

@@ -423,9 +423,27 @@ def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
     show_default=True,
     help="Paired significance test.",
 )
-@click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option(
+    "--n-resamples",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Resamples of the paired randomisation test and of the bootstrap intervals.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the resampling: the same seed gives the same p-values, to the last digit.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level of the tests (after the correction for multiple comparisons).",
+)
 @click.option(
     "--correction",
     type=click.Choice(["holm", "none"]),

@@ -23,8 +23,7 @@ Reproducibility: every random draw comes from a PCG64 stream derived from ``seed
 name and the test (:func:`random_stream`), so the same seed gives the same report to the last
 digit, and adding or removing a metric or a run leaves the other p-values and intervals as they
 were. Means are exact (:mod:`ctxeval.foundation.exact`): a run's mean over the same queries equals
-its
-aggregate to the last bit. docs/comparing.md has the definitions.
+its aggregate to the last bit. docs/comparing.md has the definitions.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Context budgets: how much of each record's ranked chunks a cut-off takes, and what it feeds.
 
 A budget (``300w``, ``2000c``, ``512t``; :class:`~ctxeval.cutoffs.cutoff.Budget`) takes chunks in
-rank
-order until it is filled. The chunk that crosses it is left out (policy ``"whole"``, the
+rank order until it is filled. The chunk that crosses it is left out (policy ``"whole"``, the
 default) or cut to what fits (``"truncate"``). Every measure at a budget is the same measure at
 a per-record cut-off: the core (:class:`~ctxeval.metrics.core.BatchJudgments`) takes one number
 of chunks per record, which :meth:`ContextSizes.cut` computes for a whole batch at once from

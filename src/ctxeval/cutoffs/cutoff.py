@@ -84,8 +84,7 @@ def budget_problem(text: str) -> str | None:
 
 def parse_budget(text: str) -> Budget:
     """``"300w"`` -> ``Budget("w", 300)``; a :class:`~ctxeval.foundation.errors.SpecError` saying
-    what is
-    wrong otherwise."""
+    what is wrong otherwise."""
     problem = budget_problem(text)
     if problem is not None:
         raise SpecError(problem)

@@ -196,8 +196,8 @@ def resolve_fields(columns: Collection[str], fields: FieldsInput, *, source: str
     ``columns`` are the field names the source has (a CSV header, a Parquet schema, the keys of a
     JSON record). Explicit names in ``fields`` win; the others are looked up among the names the
     ecosystem uses. Raises :class:`~ctxeval.foundation.errors.InvalidArgumentError` when a field is
-    absent or
-    two candidates for one role are present, naming ``source``, the fields seen and the fix.
+    absent or two candidates for one role are present, naming ``source``, the fields seen and the
+    fix.
     """
     wanted = as_field_map(fields)
     present = list(columns)

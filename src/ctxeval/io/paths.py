@@ -42,9 +42,8 @@ def check_output(
     directory: bool = False,
 ) -> Path:
     """Raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` naming ``flag`` when ``path``
-    cannot
-    be an output: it is one of ``inputs`` (also through a symlink or a hard link), an existing
-    directory (unless ``directory``), has a suffix outside ``suffixes``, or its directory
+    cannot be an output: it is one of ``inputs`` (also through a symlink or a hard link), an
+    existing directory (unless ``directory``), has a suffix outside ``suffixes``, or its directory
     exists and is not writable. A missing directory is fine: the atomic writer creates it."""
     target = Path(path)
     shown = os.fspath(path)

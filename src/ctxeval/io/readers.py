@@ -39,8 +39,7 @@ def read_records(
     Yields a :class:`Record` for each good record and a :class:`RecordError` for each bad one;
     ``index`` counts both. A file that cannot be opened, an unsupported format or fields that
     cannot be identified raise :class:`~ctxeval.foundation.errors.InvalidArgumentError`; the first
-    two at
-    once, the last when the records are read.
+    two at once, the last when the records are read.
     """
     field_map = as_field_map(fields)
     segments = source_segments(source, format_name(format))

@@ -3,8 +3,7 @@ the format of each, and how files are opened.
 
 :func:`source_segments` checks a source at once (a missing file, an unknown extension, a glob that
 matches nothing raise :class:`~ctxeval.foundation.errors.InvalidArgumentError` before any record is
-read) and
-returns the segments that :mod:`ctxeval.io.formats` reads.
+read) and returns the segments that :mod:`ctxeval.io.formats` reads.
 """
 
 from __future__ import annotations

@@ -8,8 +8,7 @@
 
 Both are read into the dicts :func:`ctxeval.evaluate_run` and pytrec_eval take. A malformed line
 raises :class:`~ctxeval.foundation.errors.InvalidRecordError` naming the file and line, what was
-expected and
-what was found.
+expected and what was found.
 """
 
 from __future__ import annotations

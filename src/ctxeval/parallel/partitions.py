@@ -15,9 +15,8 @@ the partitioning, because:
   hash, each bucket finds the later occurrences, and only those (usually none) reach the client;
 - each block is scored on a worker and folded into exact partial sums (see
   :mod:`ctxeval.results.aggregation`), merged on the client in any order; per-query rows go to one
-  Parquet
-  part per block, written atomically under a name fixed by the block, so a task that Dask re-runs
-  after a lost worker overwrites its own part and its partial sums count once.
+  Parquet part per block, written atomically under a name fixed by the block, so a task that Dask
+  re-runs after a lost worker overwrites its own part and its partial sums count once.
 
 Nothing per-query crosses to the client except the bad records (with on_error="skip").
 """

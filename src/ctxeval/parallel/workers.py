@@ -12,9 +12,9 @@ Three promises, whatever happens to the run:
   the run stops like an exception; any exception, Ctrl-C included, kills the workers before it
   goes on. Workers ignore SIGINT: a Ctrl-C in a terminal reaches the whole process group, and
   the parent stops them.
-- **A worker that dies names the records**: :class:`~ctxeval.foundation.errors.WorkerProcessError`
-says
-  which records were being scored and what to do, instead of a raw ``BrokenProcessPool``.
+- **A worker that dies names the records**:
+  :class:`~ctxeval.foundation.errors.WorkerProcessError` says which records were being scored and
+  what to do, instead of a raw ``BrokenProcessPool``.
 """
 
 from __future__ import annotations

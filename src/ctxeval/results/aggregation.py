@@ -14,8 +14,7 @@ in memory to compute them:
   characters fed per query (integers summed exactly, one rounding).
 
 Sums are exact (:mod:`ctxeval.foundation.exact`), so the aggregate does not depend on the order of
-the
-records: a run split into any partitions, merged in any order, gives the same numbers.
+the records: a run split into any partitions, merged in any order, gives the same numbers.
 """
 
 from __future__ import annotations

@@ -493,8 +493,7 @@ def get_splitter(
       after its ``__qualname__``.
 
     Raises :class:`~ctxeval.foundation.errors.SpecError` for an unknown name or option (suggesting
-    the
-    closest known one) and for a malformed spec, the splitter's own errors for a bad option
+    the closest known one) and for a malformed spec, the splitter's own errors for a bad option
     value, :class:`~ctxeval.foundation.errors.InvalidArgumentTypeError` for anything else, and
     :class:`~ctxeval.foundation.errors.MissingDependencyError` when the splitter's package or data
     (nltk's Punkt model) is not installed.

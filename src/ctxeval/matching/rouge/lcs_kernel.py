@@ -1,8 +1,7 @@
 """ROUGE-L's tokens and LCS lengths for whole records in one compiled pass (needs numba).
 
 Imported only through :mod:`ctxeval.matching.rouge.compiled`, which decides when it is used and
-hands
-it a batch of records' texts as one buffer of ASCII bytes (a character outside ASCII is given
+hands it a batch of records' texts as one buffer of ASCII bytes (a character outside ASCII is given
 as what rouge-score reads in it: a separator, or the ASCII of its lowercase for the two
 characters that have one). The kernel reads each byte through rouge-score's rules
 (``[A-Za-z0-9]`` kept and lowered, everything else a separator) and gives, for every
