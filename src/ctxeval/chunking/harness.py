@@ -331,12 +331,7 @@ def share_embeddings(retrievers: Mapping[str, object]) -> dict[str, object]:
             key = (retriever.embedder.name, retriever.cache_dir)
             return shared.setdefault(key, retriever)
         if isinstance(retriever, FusedRetriever):
-            return FusedRetriever(
-                *(one(r) for r in retriever.retrievers),
-                method=retriever.method,
-                k=retriever.k,
-                weights=retriever.weights,
-            )
+            return retriever.with_retrievers([one(r) for r in retriever.retrievers])
         return retriever
 
     return {name: one(retriever) for name, retriever in retrievers.items()}

@@ -284,6 +284,10 @@ class FusedRetriever:
 
         return search
 
+    def with_retrievers(self, retrievers: Sequence[object]) -> FusedRetriever:
+        """The same fusion of other retrievers (one for each of this one's)."""
+        return FusedRetriever(*retrievers, method=self.method, k=self.k, weights=self.weights)
+
     def component_names(self) -> list[str]:
         """Each component's name in a run file: its spec's name (``bm25``, ``dense``),
         numbered when two share one."""
@@ -358,11 +362,8 @@ def with_cache_dir(retriever: object, cache_dir: str) -> object:
     if isinstance(retriever, DenseRetriever):
         return DenseRetriever(retriever.embedder, cache_dir)
     if isinstance(retriever, FusedRetriever):
-        return FusedRetriever(
-            *(with_cache_dir(r, cache_dir) for r in retriever.retrievers),
-            method=retriever.method,
-            k=retriever.k,
-            weights=retriever.weights,
+        return retriever.with_retrievers(
+            [with_cache_dir(r, cache_dir) for r in retriever.retrievers]
         )
     return retriever
 

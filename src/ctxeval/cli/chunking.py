@@ -10,7 +10,15 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import CutoffType, budget_options, fail, guard, load_config, show_warning
+from ctxeval.cli.common import (
+    CutoffType,
+    budget_options,
+    fail,
+    guard,
+    load_config,
+    resampling_options,
+    show_warning,
+)
 
 _EPILOG = """\b
 Examples:
@@ -119,20 +127,7 @@ def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
 )
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="HTML report.")
 @click.option("--baseline", help="Chunker name the others are compared with; default first.")
-@click.option(
-    "--n-resamples",
-    type=click.IntRange(min=1),
-    default=10_000,
-    show_default=True,
-    help="Resamples of the paired randomisation test and of the bootstrap intervals.",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the resampling: the same seed gives the same p-values, to the last digit.",
-)
+@resampling_options
 @click.option(
     "--format",
     "fmt",

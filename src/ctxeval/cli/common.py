@@ -127,6 +127,24 @@ def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
+def resampling_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--n-resamples`` and ``--seed``: the paired tests' resampling, reproducible."""
+    function = click.option(
+        "--seed",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Seed of the resampling: the same seed gives the same p-values, to the last digit.",
+    )(function)
+    return click.option(
+        "--n-resamples",
+        type=click.IntRange(min=1),
+        default=10_000,
+        show_default=True,
+        help="Resamples of the paired randomisation test and of the bootstrap intervals.",
+    )(function)
+
+
 OptionDecorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 

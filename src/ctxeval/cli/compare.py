@@ -17,6 +17,7 @@ from ctxeval.cli.common import (
     guard,
     prepare_dataset,
     report_skipped,
+    resampling_options,
     result_column,
     save_or_fail,
     show_warning,
@@ -423,20 +424,7 @@ def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
     show_default=True,
     help="Paired significance test.",
 )
-@click.option(
-    "--n-resamples",
-    type=click.IntRange(min=1),
-    default=10_000,
-    show_default=True,
-    help="Resamples of the paired randomisation test and of the bootstrap intervals.",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the resampling: the same seed gives the same p-values, to the last digit.",
-)
+@resampling_options
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
