@@ -138,6 +138,12 @@ def test_user_mistakes_exit_2_without_traceback(
             ["compare"],
             "ctxeval: error: Missing argument '[NAME=]PATH...'. (see 'ctxeval compare --help')",
         ),
+        (
+            ["evaluate", RECORDS, "-m", "ndcg@ten"],
+            "ctxeval: error: Invalid value for '-m' / '--measure': 'ndcg@ten': the cut-off after "
+            "'@' must be a positive whole number or a budget of at least 1, such as 300w (words), "
+            "2000c (characters), 512t (tokens); got 'ten' (see 'ctxeval evaluate --help')",
+        ),
     ],
 )
 def test_click_usage_errors_are_one_line_like_ctxeval_errors(

@@ -87,6 +87,23 @@ def load_config(ctx: click.Context, _param: click.Parameter, value: str | None) 
 FUZZY_THRESHOLD = 90.0
 
 
+class MeasureType(click.ParamType[str]):
+    """``-m``: a measure spec, checked as it is read (so that a bad one names the flag); the
+    spec as given is kept."""
+
+    name = "SPEC"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from ctxeval.foundation.errors import CtxevalError
+        from ctxeval.metrics.measures import parse_measure
+
+        try:
+            parse_measure(str(value))
+        except CtxevalError as exc:
+            self.fail(str(exc), param, ctx)
+        return str(value)
+
+
 class CutoffType(click.ParamType[Any]):
     """``-k``: a number of chunks (``5``) or a context budget (``300w``, ``2000c``, ``512t``)."""
 

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import (
+    MeasureType,
     PreparedRun,
     dataset_options,
     fail,
@@ -380,6 +381,7 @@ def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
     "-m",
     "--measure",
     "measures",
+    type=MeasureType(),
     multiple=True,
     help="Measure spec to compute for dataset runs (repeatable), e.g. span_iou@5 (with "
     "--corpus), ndcg@10; replaces --metrics.",

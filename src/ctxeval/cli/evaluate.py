@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ctxeval.cli.common import (
+    MeasureType,
     check_gate_names,
     check_gates,
     check_report_path,
@@ -117,6 +118,7 @@ Examples:
     "-m",
     "--measure",
     "measures",
+    type=MeasureType(),
     multiple=True,
     help="Measure spec (repeatable): ndcg@10, P@5, recall@100, map, mrr, hit_rate@5, "
     "context_recall@5, or trec_eval names (ndcg_cut_10, P_5); without @K it is evaluated at "
