@@ -36,6 +36,7 @@ from ctxeval.chunking.retrieval import (
     needed_depths,
     retrieval_depth,
     searcher,
+    spec_of,
 )
 from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import compare
@@ -132,11 +133,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     resolved = _chunkers(chunkers)
     retrievers = _retrievers(retriever)  # resolved once: each text is embedded once a run
     names = _run_names(resolved, retrievers)
-    plan = None
-    if out_dir is not None or report is not None:
-        from ctxeval.chunking.outputs import OutputPlan
-
-        plan = OutputPlan(out_dir, report, list(names.values()), overwrite, (corpus, questions))
+    plan = _output_plan(out_dir, report, list(names.values()), overwrite, (corpus, questions))
     documents = load_corpus(corpus)
     job = _Job(
         documents,
@@ -150,34 +147,60 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         plan,
     )
     runs = _grid(resolved, retrievers, names, job)
+    wanted = compare_metrics or metrics
+    tests = {"baseline": baseline, "seed": seed, "n_resamples": n_resamples}
+    outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
+    if plan is not None:
+        plan.write(outcome)
+    job.timings["total"] = time.perf_counter() - started
+    return outcome
+
+
+def _outcome(
+    runs: dict[str, ChunkingRun],
+    job: _Job,
+    retriever_spec: str,
+    wanted: Sequence[str],
+    tests: dict[str, Any],
+) -> HarnessResult:
+    """The runs compared (``wanted`` columns; ``tests``: baseline, seed, resamples) at the
+    comparison cut-off, and everything the harness found."""
     clock = time.perf_counter()
+    ks, settings = job.ks, job.settings
     top = comparison_cutoff(ks, characters_fed([run.result.summary for run in runs.values()]))
-    comparison = compare(
-        {name: run.result for name, run in runs.items()},
-        metrics=compare_columns(compare_metrics or metrics, metrics, ks, top=top),
-        baseline=baseline,
-        seed=seed,
-        n_resamples=n_resamples,
-    )
+    columns = compare_columns(wanted, job.metrics, ks, top=top)
+    results = {name: run.result for name, run in runs.items()}
+    comparison = compare(results, metrics=columns, **tests)
     job.timings["comparison"] = time.perf_counter() - clock
     rule = settings.rule if isinstance(settings.rule, str) else settings.rule.spec
-    outcome = HarnessResult(
+    return HarnessResult(
         runs,
         comparison,
         ks,
         job.questions,
-        _retriever_spec(retrievers),
-        strategy.spec,
+        retriever_spec,
+        job.strategy.spec,
         job.timings,
         settings.policy,
         rule,
         top,
         settings.tokens,
     )
-    if plan is not None:
-        plan.write(outcome)
-    job.timings["total"] = time.perf_counter() - started
-    return outcome
+
+
+def _output_plan(
+    out_dir: str | os.PathLike[str] | None,
+    report: str | os.PathLike[str] | None,
+    names: list[str],
+    overwrite: bool,
+    inputs: tuple[object, ...],
+) -> Any:
+    """Where the harness's files go (checked before any work), or None for no files."""
+    if out_dir is None and report is None:
+        return None
+    from ctxeval.chunking.outputs import OutputPlan
+
+    return OutputPlan(out_dir, report, names, overwrite, inputs)
 
 
 def compare_columns(
@@ -288,18 +311,11 @@ def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
     return resolved
 
 
-def _spec(retriever: object) -> str:
-    spec = getattr(retriever, "spec", None)
-    if isinstance(spec, str):
-        return spec
-    return str(getattr(retriever, "__qualname__", type(retriever).__name__))
-
-
 def _retriever_spec(retrievers: Mapping[str, object]) -> str:
     """The retriever's spec; with several, ``name=spec`` each, in order."""
     if len(retrievers) == 1:
-        return _spec(next(iter(retrievers.values())))
-    return ", ".join(f"{name}={_spec(r)}" for name, r in retrievers.items())
+        return spec_of(next(iter(retrievers.values())))
+    return ", ".join(f"{name}={spec_of(r)}" for name, r in retrievers.items())
 
 
 def _retrievers(retriever: object) -> dict[str, object]:
@@ -307,7 +323,7 @@ def _retrievers(retriever: object) -> dict[str, object]:
     (names as for chunkers), each resolved once."""
     if not isinstance(retriever, Mapping):
         resolved = as_retriever(retriever)
-        return {_spec(resolved).partition("(")[0]: resolved}
+        return {spec_of(resolved).partition("(")[0]: resolved}
     if not retriever:
         raise InvalidArgumentError("retriever: give at least one retriever")
     named: dict[str, object] = {}
@@ -432,7 +448,7 @@ def _run(
         statistics,
         {k: dict(used[cutoff_label(k)]) for k in job.ks},
         chunker_name,
-        _spec(retriever),
+        spec_of(retriever),
     )
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "needed_depths",
     "retrieval_depth",
     "searcher",
+    "spec_of",
     "with_cache_dir",
 ]
 
@@ -254,7 +255,7 @@ class FusedRetriever:
 
     @property
     def spec(self) -> str:
-        parts = [repr(_spec_of(r)) for r in self.retrievers]
+        parts = [repr(spec_of(r)) for r in self.retrievers]
         if self.method == "rrf":
             options = [] if self.k == 60 else [f"k={self.k!r}"]
             name = "rrf"
@@ -293,7 +294,7 @@ class FusedRetriever:
         numbered when two share one."""
         names: list[str] = []
         for retriever in self.retrievers:
-            base = _spec_of(retriever).partition("(")[0]
+            base = spec_of(retriever).partition("(")[0]
             name, n = base, 1
             while name in names:
                 n += 1
@@ -315,7 +316,7 @@ class PerChunking:
                 f"PerChunking(make=...): give a function chunks -> retriever, got {type_name(make)}"
             )
         self.make = make
-        self.spec = name or f"per-chunking({_spec_of(make)})"
+        self.spec = name or f"per-chunking({spec_of(make)})"
 
     def __repr__(self) -> str:
         return f"PerChunking({self.spec!r})"
@@ -368,7 +369,8 @@ def with_cache_dir(retriever: object, cache_dir: str) -> object:
     return retriever
 
 
-def _spec_of(retriever: object) -> str:
+def spec_of(retriever: object) -> str:
+    """A retriever's spec, or a function's qualified name."""
     spec = getattr(retriever, "spec", None)
     if isinstance(spec, str):
         return spec

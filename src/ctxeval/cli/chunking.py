@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -36,29 +36,67 @@ paragraphs(max_words=N), recursive(chars=N). Questions: JSONL {id, question, exc
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
-    """``--chunker NAME=SPEC`` options as ``{name: chunker}``, each spec parsed (errors name
-    the option as it was written)."""
-    from ctxeval.chunking import parse_chunker
+def _named_specs(
+    flag: str,
+    values: Sequence[str],
+    split: Callable[[str], tuple[str, str]],
+    usage: str,
+    build: Callable[[str], Any],
+) -> dict[str, Any]:
+    """``flag`` options as ``{name: build(spec)}``: each value split into its name and spec,
+    the name checked (letters, digits, '.', '_', '-'; once each), every error naming the option
+    as it was written."""
     from ctxeval.foundation.errors import CtxevalError
 
-    chunkers: dict[str, Any] = {}
+    named: dict[str, Any] = {}
     for value in values:
-        name, sep, spec = value.partition("=")
-        name, spec = name.strip(), spec.strip()
-        if not sep or not _NAME.fullmatch(name) or not spec:
-            fail(
-                f"--chunker {value}: write NAME=SPEC, e.g. --chunker "
-                "'fixed=fixed(words=100, overlap=10)' (NAME: letters, digits, '.', '_', '-'; "
-                "it names the run file NAME.jsonl)"
-            )
-        if name in chunkers:
-            fail(f"--chunker {value}: the name {name!r} is used twice; give each chunker its own")
+        name, spec = split(value)
+        if not _NAME.fullmatch(name) or not spec:
+            fail(f"{flag} {value}: {usage}")
+        if name in named:
+            fail(f"{flag} {value}: the name {name!r} is used twice; give each its own: NAME=SPEC")
         try:
-            chunkers[name] = parse_chunker(spec)
+            named[name] = build(spec)
         except CtxevalError as exc:
-            fail(f"--chunker {value}: {exc}", fixes=exc.fixes)
-    return chunkers
+            fail(f"{flag} {value}: {exc}", fixes=exc.fixes)
+    return named
+
+
+def _name_and_spec(value: str) -> tuple[str, str]:
+    name, sep, spec = value.partition("=")
+    return (name.strip(), spec.strip()) if sep else ("", "")
+
+
+def _maybe_named(value: str) -> tuple[str, str]:
+    """``NAME=SPEC``, or a bare spec named by its name (its options may hold '=')."""
+    name, sep, spec = value.partition("=")
+    if not sep or "(" in name:
+        name, spec = value.partition("(")[0], value
+    return name.strip(), spec.strip()
+
+
+def parse_chunker_options(values: Sequence[str]) -> dict[str, Any]:
+    """``--chunker NAME=SPEC`` options as ``{name: chunker}``, each spec parsed."""
+    from ctxeval.chunking import parse_chunker
+
+    usage = (
+        "write NAME=SPEC, e.g. --chunker 'fixed=fixed(words=100, overlap=10)' (NAME: letters, "
+        "digits, '.', '_', '-'; it names the run file NAME.jsonl)"
+    )
+    return _named_specs("--chunker", values, _name_and_spec, usage, parse_chunker)
+
+
+def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
+    """``--retriever [NAME=]SPEC`` options as ``{name: retriever}`` (a bare spec is named by its
+    name: ``bm25``, ``dense``, ``rrf``), each resolved once."""
+    from ctxeval.chunking.retrieval import as_retriever
+
+    usage = (
+        "write SPEC or NAME=SPEC, e.g. --retriever dense or --retriever "
+        "fused=\"rrf('bm25', 'dense')\" (NAME: letters, digits, '.', '_', '-'; runs are named "
+        "CHUNKER+NAME)"
+    )
+    return _named_specs("--retriever", values, _maybe_named, usage, as_retriever)
 
 
 @click.command("chunking", epilog=_EPILOG)
@@ -235,33 +273,6 @@ def _attribution(spec: str) -> Any:
         return attribution_rule(spec)
     except CtxevalError as exc:
         fail(f"--attribution {spec}: {str(exc).split(': ', 1)[-1]}", fixes=exc.fixes)
-
-
-def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
-    """``--retriever [NAME=]SPEC`` options as ``{name: retriever}`` (a bare spec is named by its
-    name: ``bm25``, ``dense``, ``rrf``), each resolved once (errors name the option)."""
-    from ctxeval.chunking.retrieval import as_retriever
-    from ctxeval.foundation.errors import CtxevalError
-
-    retrievers: dict[str, Any] = {}
-    for value in values:
-        name, sep, spec = value.partition("=")
-        if not sep or "(" in name:  # a bare spec, whose options may hold '='
-            name, spec = value.partition("(")[0], value
-        name, spec = name.strip(), spec.strip()
-        if not _NAME.fullmatch(name) or "+" in name or not spec:
-            fail(
-                f"--retriever {value}: write SPEC or NAME=SPEC, e.g. --retriever dense or "
-                "--retriever fused=\"rrf('bm25', 'dense')\" (NAME: letters, digits, '.', '_', "
-                "'-'; runs are named CHUNKER+NAME)"
-            )
-        if name in retrievers:
-            fail(f"--retriever {value}: the name {name!r} is used twice; name each: NAME=SPEC")
-        try:
-            retrievers[name] = as_retriever(spec)
-        except CtxevalError as exc:
-            fail(f"--retriever {value}: {exc}", fixes=exc.fixes)
-    return retrievers
 
 
 def _print(outcome: Any, fmt: str) -> None:

@@ -131,13 +131,7 @@ def compare(
     indexed = [(name, index_rows(name, result)) for name, result in named]
     alignment, query_ids = align_runs(indexed, align)
     chosen = choose_metrics(named, metrics)
-    values = {
-        metric: {
-            name: [value_of(name, metric, qid, table[qid]) for qid in query_ids]
-            for name, table in indexed
-        }
-        for metric in chosen
-    }
+    values = _aligned_values(indexed, chosen, query_ids)
     identical = identical_groups(values) if collapse else {m: () for m in chosen}
     shown = list(identical)
     settings = _TestSettings(test, n_resamples, seed, alpha, correction)
@@ -159,12 +153,30 @@ def compare(
         identical={metric: equal for metric, equal in identical.items() if equal},
         settings={name: run_settings(result.summary) for name, result in named},
         results=dict(named),
-        context_used={
-            name: used
-            for name, result in named
-            if (used := (getattr(result, "summary", None) or {}).get("context_used"))
-        },
+        context_used=_context_used(named),
     )
+
+
+def _aligned_values(
+    indexed: list[tuple[str, Any]], metrics: Sequence[str], query_ids: Sequence[Any]
+) -> dict[str, dict[str, list[Any]]]:
+    """Each metric's per-query values in every run, on the aligned queries, in their order."""
+    return {
+        metric: {
+            name: [value_of(name, metric, qid, table[qid]) for qid in query_ids]
+            for name, table in indexed
+        }
+        for metric in metrics
+    }
+
+
+def _context_used(named: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The context each run fed at each cut-off, where its summary says."""
+    return {
+        name: used
+        for name, result in named
+        if (used := (getattr(result, "summary", None) or {}).get("context_used"))
+    }
 
 
 class _TestSettings(NamedTuple):

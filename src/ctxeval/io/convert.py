@@ -271,6 +271,30 @@ def convert_dataset(
     file is written atomically.
     """
     trec_target = Path(target).suffix.lower() in _TREC_SUFFIXES
+    _check_targets(source, target, qrels, qrels_out, trec_target)
+    skipped: list[str | RecordError] = []
+    if qrels is not None:
+        rows = _trec_records(source, qrels, skipped)
+        return write_records(rows, target, csv_safe=csv_safe), skipped
+
+    def good_records() -> Iterator[Record]:
+        for item in read_records(source, fields=fields):
+            if isinstance(item, Record):
+                yield item
+            else:
+                skipped.append(item)
+
+    if trec_target:
+        return _write_trec(good_records(), source, target, qrels_out), skipped
+    return write_records(
+        (record_to_dict(r) for r in good_records()), target, csv_safe=csv_safe
+    ), skipped
+
+
+def _check_targets(
+    source: str, target: str, qrels: str | None, qrels_out: str | None, trec_target: bool
+) -> None:
+    """Before anything is read: the outputs are no input, and fit what is converted."""
     check_output(
         target,
         flag="TARGET",
@@ -289,40 +313,28 @@ def convert_dataset(
             f"{source} with --qrels {qrels} -> {target}: that is already a TREC run; "
             "convert it to .jsonl, .json, .csv or .parquet records"
         )
-    skipped: list[str | RecordError] = []
-    if qrels is not None:
-        rows = _trec_records(source, qrels, skipped)
-        return write_records(rows, target, csv_safe=csv_safe), skipped
 
-    def good_records() -> Iterator[Record]:
-        for item in read_records(source, fields=fields):
-            if isinstance(item, Record):
-                yield item
-            else:
-                skipped.append(item)
 
-    if trec_target:
-        run: dict[str, dict[str, float]] = {}
-        judged: dict[str, dict[str, Any]] = {}
-        tags: set[str | None] = set()
-        for record in good_records():
-            if record.mode != "id":
-                raise InvalidArgumentError(
-                    f"{source}: only ID-mode records (retrieved ids and relevant ids) can be "
-                    "written as a TREC run"
-                )
-            tags.add(_record_tag(record))
-            run[record.id] = _run_scores(record)
-            judged[record.id] = {
-                str(doc): grade
-                for doc, grade in record.ground_truth.items()  # type: ignore[union-attr]
-            }
-        if qrels_out:
-            check_trec_qrels(judged, location=f"{source}: record")
-        write_trec_run(run, target, tag=_tag(tags, source), location=f"{source}: record")
-        if qrels_out:
-            write_trec_qrels(judged, qrels_out, location=f"{source}: record")
-        return len(run), skipped
-    return write_records(
-        (record_to_dict(r) for r in good_records()), target, csv_safe=csv_safe
-    ), skipped
+def _write_trec(records: Iterator[Record], source: str, target: str, qrels_out: str | None) -> int:
+    """ID-mode records written as a TREC run (and their qrels to ``qrels_out``); the count."""
+    run: dict[str, dict[str, float]] = {}
+    judged: dict[str, dict[str, Any]] = {}
+    tags: set[str | None] = set()
+    for record in records:
+        if record.mode != "id":
+            raise InvalidArgumentError(
+                f"{source}: only ID-mode records (retrieved ids and relevant ids) can be "
+                "written as a TREC run"
+            )
+        tags.add(_record_tag(record))
+        run[record.id] = _run_scores(record)
+        judged[record.id] = {
+            str(doc): grade
+            for doc, grade in record.ground_truth.items()  # type: ignore[union-attr]
+        }
+    if qrels_out:
+        check_trec_qrels(judged, location=f"{source}: record")
+    write_trec_run(run, target, tag=_tag(tags, source), location=f"{source}: record")
+    if qrels_out:
+        write_trec_qrels(judged, qrels_out, location=f"{source}: record")
+    return len(run)
