@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -159,12 +160,15 @@ def test_bm25_breaks_ties_by_chunk_order_and_drops_zero_scores() -> None:
         ),
         ({"k": []}, "cut-offs"),
         ({"matching": "rouge-sentence"}, "chunk strategy"),
+        ({"primary": "recal"}, "compare_chunkers(primary=...): unknown metric 'recal'"),
+        ({"primary": "context_recall@1"}, "without a cut-off, primary='context_recall'"),
+        ({"primary": 3}, "primary='context_recall'; got int"),
     ],
 )
 def test_bad_arguments(options: dict, message: str) -> None:
     arguments = {"chunkers": {"w": "fixed(words=2)", "v": "fixed(words=1)"}, "k": [1], **options}
     chunkers = arguments.pop("chunkers")
-    with pytest.raises(CtxevalError, match=message.replace("(", r"\(")):
+    with pytest.raises(CtxevalError, match=re.escape(message)):
         compare_chunkers(
             {"a": "some words here"},
             [{"question": "q", "excerpts": ["words"]}],
@@ -233,6 +237,56 @@ def test_a_grid_of_chunkers_and_retrievers() -> None:
         assert bm25.attribution.ceiling == rev.attribution.ceiling
         assert bm25.attribution.unreachable == rev.attribution.unreachable
     assert result.runs["s+bm25"].attribution.found[1] > result.runs["s+rev"].attribution.found[1]
+    # The verdict judges every pair, then the chunkers under each retriever.
+    judged = result.verdict
+    assert judged.families() == ["", "bm25", "rev"]
+    assert judged.of("rev")[0].means == {
+        "s": result.runs["s+rev"].result.aggregate["context_recall@1"],
+        "w": result.runs["w+rev"].result.aggregate["context_recall@1"],
+    }
+    assert result.summary()["verdict"] == judged.to_dict()
+
+
+def test_the_verdict_at_every_cut_off(harness) -> None:
+    outcome, out = harness
+    judged = outcome.verdict
+    assert judged.primary == "context_recall"
+    assert judged.families() == [""]
+    assert [s.cutoff for s in judged.standings] == ["1", "5", "10"]
+    for standing in judged.standings:
+        means = {
+            name: run.result.aggregate[f"context_recall@{standing.cutoff}"]
+            for name, run in outcome.runs.items()
+        }
+        assert standing.means == means  # the aggregate's mean, to the last bit
+        assert standing.best == max(means, key=means.__getitem__)
+    saved = json.loads((out / "summary.json").read_text())
+    assert next(iter(saved)) == "verdict"
+    assert saved["verdict"] == json.loads(json.dumps(judged.to_dict()))
+    # The smallest cut-off at which each chunking finds 95% of its ceiling, in the summary.
+    for name, run in outcome.runs.items():
+        reached = run.attribution.reach()
+        first = next(
+            (k for k in KS if run.attribution.found[k] >= 0.95 * run.attribution.ceiling), None
+        )
+        assert reached == first
+        assert saved["chunkers"][name]["attribution"]["reaches_95_percent_of_ceiling_at"] == (
+            None if first is None else str(first)
+        )
+
+
+def test_a_span_measure_as_the_primary() -> None:
+    corpus = {"d": "Cats sleep all day. Dogs bark at night. Fish swim in tanks."}
+    questions = [
+        {"question": "dogs bark", "excerpts": ["Dogs bark at night."]},
+        {"question": "fish swim", "excerpts": ["Fish swim in tanks."]},
+    ]
+    outcome = compare_chunkers(corpus, questions, TWO, k=[1], primary="span_iou", n_resamples=50)
+    (standing,) = outcome.verdict.standings
+    assert standing.column == "span_iou@1"
+    assert standing.means == {
+        name: run.result.aggregate["span_iou@1"] for name, run in outcome.runs.items()
+    }
 
 
 def test_retriever_names_in_a_grid_are_checked() -> None:

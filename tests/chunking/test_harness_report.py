@@ -65,10 +65,19 @@ def test_harness_report_in_a_headless_browser(outcome, tmp_path: Path) -> None:
             headings = page.evaluate(
                 "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
             )
+            verdict = page.evaluate(
+                "(() => { const p = document.querySelector('details.panel');"
+                " return [p.innerText, p.scrollWidth, p.clientWidth]; })()"
+            )
         finally:
             browser.close()
     assert errors == []
     # three chunking plots, then the comparison's: every image of the page loads
     assert len(images) == path.read_text(encoding="utf-8").count("<img") >= 4
     assert all(complete and width > 100 for complete, width in images)
-    assert headings[:3] == ["What was compared", "Chunkings", "Comparison"]
+    assert headings[:4] == ["Verdict", "What was compared", "Chunkings", "Comparison"]
+    text, scroll_width, width = verdict
+    # The verdict opens the page, a sentence per cut-off, and fits the page's width.
+    for standing in outcome.verdict.of(""):
+        assert standing.sentence(outcome.verdict.primary) in text
+    assert scroll_width <= width

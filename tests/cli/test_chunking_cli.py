@@ -33,6 +33,21 @@ def test_the_harness_writes_runs_results_summary_and_report(harness_run) -> None
     assert done.returncode == 0, done.stderr
     assert "context_recall@10" in done.stdout
     assert "Miss attribution" in done.stdout
+    # The verdict first: a sentence per cut-off, then the primary measure by run and cut-off.
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Verdict on context_recall:"
+    assert lines[1].startswith("  at 3: ")
+    assert lines[2].startswith("  at 10: ")
+    table = next(
+        i for i, line in enumerate(lines) if line.split() == ["context_recall", "@3", "@10"]
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    for row in lines[table + 1 : table + 3]:
+        name, *cells = row.split()
+        means = summary["verdict"]["families"][""]
+        assert [float(c.rstrip("*")) for c in cells] == [
+            round(means[k]["means"][name], 3) for k in ("3", "10")
+        ]
     assert "Ceilings" in done.stdout
     assert sorted(p.name for p in out.iterdir()) == [
         "fixed.jsonl", "fixed.result.jsonl", "sent.jsonl", "sent.result.jsonl", "summary.json",
@@ -93,6 +108,7 @@ def _bad_questions(tmp_path: Path) -> Path:
         ({"chunker": "fixed(words=3)"}, "--chunker fixed(words=3): write NAME=SPEC"),
         ({"out": "existing"}, "is not empty; choose a new directory, or allow replacing"),
         ({"retriever": "bm52"}, "--retriever bm52: "),
+        ({"primary": "recall"}, "--primary: unknown metric 'recall'"),
     ],
 )
 def test_user_errors_are_one_line_with_exit_2(tmp_path: Path, change: dict, expected: str) -> None:
@@ -110,6 +126,7 @@ def test_user_errors_are_one_line_with_exit_2(tmp_path: Path, change: dict, expe
     done = ctxeval(
         "chunking", CORPUS, questions, *chunkers, "--out-dir", out,
         "--retriever", change.get("retriever", "bm25"),
+        "--primary", change.get("primary", "context_recall"),
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert expected in done.stderr
@@ -217,6 +234,14 @@ def test_a_grid_from_the_command_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "baseline sent+fused" in done.stdout
+    # The verdict opens the output: every pair, then the chunkers under each retriever, and the
+    # grid of chunkers x retrievers.
+    assert done.stdout.startswith("Verdict on context_recall:\n  at 5: ")
+    assert "\n  with bm25:\n    at 5: " in done.stdout
+    assert "\n  with fused:\n    at 5: " in done.stdout
+    grid = done.stdout[done.stdout.index("  context_recall@5") :].splitlines()
+    assert grid[0].split() == ["context_recall@5", "bm25", "fused"]
+    assert [row.split()[0] for row in grid[1:3]] == ["fixed", "sent"]
     names = sorted(p.name for p in (tmp_path / "out").iterdir() if p.name.endswith(".result.jsonl"))
     assert names == [f"{c}+{r}.result.jsonl" for c in ("fixed", "sent") for r in ("bm25", "fused")]
     twice = ctxeval("chunking", CORPUS, QUESTIONS, *CHUNKERS, "--retriever", "bm25",

@@ -47,7 +47,7 @@ import numpy as np
 from ctxeval.chunking.chunkers import Chunk
 from ctxeval.chunking.questions import Excerpt, Question
 from ctxeval.cutoffs.budgets import BudgetPolicy, ContextSizes
-from ctxeval.cutoffs.cutoff import Budget, Cutoff
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.foundation.errors import InvalidArgumentError, SpecError
 from ctxeval.foundation.exact import exact_mean
 from ctxeval.foundation.specs import parse_spec
@@ -160,7 +160,16 @@ class Attribution:
     questions: tuple[QuestionAttribution, ...]
     rule: str = "match"
 
+    def reach(self, share: float = 0.95) -> Cutoff | None:
+        """The first cut-off (in :attr:`ks` order) at which the excerpts found are at least
+        ``share`` of the ceiling, or None when none is."""
+        for k in self.ks:
+            if self.found[k] >= share * self.ceiling:
+                return k
+        return None
+
     def to_dict(self) -> dict[str, Any]:
+        reached = self.reach()
         return {
             "rule": self.rule,
             "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
@@ -169,6 +178,7 @@ class Attribution:
             "unreachable": {str(k): v for k, v in self.unreachable.items()},
             "ceiling_recall": self.ceiling,
             "ceiling_span_iou": self.span_ceiling,
+            "reaches_95_percent_of_ceiling_at": None if reached is None else cutoff_label(reached),
         }
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ctxeval.chunking.attribution import attribute, attribution_rule, mean_of
 from ctxeval.chunking.chunkers import Chunk, Chunker
+from ctxeval.chunking.grid import harness_verdict
 from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult, comparison_cutoff
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import (
@@ -90,6 +91,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     attribution: object = "match",
     metrics: Sequence[str] = HARNESS_METRICS,
     compare_metrics: Sequence[str] | None = None,
+    primary: str = "context_recall",
     baseline: str | None = None,
     seed: int = 0,
     n_resamples: int = 10_000,
@@ -115,15 +117,18 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     columns compared with significance (``"context_recall@300w"``; a name without ``@`` is at
     :func:`comparison_cutoff`: the largest budget when there are budgets, else the largest k;
     default: every metric there), against ``baseline`` (default:
-    the first chunker). ``attribution`` is the rule that says whether a chunk holds an excerpt
-    (``"match"``: the matching strategy; ``"overlap(min=0.7)"``: its span covers that share of
-    the excerpt's characters; see :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives
-    the run files, results, statistics and summary (a non-empty directory is refused unless
-    ``overwrite``); ``report`` an HTML report.
+    the first chunker). ``primary`` is the measure of the verdict (one of ``metrics``): at every
+    cut-off, the best run and its paired tests against every other run, Holm-corrected over the
+    whole verdict (:mod:`ctxeval.chunking.grid`). ``attribution`` is the rule that says
+    whether a chunk holds an excerpt (``"match"``: the matching strategy;
+    ``"overlap(min=0.7)"``: its span covers that share of the excerpt's characters; see
+    :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives the run files, results,
+    statistics and summary (a non-empty directory is refused unless ``overwrite``); ``report``
+    an HTML report.
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
-    compare_columns(compare_metrics or metrics, metrics, ks)  # checked before any work
+    wanted = _check_measures(compare_metrics or metrics, metrics, ks, primary)
     strategy = _chunk_strategy(matching)
     settings = _Settings(
         check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
@@ -147,7 +152,6 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         plan,
     )
     runs = _grid(resolved, retrievers, names, job)
-    wanted = compare_metrics or metrics
     tests = {"baseline": baseline, "seed": seed, "n_resamples": n_resamples}
     outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
     if plan is not None:
@@ -160,17 +164,20 @@ def _outcome(
     runs: dict[str, ChunkingRun],
     job: _Job,
     retriever_spec: str,
-    wanted: Sequence[str],
+    measures: tuple[Sequence[str], str],
     tests: dict[str, Any],
 ) -> HarnessResult:
-    """The runs compared (``wanted`` columns; ``tests``: baseline, seed, resamples) at the
-    comparison cut-off, and everything the harness found."""
+    """The runs compared (``measures``: the columns wanted, the verdict's primary measure;
+    ``tests``: baseline, seed, resamples) at the comparison cut-off and in the verdict, and
+    everything the harness found."""
+    wanted, primary = measures
     clock = time.perf_counter()
     ks, settings = job.ks, job.settings
     top = comparison_cutoff(ks, characters_fed([run.result.summary for run in runs.values()]))
     columns = compare_columns(wanted, job.metrics, ks, top=top)
     results = {name: run.result for name, run in runs.items()}
     comparison = compare(results, metrics=columns, **tests)
+    judged = harness_verdict(runs, ks, primary, tests)
     job.timings["comparison"] = time.perf_counter() - clock
     rule = settings.rule if isinstance(settings.rule, str) else settings.rule.spec
     return HarnessResult(
@@ -185,7 +192,33 @@ def _outcome(
         rule,
         top,
         settings.tokens,
+        judged,
     )
+
+
+def _check_measures(
+    wanted: Sequence[str], metrics: Sequence[str], ks: Sequence[Cutoff], primary: object
+) -> tuple[Sequence[str], str]:
+    """The columns to compare and the verdict's measure, checked before any work: ``wanted``
+    by :func:`compare_columns`; ``primary`` one of the metrics every run is evaluated with,
+    without a cut-off (the verdict is at every cut-off)."""
+    compare_columns(wanted, metrics, ks)
+    where = "compare_chunkers(primary=...)"
+    if not isinstance(primary, str):
+        raise InvalidArgumentTypeError(
+            f"{where}: give a metric name, e.g. primary='context_recall'; got {type_name(primary)}",
+            fixes=(Fix("primary", "context_recall"),),
+        )
+    name, at, _ = primary.partition("@")
+    if at:
+        raise InvalidArgumentError(
+            f"{where}: give the metric without a cut-off, primary={name!r}; the verdict is at "
+            "every cut-off",
+            fixes=(Fix("primary", name),),
+        )
+    if primary not in metrics:
+        raise unknown_name(None, "metric", primary, list(metrics), where=where)
+    return wanted, primary
 
 
 def _output_plan(

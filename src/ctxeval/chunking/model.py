@@ -18,6 +18,7 @@ from ctxeval.chunking.chunkers import Chunk
 from ctxeval.chunking.questions import Question
 from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.family import characters_fed, label_depth
+from ctxeval.comparison.verdict import Verdict
 from ctxeval.cutoffs.budgets import BudgetPolicy
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label, sort_cutoffs
 from ctxeval.results import EvaluationResult
@@ -76,6 +77,8 @@ class HarnessResult:
     top: Cutoff = None
     """The cut-off the runs are compared at (:func:`comparison_cutoff`)."""
     token_counter: Any = "rouge"
+    verdict: Verdict | None = None
+    """Which run to pick at each cut-off on the primary measure (None for a single run)."""
 
     def __post_init__(self) -> None:
         if self.top is None:
@@ -89,6 +92,7 @@ class HarnessResult:
     def summary(self) -> dict[str, Any]:
         """Everything but the per-query rows, as plain JSON-ready data."""
         return {
+            "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "questions": len(self.questions),
             "retriever": self.retriever,
             "matching": self.matching,

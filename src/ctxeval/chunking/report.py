@@ -11,11 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxeval.chunking.grid import REACH, cutoff_table, grid_table, reach_lines
 from ctxeval.chunking.model import HarnessResult
 from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
+from ctxeval.report.page import table
 
 __all__ = ["harness_report", "write_harness_report"]
 
@@ -159,6 +161,38 @@ def _shown(record: dict[str, Any], fed: list[str]) -> dict[str, Any]:
     }
 
 
+def _verdict(outcome: HarnessResult) -> str:
+    """The verdict panel: a sentence per cut-off (and per retriever of a grid), the primary
+    measure laid out by run and cut-off (or chunker x retriever at each cut-off), and where each
+    run reaches its ceiling."""
+    judged = outcome.verdict
+    if judged is None:
+        return ""
+    parts = []
+    for family in judged.families():
+        title = f"<h3>With {_esc(family)}</h3>" if family else ""
+        items = "".join(f"<li>{_esc(s.sentence(judged.primary))}</li>" for s in judged.of(family))
+        parts.append(f"{title}<ul>{items}</ul>")
+    if judged.conclusion():
+        parts.append(f"<p><strong>{_esc(judged.conclusion())}</strong></p>")
+    grids = [grid for k in outcome.ks if (grid := grid_table(outcome, cutoff_label(k)))]
+    mark = "the best chunker with that retriever, above every other chunker with it"
+    if not grids:
+        grids = [cutoff_table(outcome) or ([], [])]
+        mark = "the best run at that cut-off, above every other run"
+    tables = [
+        table(header, [[_esc(c) for c in row] for row in rows], "fit") for header, rows in grids
+    ]
+    parts.append(f'<div class="wide">{"".join(tables)}</div>')
+    reach = "".join(f"<li>{_esc(line)}</li>" for line in reach_lines(outcome))
+    parts.append(
+        f'<p class="note">*: {mark}. {_esc(judged.legend())}.</p>'
+        f"<p>Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):</p>"
+        f"<ul>{reach}</ul>"
+    )
+    return "".join(parts)
+
+
 def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking comparison") -> str:
     """The harness's report as one self-contained HTML page."""
     figures = "".join((_sizes(outcome), _recall_curves(outcome), _attribution_bars(outcome)))
@@ -186,6 +220,7 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
         datasets=datasets,
         title=title,
         sections=[("Chunkings", section)],
+        lead=[("Verdict", _verdict(outcome))] if outcome.verdict is not None else [],
     )
 
 

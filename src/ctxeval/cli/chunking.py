@@ -146,6 +146,13 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     "Default: every harness metric there.",
 )
 @click.option(
+    "--primary",
+    default="context_recall",
+    show_default=True,
+    help="The measure of the verdict: at every cut-off, the best run on it and its paired "
+    "tests against every other run (any harness metric, e.g. span_iou).",
+)
+@click.option(
     "--attribution",
     default="match",
     show_default=True,
@@ -213,6 +220,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
         fail(str(unknown_name(None, "run", options["baseline"], run_names, where="--baseline")))
     if options["metric_columns"]:
         _check_metrics(options["metric_columns"], options["ks"] or (1, 3, 5, 10))
+    _check_primary(options["primary"])
     from ctxeval.cli.common import build_strategy
 
     strategy = build_strategy(options["match"], None, None)
@@ -239,6 +247,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             token_counter=options["token_counter"],
             attribution=attribution,
             compare_metrics=list(options["metric_columns"]) or None,
+            primary=options["primary"],
             baseline=options["baseline"],
             seed=options["seed"],
             n_resamples=options["n_resamples"],
@@ -265,6 +274,14 @@ def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
         fail(exc)
 
 
+def _check_primary(primary: str) -> None:
+    from ctxeval.chunking.harness import HARNESS_METRICS
+    from ctxeval.foundation.specs import unknown_name
+
+    if primary not in HARNESS_METRICS:
+        fail(str(unknown_name(None, "metric", primary, list(HARNESS_METRICS), where="--primary")))
+
+
 def _attribution(spec: str) -> Any:
     from ctxeval.chunking.attribution import attribution_rule
     from ctxeval.foundation.errors import CtxevalError
@@ -279,7 +296,12 @@ def _print(outcome: Any, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(outcome.summary(), indent=2))
         return
+    from ctxeval.chunking.grid import verdict_text
+
     comparison = outcome.comparison
+    if outcome.verdict is not None:
+        click.echo(verdict_text(outcome))
+        click.echo("")
     click.echo(comparison.to_markdown() if fmt == "markdown" else comparison.to_text())
     click.echo("")
     click.echo(outcome.attribution_text())

@@ -61,6 +61,7 @@ FLAGS: dict[str, Say] = {
     "fields.scores": "--scores-field {value}",
     "on_error": "--on-error {value}",
     "threshold": "--threshold {value}",
+    "primary": "--primary {value}",
     "tokenizer": "--tokenizer {value}",
     "tokenizer_object": "or, from Python, an object with a tokenize(text) -> list[str] method",
     "corpus": "--corpus PATH",

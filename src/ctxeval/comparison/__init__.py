@@ -59,6 +59,7 @@ from ctxeval.comparison.stats import (
     paired_statistics,
     random_stream,
 )
+from ctxeval.comparison.verdict import Duel, Standing, Verdict, verdict
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.exact import exact_mean
 from ctxeval.foundation.params import check_choice
@@ -67,13 +68,17 @@ __all__ = [
     "TIE_TOLERANCE",
     "Alignment",
     "ComparisonReport",
+    "Duel",
     "MetricRow",
     "PairedComparison",
     "RunAlignment",
     "RunSettings",
+    "Standing",
+    "Verdict",
     "compare",
     "holm",
     "random_stream",
+    "verdict",
 ]
 
 Test = Literal["randomization", "bootstrap"]

@@ -178,6 +178,7 @@ def html_report(
     focus: str | None = None,
     worst: int = 8,
     sections: Sequence[tuple[str, str]] = (),
+    lead: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Render a comparison (and the results it compared) as one self-contained HTML page.
 
@@ -188,7 +189,7 @@ def html_report(
     their relevance), and the context used counts characters. ``focus`` is the metric of the
     per-query table (default: the deepest recall); ``worst`` how many of the queries where the
     runs disagree most are shown in full. ``sections`` are extra ``(title, html)`` panels shown
-    after what was compared.
+    after what was compared; ``lead`` panels open the page (a verdict).
     """
     metric = report.shown_as(focus) if focus else focus_metric(report.metrics)
     if metric not in report.values:
@@ -204,6 +205,7 @@ def html_report(
     curves = metric_curves(results, seed=report.seed, alpha=report.alpha)
     figures = [first_rank_plot(results), scatter_plot(report, graded)]
     parts = [
+        *(panel(name, body) for name, body in lead),
         panel("What was compared", _what_was_compared(report, results, context)),
         *(panel(name, body) for name, body in sections),
         panel("Comparison", _tables(report)),
