@@ -27,6 +27,7 @@ from ctxeval.comparison.queries import context_used
 from ctxeval.io.readers import read_records
 from ctxeval.records.model import Record
 from ctxeval.report import html_report, result_html, write_result_report
+from ctxeval.results import EvaluationResult
 
 pytest.importorskip("matplotlib")
 
@@ -273,3 +274,43 @@ def test_the_question_is_found_under_ragas_and_llama_index_names(tmp_path: Path)
     result = RetrievalEvaluator(records, ["context_recall"], progress=False).run()
     page = result_html(result, dataset=records)
     assert "Where is the Seine?" in page
+
+
+def _budget_result(rr_small: list[float], rr_large: list[float]) -> EvaluationResult:
+    """A run evaluated at 100w and 800w (800w fed more text), reciprocal rank per query."""
+    rows = [
+        {"id": f"q{i}", "reciprocal_rank@100w": a, "reciprocal_rank@800w": b}
+        for i, (a, b) in enumerate(zip(rr_small, rr_large, strict=True))
+    ]
+    aggregate = {
+        "reciprocal_rank@100w": sum(rr_small) / len(rr_small),
+        "reciprocal_rank@800w": sum(rr_large) / len(rr_large),
+    }
+    used = {"100w": {"chunks": 1.0, "characters": 600.0}, "800w": {"chunks": 8, "characters": 5e3}}
+    return EvaluationResult(per_query=rows, aggregate=aggregate, summary={"context_used": used})
+
+
+def test_budget_columns_keep_their_cut_off_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first-rank histogram is drawn at the largest budget (where the comparison is), says
+    # so, and counts what that budget found; the aggregate table has a column per budget.
+    import matplotlib.axes
+
+    from ctxeval.report.page import first_rank_plot
+    from ctxeval.report.queries import focus_metric
+
+    drawn: list[list[int]] = []
+    real_bar = matplotlib.axes.Axes.bar
+
+    def bar(self, x, height, *args, **kwargs):
+        drawn.append(list(height))
+        return real_bar(self, x, height, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", bar)
+    result = _budget_result([0.0, 0.0, 1.0], [1.0, 0.5, 1.0])
+    html = first_rank_plot({"run": result})
+    assert "at @800w" in html
+    assert drawn == [[2, 1, 0]]  # ranks 1, 2 and none at 800w (at 100w it would be 1, 0, 2)
+    assert focus_metric(["reciprocal_rank@800w", "reciprocal_rank@100w"]) == "reciprocal_rank@800w"
+    page = result_html(result)
+    assert "<th>@100w</th>" in page
+    assert "<th>@800w</th>" in page

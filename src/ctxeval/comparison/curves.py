@@ -16,7 +16,7 @@ from ctxeval.comparison.stats import mean_interval, random_stream
 from ctxeval.cutoffs.cutoff import budget_problem, parse_budget
 from ctxeval.results import EvaluationResult
 
-__all__ = ["BAND_RESAMPLES", "CurvePoint", "metric_curves", "split_column"]
+__all__ = ["BAND_RESAMPLES", "CurvePoint", "metric_curves"]
 
 #: Resamples of each band: a drawn band needs far fewer than a p-value, and a report draws one
 #: per run, metric and cut-off.
@@ -35,12 +35,6 @@ class CurvePoint:
     unit: str = "k"
     """What ``k`` counts: ``"k"`` (chunks), or a budget's unit (``"words"``, ``"characters"``,
     ``"tokens"``)."""
-
-
-def split_column(column: str) -> tuple[str, int | None]:
-    """``"ndcg@10"`` -> ``("ndcg", 10)``; a column without a numeric cut-off gives ``None``."""
-    name, _, k = column.partition("@")
-    return name, int(k) if k.isdigit() else None
 
 
 def _cut_off(label: str) -> tuple[int, str] | None:

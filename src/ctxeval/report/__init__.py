@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.comparison import ComparisonReport
-from ctxeval.comparison.curves import metric_curves, split_column
+from ctxeval.comparison.curves import metric_curves
 from ctxeval.comparison.queries import QueryRow, context_used, disagreement
 from ctxeval.comparison.settings import run_settings
 from ctxeval.foundation.errors import InvalidArgumentError
@@ -265,10 +265,10 @@ def _aggregate_table(result: EvaluationResult, curves: Mapping[str, Any]) -> str
     }
     grid: dict[str, dict[str, str]] = {}
     for column, value in result.aggregate.items():
-        measure, k = split_column(column)
+        measure, _, label = column.partition("@")
         band = bands.get(column)
         interval = "" if band is None else f"<br><small>[{fmt(band.low)}, {fmt(band.high)}]</small>"
-        grid.setdefault(measure, {})["all" if k is None else str(k)] = fmt(value) + interval
+        grid.setdefault(measure, {})[label or "all"] = fmt(value) + interval
     ks = sorted(dict.fromkeys(k for cells in grid.values() for k in cells), key=_cutoff_order)
     rows = [[escape(m), *(cells.get(k, "") for k in ks)] for m, cells in grid.items()]
     header = ["metric", *(f"@{k}" for k in ks)]

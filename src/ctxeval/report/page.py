@@ -13,8 +13,8 @@ from importlib import metadata
 from typing import Any
 
 from ctxeval.comparison import ComparisonReport
-from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint, split_column
-from ctxeval.comparison.family import label_depth
+from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint
+from ctxeval.comparison.family import characters_fed, deepest_columns, label_depth
 from ctxeval.comparison.settings import RunSettings
 from ctxeval.foundation.optional import require
 from ctxeval.results import EvaluationResult
@@ -269,19 +269,24 @@ def curves_plot(curves: Mapping[str, Mapping[str, Sequence[CurvePoint]]], alpha:
     )
 
 
-def _rr_column(result: EvaluationResult) -> str | None:
-    columns = [c for c in result.aggregate if split_column(c)[0] == "reciprocal_rank"]
-    return max(columns, key=lambda c: split_column(c)[1] or 10**9) if columns else None
+def _rr_column(results: Mapping[str, EvaluationResult]) -> str | None:
+    """The reciprocal-rank column at the deepest cut-off the runs share: the largest budget,
+    ordered by the text the runs fed (as the comparison's cut-off), else the largest k."""
+    summaries = [result.summary for result in results.values()]
+    shared = set.intersection(*(set(result.aggregate) for result in results.values()))
+    columns = [c for c in next(iter(results.values())).aggregate if c in shared]
+    return deepest_columns(columns, characters_fed(summaries)).get("reciprocal_rank")
 
 
 def first_rank_plot(results: Mapping[str, EvaluationResult]) -> str:
-    """Where the first relevant context appears (1/RR), and how often it never does."""
+    """Where the first relevant context appears (1/RR) at the deepest cut-off the runs share,
+    and how often it never does there."""
+    column = _rr_column(results) if results else None
+    if column is None:
+        return ""
     counts: dict[str, dict[int, int]] = {}
     depth = 1
     for name, result in results.items():
-        column = _rr_column(result)
-        if column is None:
-            continue
         tally: dict[int, int] = {}
         for row in result.per_query:
             rr = row.get(column)
@@ -290,8 +295,6 @@ def first_rank_plot(results: Mapping[str, EvaluationResult]) -> str:
                 tally[rank] = tally.get(rank, 0) + 1
                 depth = max(depth, rank)
         counts[name] = tally
-    if not counts:
-        return ""
     fig, ax = pyplot().subplots(figsize=(9.6, 3.4))
     labels = [str(r) for r in range(1, depth + 1)] + ["none"]
     width = 0.8 / len(counts)
@@ -300,12 +303,15 @@ def first_rank_plot(results: Mapping[str, EvaluationResult]) -> str:
         positions = [x + (i - (len(counts) - 1) / 2) * width for x in range(len(labels))]
         ax.bar(positions, heights, width=width, color=color, label=name)
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_xlabel("rank of the first relevant context (lower is better)")
+    at = column.partition("@")[2] or "all"
+    ax.set_xlabel(f"rank of the first relevant context at @{at} (lower is better)")
     ax.set_ylabel("queries")
     ax.legend(fontsize=9)
     ax.grid(axis="y", alpha=0.3)
     return figure_html(
-        fig, "Rank of the first relevant retrieved context per query; 'none': not found."
+        fig,
+        f"Rank of the first relevant retrieved context per query, at @{at} (the deepest "
+        "cut-off the runs share); 'none': not found there.",
     )
 
 

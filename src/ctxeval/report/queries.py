@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxeval.comparison.curves import split_column
+from ctxeval.comparison.family import deepest_columns
 from ctxeval.foundation.errors import CtxevalError
 from ctxeval.io.readers import read_records
 from ctxeval.matching import MatchingStrategy, parse_strategy
@@ -180,7 +180,7 @@ def focus_metric(
     cut-off), else its first measure of quality, never a count (trec_eval's ``num_q``,
     ``num_ret``, ... are the same in every query or say nothing about quality)."""
     for base in order:
-        columns = [m for m in metrics if split_column(m)[0] == base]
+        columns = [m for m in metrics if m.partition("@")[0] == base]
         if columns:
-            return max(columns, key=lambda c: split_column(c)[1] or 0)
+            return deepest_columns(columns)[base]  # the largest budget, else the largest k
     return next((m for m in metrics if not m.startswith("num_")), metrics[0])
