@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
+from ctxeval import (
+    ExactChunkMatch,
+    PrecisionRecallF1,
+    RankedRetrievalMetrics,
+    RetrievalEvaluator,
+    RougeChunkMatch,
+)
 from ctxeval.comparison import compare
 from ctxeval.report import html_report, write_html_report
 from ctxeval.results import EvaluationResult
@@ -274,3 +280,36 @@ def test_the_summary_records_how_to_judge_again(tmp_path: Path) -> None:
     loaded = EvaluationResult.load(result.save(tmp_path / "r.jsonl"))
     assert loaded.summary["fields"] == result.summary["fields"]
     assert loaded.summary["strategy"] == "rouge-chunk(threshold=0.7)"
+
+
+def test_a_match_below_the_first_chunks_is_shown_with_its_rank(tmp_path: Path) -> None:
+    # Run a finds the answer at rank 5 of 7: the panel shows ranks 1-3, a gap, rank 5 marked,
+    # and what is left; run b at rank 1.
+    filler = [f"unrelated passage number {i} about other things" for i in range(7)]
+    deep = [*filler[:4], SENTENCE, *filler[4:6]]
+    records = {
+        "a": [{"id": "q0", "retrieved_context": deep, "ground_truth_context": [SENTENCE]}],
+        "b": [
+            {
+                "id": "q0",
+                "retrieved_context": [SENTENCE, *filler[:2]],
+                "ground_truth_context": [SENTENCE],
+            }
+        ],
+    }
+    results = {}
+    for name, rows in records.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        results[name] = RetrievalEvaluator(
+            path, [PrecisionRecallF1(ExactChunkMatch())], workers=1
+        ).run(k=[10])
+    datasets = {name: tmp_path / f"{name}.jsonl" for name in records}
+    page = html_report(compare(results, n_resamples=20), results, datasets=datasets)
+    marks = _columns(page)
+    assert marks[("q0", "a")][1] == [False, False, False, True]
+    assert marks[("q0", "b")][1] == [True, False, False]
+    column = page[page.index("<h4>a") :]
+    assert '<div class="gap">... 1 not relevant ...</div>' in column
+    assert f'<div class="chunk hit">5. {SENTENCE}</div>' in column
+    assert '<div class="gap">... 2 more, not relevant</div>' in column

@@ -54,6 +54,7 @@ th, td { padding: 6px 10px; border-bottom: 1px solid #e6e8ee; text-align: right;
 th:first-child, td:first-child, td.text, th.text { text-align: left; }
 thead th { background: #f0f2f6; font-weight: 600; }
 table.runs th, table.runs td { text-align: left; }
+.gap { color: #888; font-size: 12px; margin: 2px 0 2px 8px; }
 table.fit { width: auto; display: inline-table; margin: 0 24px 12px 0; vertical-align: top; }
 th.sort { cursor: pointer; user-select: none; white-space: nowrap; }
 th.sort::after { content: " \\2195"; color: #999; }

@@ -59,43 +59,63 @@ def run_strategy(result: EvaluationResult | None) -> MatchingStrategy | None:
 
 
 def _matched(strategy: MatchingStrategy, record: Record) -> list[bool]:
-    """For each of the first retrieved chunks: whether the run's strategy judges it (or one of
-    its sentences) relevant to some ground-truth item, as the metrics did."""
+    """For each retrieved chunk: whether the run's strategy judges it (or one of its sentences)
+    relevant to some ground-truth item, as the metrics did."""
     judged = judge_texts(
-        strategy, record.retrieved, record.ground_truth, k=_SHOWN_CHUNKS, validated=True
+        strategy, record.retrieved, record.ground_truth, k=len(record.retrieved), validated=True
     ).judgments
     ends = judged.chunk_ends or tuple(range(1, judged.n + 1))
     starts = (0, *ends[:-1])
     return [any(judged.relevant[a:b]) for a, b in zip(starts, ends, strict=True)]
 
 
+def _shown(hits: Sequence[bool], first: int) -> list[int]:
+    """The positions shown: the first ``first``, and every relevant one after them (so a run
+    that found the answer lower down shows where)."""
+    return [i for i, hit in enumerate(hits) if i < first or hit]
+
+
+def _items(rows: list[tuple[int, str, bool]], total: int) -> str:
+    """Numbered items (rank from 1), ``hit`` marked, a gap line where items are left out."""
+    out, last = [], -1
+    for i, text, hit in rows:
+        if i > last + 1:
+            out.append(f'<div class="gap">... {i - last - 1} not relevant ...</div>')
+        out.append(f'<div class="chunk{" hit" if hit else ""}">{i + 1}. {text}</div>')
+        last = i
+    if total > last + 1:
+        out.append(f'<div class="gap">... {total - last - 1} more, not relevant</div>')
+    return "".join(out)
+
+
 def _retrieved_html(record: Record | None, strategy: MatchingStrategy | None) -> str:
-    """A run's retrieved items for one query: texts marked as judged, or ids with their grade."""
+    """A run's retrieved items for one query: the first few, and every relevant one below them
+    with its rank: texts marked as judged, or ids with their grade."""
     if record is None:
         return (
             '<span class="note">retrieved items not available: the report was not given this '
             "run's records (in Python: dataset=...; on the command line: the dataset, not a "
             "saved result)</span>"
         )
+    total = len(record.retrieved)
     if record.mode == "id":
         grades = record.ground_truth if isinstance(record.ground_truth, Mapping) else {}
-        items = []
-        for i, item in enumerate(record.retrieved[:_SHOWN_IDS]):
-            grade = grades.get(item, grades.get(str(item), 0))
-            label = f"relevant (grade {grade:g})" if grade > 0 else "not relevant"
-            hit = " hit" if grade > 0 else ""
-            items.append(f'<div class="chunk{hit}">{i + 1}. {escape(item)}: {label}</div>')
-        shown = min(len(record.retrieved), _SHOWN_IDS)
-        note = f"top {shown} of {len(record.retrieved)} retrieved ids, judged by the qrels"
-        return f'<p class="note">{note}</p>' + "".join(items)
-    top = record.retrieved[:_SHOWN_CHUNKS]
-    marks = [False] * len(top) if strategy is None else _matched(strategy, record)
-    chunks = "".join(
-        f'<div class="chunk{" hit" if hit else ""}">{i + 1}. {escape(clip(text))}</div>'
-        for i, (text, hit) in enumerate(zip(top, marks, strict=True))
-    )
+        level = [grades.get(item, grades.get(str(item), 0)) for item in record.retrieved]
+        rows = [
+            (i, escape(record.retrieved[i]) + ": " + _grade(level[i]), level[i] > 0)
+            for i in _shown([g > 0 for g in level], _SHOWN_IDS)
+        ]
+        shown = min(total, _SHOWN_IDS)
+        note = f"top {shown} of {total} retrieved ids, judged by the qrels, and every relevant one"
+        return f'<p class="note">{note}</p>' + _items(rows, total)
+    hits = [False] * total if strategy is None else _matched(strategy, record)
+    rows = [(i, escape(clip(record.retrieved[i])), hits[i]) for i in _shown(hits, _SHOWN_CHUNKS)]
     judged = f"matched with {escape(strategy.spec)}" if strategy is not None else _NOT_JUDGED
-    return f'<p class="note">{judged}</p>{chunks}'
+    return f'<p class="note">{judged}</p>' + _items(rows, total)
+
+
+def _grade(grade: float) -> str:
+    return f"relevant (grade {grade:g})" if grade > 0 else "not relevant"
 
 
 #: The metadata fields that hold a query's question (continuous-eval, ragas, llama-index).
