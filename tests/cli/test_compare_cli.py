@@ -505,3 +505,22 @@ def test_evaluate_and_compare_put_the_default_trec_measures_at_the_k_asked_for(
     assert compared.returncode == 0, compared.stderr
     rows = {row["metric"]: row["means"] for row in json.loads(compared.stdout)["rows"]}
     assert rows["ndcg@2"]["a"] == aggregate["ndcg@2"]
+
+
+def test_runs_on_different_queries_name_the_align_flag(tmp_path: Path) -> None:
+    # A run missing a query: compared on the shared queries with a warning naming --align error;
+    # with --align error, an error naming --align intersection (never a Python argument).
+    lines = (RUNS / "fixed-100.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(lines[1:]), encoding="utf-8")
+    args = ("compare", RUNS / "fixed-100.jsonl", short, "-k", "5", "--n-resamples", "100")
+    warned = ctxeval(*args)
+    assert warned.returncode == 0, warned.stderr
+    assert "do not cover the same queries" in warned.stderr
+    assert "--align error" in warned.stderr
+    assert "align=" not in warned.stderr
+    stopped = ctxeval(*args, "--align", "error")
+    assert stopped.returncode == 2
+    assert "--align intersection" in stopped.stderr
+    assert "align=" not in stopped.stderr
+    assert "Traceback" not in stopped.stderr

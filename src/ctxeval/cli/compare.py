@@ -442,6 +442,14 @@ def _remedy(options: dict[str, Any], saved: bool) -> Remedy:
     help="Over every comparison shown: each distinct metric x each run but the baseline.",
 )
 @click.option(
+    "--align",
+    type=click.Choice(["intersection", "error"]),
+    default="intersection",
+    show_default=True,
+    help="Runs that do not cover the same queries: compare the queries every run has (with a "
+    "warning), or stop with an error.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["table", "markdown", "latex", "json"]),
@@ -490,6 +498,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
             seed=options["seed"],
             alpha=options["alpha"],
             correction=options["correction"],
+            align=options["align"],
         )
     for warning in caught:
         show_warning(warning.message, warning.category, warning.filename, warning.lineno)

@@ -62,6 +62,7 @@ FLAGS: dict[str, Say] = {
     "on_error": "--on-error {value}",
     "threshold": "--threshold {value}",
     "primary": "--primary {value}",
+    "align": "--align {value}",
     "tokenizer": "--tokenizer {value}",
     "tokenizer_object": "or, from Python, an object with a tokenize(text) -> list[str] method",
     "corpus": "--corpus PATH",

@@ -16,6 +16,7 @@ from ctxeval.comparison.data import SHOWN_IDS, Alignment, RunAlignment, id_list
 from ctxeval.comparison.family import characters_fed, deepest_columns, default_metrics
 from ctxeval.foundation.errors import (
     ConventionWarning,
+    Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     type_name,
@@ -191,12 +192,14 @@ def align_runs(
             "compare the queries they share"
         )
         raise InvalidArgumentError(
-            f"compare(align={policy!r}): the runs do not cover the same queries: {detail}; " + fix
+            f"compare(): the runs do not cover the same queries: {detail}; " + fix,
+            fixes=(Fix("align", "intersection"),) if query_ids else (),
         )
     warnings.warn(
         ConventionWarning(
             f"compare(): the runs do not cover the same queries; comparing the {len(query_ids)} "
-            f"in every run (align='intersection'): {detail}. Pass align='error' to stop instead"
+            f"in every run: {detail}. Pass align='error' to stop instead",
+            fixes=(Fix("align", "error"),),
         ),
         stacklevel=3,
     )
