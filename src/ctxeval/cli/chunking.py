@@ -21,11 +21,14 @@ from ctxeval.cli.common import (
 )
 
 _EPILOG = """\b
-Examples:
-  ctxeval chunking docs/ questions.jsonl --chunker fixed='fixed(words=100, overlap=10)' \\
-      --chunker sentences='sentences(n=3)' -k 100w -k 300w --out-dir runs --report report.html
-  ctxeval chunking corpora/ questions_df.csv --chunker rec='recursive(chars=800)' \\
-      --chunker fixed='fixed(chars=800, overlap=400)' --out-dir chroma-runs
+Examples (from the repository's root):
+  ctxeval chunking fixtures/corpus fixtures/questions.jsonl \\
+      --chunker fixed='fixed(words=100, overlap=10)' --chunker sentences='sentences(n=3)' \\
+      -k 100w -k 300w --out-dir runs --report report.html
+  ctxeval chunking fixtures/corpus fixtures/questions.jsonl \\
+      --chunker rec='recursive(chars=800)' --chunker fixed='fixed(chars=800, overlap=400)' \\
+      --retriever bm25 --retriever dense --retriever "rrf('bm25', 'dense')" -k 2000c \\
+      --out-dir grid-runs --primary span_iou
 
 \b
 Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M),

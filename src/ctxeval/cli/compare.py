@@ -33,11 +33,13 @@ from ctxeval.cli.runs import (
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
 
 _EPILOG_COMPARE = """\b
-Examples:
+Examples (from the repository's root):
   ctxeval compare fixtures/runs/*.jsonl -k 5 -k 10 --report report.html
-  ctxeval compare base=runs/a/results.jsonl new=runs/b/results.jsonl --baseline base
-  ctxeval compare base=bm25.trec new=dense.trec --qrels qrels.txt --fail-if-worse ndcg@10
-  ctxeval compare 'runs/*.trec' --qrels qrels.txt --metric all --format markdown
+  ctxeval compare base=fixtures/runs/fixed-100.jsonl new=fixtures/runs/paragraph.jsonl \\
+      -k 10 --baseline base --fail-if-worse context_recall@10
+  ctxeval compare 'fixtures/runs/*.jsonl' -k 10 --metric all --format markdown
+  ctxeval compare a=tests/fixtures/trec_eval/results.test b=tests/fixtures/trec_eval/results.test \\
+      --qrels tests/fixtures/trec_eval/qrels.test --metric ndcg@10
 """
 
 #: The measures a TREC run is evaluated with when no --metric names them (as 'evaluate').

@@ -44,9 +44,10 @@ def convert_command(source: str, target: str, **options: Any) -> None:
 
     \b
     Examples:
-      ctxeval convert ragas.csv records.jsonl          # any format, renamed fields
-      ctxeval convert run.trec records.jsonl --qrels qrels.txt   # TREC -> ID-mode records
-      ctxeval convert records.jsonl run.trec --qrels-out qrels.txt   # ID mode -> TREC
+      ctxeval convert fixtures/records.jsonl records.csv    # any format to any other
+      ctxeval convert tests/fixtures/trec_eval/results.test id-records.jsonl \\
+          --qrels tests/fixtures/trec_eval/qrels.test        # TREC -> ID-mode records
+      ctxeval convert id-records.jsonl run.trec --qrels-out qrels.txt   # ID mode -> TREC
 
     TARGET (and --qrels-out) may not be an input; every file is written atomically. A TREC
     TARGET refuses ids with whitespace and, with --qrels-out, grades that are not whole numbers:

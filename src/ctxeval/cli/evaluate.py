@@ -47,12 +47,12 @@ Examples:
   ctxeval evaluate fixtures/runs/fixed-100.jsonl -k 1 -k 5 -k 10 --report run.html
   ctxeval evaluate fixtures/runs/fixed-100.jsonl --corpus fixtures/corpus \\
       -m span_iou@5 -m span_recall@5
-  ctxeval evaluate ragas.jsonl --retrieved-field retrieved_contexts \\
-      --ground-truth-field reference_contexts
-  ctxeval evaluate --run run.trec --qrels qrels.txt -m map -m ndcg@10 -m P@5
-  ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval -q -l 2 -M 100
-  ctxeval evaluate --run run.trec --qrels qrels.txt --format trec_eval --trec-eval-version 10
-  (the examples on fixtures/ run as written from the repository's root)
+  ctxeval evaluate fixtures/custom-fields.jsonl --retrieved-field hits --ground-truth-field gold
+  ctxeval evaluate --run tests/fixtures/trec_eval/results.test \\
+      --qrels tests/fixtures/trec_eval/qrels.test -m map -m ndcg@10 -m P@5
+  ctxeval evaluate --run tests/fixtures/trec_eval/results.test \\
+      --qrels tests/fixtures/trec_eval/qrels.rel_level --format trec_eval -q -l 2 -M 100
+  (every example runs as written from the repository's root)
 """
 
 
