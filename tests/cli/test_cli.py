@@ -600,22 +600,3 @@ def test_markdown_on_the_command_line_is_to_markdown() -> None:
         expected = RetrievalEvaluator(str(RECORDS), workers=1, progress=False).run(k=[1, 3])
     assert done.stdout == expected.to_markdown()
     assert "| context used (mean per query) | chunks | words | characters |" in done.stdout
-
-
-def test_evaluate_help_examples_on_the_fixtures_run_as_written(tmp_path: Path) -> None:
-    # A new user copies them from --help: each one on fixtures/ must run from the repository's
-    # root (here a copy of fixtures/, so that --report writes into tmp_path).
-    import shlex
-    import shutil
-
-    from ctxeval.cli.evaluate import _EPILOG_EVALUATE
-
-    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
-    examples = _EPILOG_EVALUATE.replace("\\\n", " ").splitlines()
-    commands = [line.strip() for line in examples if line.strip().startswith("ctxeval ")]
-    runnable = [shlex.split(line) for line in commands if "fixtures/" in line]
-    assert len(runnable) == 5
-    for args in runnable:
-        done = ctxeval(*args[1:], cwd=tmp_path)
-        assert done.returncode == 0, (args, done.stderr)
-    assert (tmp_path / "run.html").stat().st_size > 0

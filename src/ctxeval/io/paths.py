@@ -46,33 +46,35 @@ def check_output(
     existing directory (unless ``directory``), has a suffix outside ``suffixes``, or its directory
     exists and is not writable. A missing directory is fine: the atomic writer creates it."""
     target = Path(path)
-    shown = os.fspath(path)
+    # "--report out.html", "report=out.html": a flag given with its separator keeps it.
+    shown = (flag if flag.endswith(("=", " ")) else f"{flag} ") + os.fspath(path)
     for source in inputs:
         if source is not None and not _is_stream(source) and same_file(target, source):
-            also = "" if os.fspath(source) == shown else f" ({os.fspath(source)})"
+            also = "" if os.fspath(source) == os.fspath(path) else f" ({os.fspath(source)})"
+            other = "directory" if directory else "file name"
             raise InvalidArgumentError(
-                f"{flag} {shown} is also the input{also}: writing it would replace the data "
-                "being read; choose another file name"
+                f"{shown} is also the input{also}: writing it would replace the data being "
+                f"read; choose another {other}"
             )
     if directory:
         if target.exists() and not target.is_dir():
-            raise InvalidArgumentError(f"{flag} {shown} is a file; give a directory")
+            raise InvalidArgumentError(f"{shown} is a file; give a directory")
     else:
         if target.is_dir():
-            raise InvalidArgumentError(f"{flag} {shown} is a directory; give a file name")
+            raise InvalidArgumentError(f"{shown} is a directory; give a file name")
         if suffixes is not None:
             known = tuple(suffixes)
             if target.suffix.lower() not in known:
                 raise InvalidArgumentError(
-                    f"{flag} {shown}: unknown extension {target.suffix or '(none)'!r}; use "
+                    f"{shown}: unknown extension {target.suffix or '(none)'!r}; use "
                     + ", ".join(known)
                 )
     parent = _existing_parent(target if directory else target.parent)
     if parent is not None and not parent.is_dir():
-        raise InvalidArgumentError(f"{flag} {shown}: {parent} is a file, not a directory")
+        raise InvalidArgumentError(f"{shown}: {parent} is a file, not a directory")
     if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidArgumentError(
-            f"{flag} {shown}: cannot write in {parent} (no write permission, or a read-only "
+            f"{shown}: cannot write in {parent} (no write permission, or a read-only "
             "file system); choose another directory"
         )
     return target
