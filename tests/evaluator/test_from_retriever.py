@@ -79,7 +79,8 @@ def node_retriever(question: str) -> list[str]:
 
 
 class EmbeddingQAFinetuneDataset:
-    """llama-index's class, as its attributes: the dataset object itself is accepted."""
+    """llama-index's class, as its attributes: the dataset object itself is accepted. (A stand-in:
+    the class left llama-index-core for llama-index-finetuning, which the test extra lacks.)"""
 
     def __init__(self, queries: dict, corpus: dict, relevant_docs: dict, mode: str) -> None:
         self.queries, self.corpus, self.relevant_docs, self.mode = (

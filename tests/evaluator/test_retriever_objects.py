@@ -1,5 +1,13 @@
-"""Users' retrievers as they are: LangChain retrievers and vector stores (real classes from
-langchain-core), llama-index-shaped results, and the chunking harness's questions."""
+"""Users' retrievers as they are, real classes: LangChain retrievers and vector stores
+(langchain-core), llama-index retrievers and vector indexes (llama-index-core), and the chunking
+harness's questions.
+
+llama-index-core loads nothing from the network here: its default text splitter would load
+tiktoken's encoding (from a copy in its wheel, unless ``TIKTOKEN_CACHE_DIR`` points elsewhere, when
+tiktoken downloads it), so every index is given a splitter with its own tokenizer, and the tests
+point ``TIKTOKEN_CACHE_DIR`` at an empty folder: taking that path would try a download, which the
+network guard of ``tests/conftest.py`` turns into a failure.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +19,15 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
+from llama_index.core import VectorStoreIndex
+from llama_index.core.embeddings import BaseEmbedding
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from ctxeval import RetrievalEvaluator
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
+from ctxeval.retrieval.dense import DenseRetriever
 from ctxeval.retrieval.embedders import as_embedder
 
 TEXTS = [
@@ -63,35 +77,90 @@ def test_documents_give_their_ids_in_id_mode(store: InMemoryVectorStore) -> None
     assert result.aggregate["hit_rate@1"] == 1.0
 
 
-class Node:
-    """The shape of llama-index's TextNode and NodeWithScore (read by what they offer)."""
-
-    def __init__(self, text: str, node_id: str) -> None:
-        self.text, self.node_id = text, node_id
-
-    def get_content(self) -> str:
-        return self.text
+# -- llama-index: a retriever of its own, and a vector index's ------------------------------------
 
 
-class NodeWithScore:
-    def __init__(self, node: Node, score: float) -> None:
-        self.node, self.score = node, score
+@pytest.fixture(autouse=True)
+def _tiktoken_never_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading tiktoken's encoding now means a download, which the network guard fails."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-tiktoken"))
 
 
-class LlamaIndexLikeRetriever:
-    def retrieve(self, question: str) -> list[NodeWithScore]:
-        return [NodeWithScore(Node(t, f"d{i}"), 1.0 / (i + 1)) for i, t in enumerate(TEXTS)]
+class WordLlamaEmbedding(BaseEmbedding):
+    """llama-index's embeddings interface over ctxeval's offline embedder."""
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return np.asarray(as_embedder("wordllama")(texts)).tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._get_text_embeddings([text])[0]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+
+def vector_index(nodes: list[TextNode]) -> VectorStoreIndex:
+    """llama-index's in-memory vector index of ``nodes`` as they are, embedded offline. The
+    splitter is never used (nodes are not split); given none, llama-index would build its default
+    one, which loads tiktoken's encoding."""
+    unused = SentenceSplitter(tokenizer=str.split)
+    return VectorStoreIndex(nodes, embed_model=WordLlamaEmbedding(), transformations=[unused])
+
+
+class EveryTextRetriever(BaseRetriever):
+    """A llama-index retriever of a user's own: every text in order, each node with metadata
+    (which is not part of its text)."""
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [
+            NodeWithScore(
+                node=TextNode(text=text, id_=f"d{i}", metadata={"file": f"{i}.txt"}),
+                score=1.0 / (i + 1),
+            )
+            for i, text in enumerate(TEXTS)
+        ]
 
 
 def test_a_llama_index_retriever_plugs_in_as_it_is() -> None:
-    result = RetrievalEvaluator.from_retriever(
-        QUESTIONS, LlamaIndexLikeRetriever(), ["hit_rate@3", "reciprocal_rank"]
-    ).run()
+    retriever = EveryTextRetriever()
+    measures = ["hit_rate@3", "reciprocal_rank"]
+    result = RetrievalEvaluator.from_retriever(QUESTIONS, retriever, measures).run()
     assert result.aggregate["hit_rate@3"] == 1.0
-    assert result.per_query[0]["reciprocal_rank"] == 1 / 3  # "Dogs bark" is third
-    ids = [{"id": "q", "question": "?", "relevant_ids": ["d1"]}]
-    by_id = RetrievalEvaluator.from_retriever(ids, LlamaIndexLikeRetriever(), ["mrr"]).run()
-    assert by_id.aggregate["reciprocal_rank"] == 0.5
+    # "Dogs bark" is third, "Banks lend" second: the nodes' texts, without their metadata.
+    assert [row["reciprocal_rank"] for row in result.per_query] == [1 / 3, 1 / 2]
+    ids = [
+        {"id": "q1", "question": "?", "relevant_ids": ["d1"]},
+        {"id": "q2", "question": "?", "relevant_ids": ["d2", "d9"]},
+    ]
+    by_id = RetrievalEvaluator.from_retriever(ids, retriever, ["mrr", "recall@3"]).run()
+    assert [row["reciprocal_rank"] for row in by_id.per_query] == [1 / 2, 1 / 3]
+    assert [row["recall@3"] for row in by_id.per_query] == [1.0, 1 / 2]
+
+
+def test_a_llama_index_vector_index_plugs_in_as_it_is() -> None:
+    index = vector_index([TextNode(text=text, id_=f"d{i}") for i, text in enumerate(TEXTS)])
+    retriever = index.as_retriever(similarity_top_k=2)
+    # The same vectors and the cosine: llama-index ranks as ctxeval's dense retriever does
+    # ("When do dogs bark?": dogs 0.82, cats 0.11, banks 0.07; "Who lends money?": banks 0.50,
+    # dogs 0.10, cats 0.09).
+    dense = DenseRetriever("wordllama").index(TEXTS)
+    for question in ("When do dogs bark?", "Who lends money?"):
+        hits = retriever.retrieve(question)
+        assert [hit.node.node_id for hit in hits] == [f"d{p}" for p, _ in dense(question, 2)]
+    by_text = [*QUESTIONS, {"id": "q3", "question": "When do dogs bark?",
+                            "ground_truth_context": [TEXTS[0]]}]  # fmt: skip
+    result = RetrievalEvaluator.from_retriever(by_text, retriever, ["reciprocal_rank"]).run()
+    assert [row["reciprocal_rank"] for row in result.per_query] == [1.0, 1.0, 1 / 2]
+    by_id = [
+        {"id": "q1", "question": "When do dogs bark?", "relevant_ids": ["d2", "d0"]},
+        {"id": "q2", "question": "Who lends money?", "relevant_ids": ["d0"]},
+    ]
+    result = RetrievalEvaluator.from_retriever(by_id, retriever, ["P@2", "hit_rate@2"]).run()
+    assert [row["precision@2"] for row in result.per_query] == [1.0, 0.0]
+    assert result.aggregate["hit_rate@2"] == 1 / 2
 
 
 def test_the_harness_questions_and_their_file(tmp_path: Path) -> None:
@@ -156,3 +225,45 @@ def test_a_langchain_retriever_in_the_harness_asks_for_a_factory(
     with pytest.raises(InvalidArgumentTypeError, match="wrap the function that builds it"):
         compare_chunkers({"a": "x y"}, [], {"a": "fixed(words=1)", "b": "fixed(words=2)"},
                          retriever=store.as_retriever())  # fmt: skip
+
+
+def test_a_llama_index_vector_index_per_chunking_in_the_harness() -> None:
+    from ctxeval.chunking import PerChunking, compare_chunkers
+
+    def index_of(chunks: list) -> object:
+        nodes = [TextNode(text=chunk.text) for chunk in chunks]
+        return vector_index(nodes).as_retriever(similarity_top_k=3)
+
+    corpus = {"pets": " ".join(TEXTS[::2]), "money": TEXTS[1]}
+    questions = [
+        {"question": "When do dogs bark?", "excerpts": ["Dogs bark at night."]},
+        {"question": "Who lends money?", "excerpts": [TEXTS[1]]},
+    ]
+    chunkers = {"s": "sentences(n=1)", "w": "fixed(words=3)"}
+    llama = compare_chunkers(
+        corpus, questions, chunkers, retriever=PerChunking(index_of, "llama-index"), k=[1, 3]
+    )
+    ours = compare_chunkers(corpus, questions, chunkers, retriever="dense", k=[1, 3])
+    assert llama.retriever == "llama-index"
+    # The same vectors and the cosine: the rankings and numbers of ctxeval's dense retriever.
+    for name in chunkers:
+        got, want = llama.runs[name], ours.runs[name]
+        assert [r["retrieved_context"] for r in got.records] == [
+            r["retrieved_context"] for r in want.records
+        ]
+        for record, expected in zip(got.records, want.records, strict=True):
+            assert record["retrieved_scores"] == pytest.approx(expected["retrieved_scores"])
+        assert got.result.aggregate == want.result.aggregate
+    assert [r["retrieved_context"] for r in llama.runs["s"].records] == [
+        ["Dogs bark at night.", "Cats sleep most of the day.", TEXTS[1]],
+        [TEXTS[1], "Dogs bark at night.", "Cats sleep most of the day."],
+    ]
+    assert [r["retrieved_context"] for r in llama.runs["w"].records] == [
+        ["Dogs bark at", "Cats sleep most", "night."],
+        ["Banks lend money", "Cats sleep most", "Dogs bark at"],
+    ]
+    # By hand: 3-word chunks cover 12 then 12 + 6 of the 19 characters of "Dogs bark at night.",
+    # and 16 of the 29 of "Banks lend money at interest.".
+    spans = llama.runs["w"].result.aggregate
+    assert spans["span_recall@1"] == pytest.approx((12 / 19 + 16 / 29) / 2)
+    assert spans["span_recall@3"] == pytest.approx((18 / 19 + 16 / 29) / 2)

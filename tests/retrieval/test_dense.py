@@ -11,6 +11,7 @@ import math
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,12 @@ from hypothesis import strategies as st
 
 from ctxeval.chunking import compare_chunkers
 from ctxeval.chunking.retrieval import as_retriever
-from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, SpecError
+from ctxeval.foundation.errors import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    MissingDependencyError,
+    SpecError,
+)
 from ctxeval.retrieval.dense import DenseRetriever, top_k
 from ctxeval.retrieval.embedders import EmbeddingCache, FunctionEmbedder, as_embedder
 
@@ -214,3 +220,89 @@ def test_a_model2vec_model_from_a_local_folder(tmp_path: Path) -> None:
 def test_a_model2vec_name_that_is_no_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="no such folder; ctxeval loads models from"):
         as_embedder("model2vec:minishlab/potion-base-8M")
+
+
+# -- sentence-transformers:FOLDER (the library needs torch, which the test machines lack: a fake
+# module of the same shape stands in for it, as ctxeval calls it) --------------------------------
+
+
+class FakeSentenceTransformers:
+    """``sentence_transformers`` as ctxeval uses it: ``SentenceTransformer(folder, **options)``
+    and ``encode(texts, **options)``, recording each call; its vectors are ``letters``' times 3
+    (not unit length: ctxeval normalises them)."""
+
+    def __init__(self) -> None:
+        self.loaded: list[tuple[str, dict]] = []
+        self.encoded: list[tuple[list[str], dict]] = []
+        fake = self
+
+        class SentenceTransformer:
+            def __init__(self, model_name_or_path: str, **options: object) -> None:
+                fake.loaded.append((model_name_or_path, options))
+
+            def encode(self, sentences: list[str], **options: object) -> np.ndarray:
+                fake.encoded.append((list(sentences), options))
+                return letters(sentences).astype(np.float32) * 3
+
+        self.SentenceTransformer = SentenceTransformer
+
+
+@pytest.fixture
+def fake_st(monkeypatch: pytest.MonkeyPatch) -> FakeSentenceTransformers:
+    fake = FakeSentenceTransformers()
+    module = types.ModuleType("sentence_transformers")
+    module.SentenceTransformer = fake.SentenceTransformer  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sentence_transformers", module)
+    return fake
+
+
+def test_a_sentence_transformers_model_from_a_local_folder(
+    tmp_path: Path, fake_st: FakeSentenceTransformers
+) -> None:
+    folder = tmp_path / "minilm"
+    folder.mkdir()
+    spec = f"sentence-transformers:{folder}"
+    embedder = as_embedder(spec)
+    assert embedder.name == spec  # what the caches are keyed by
+    assert fake_st.loaded == []  # loaded when first used
+    texts = ["abc", "hhh", "aab", "cab"]
+    search = DenseRetriever(spec).index(texts)
+    ranking = search("aac", 4)
+    # By hand: "aac" is (2, 0, 1) in letters a, b, c; its cosine with "aab" (2, 1, 0) is 4/5,
+    # with "abc" and "cab" (1, 1, 1) 3/sqrt(15) (a tie, kept in chunk order), with "hhh" 0. The
+    # scores are cosines although the model's vectors are not of unit length.
+    assert [position for position, _ in ranking] == [2, 0, 3, 1]
+    assert [score for _, score in ranking] == pytest.approx([4 / 5, 3 / 15**0.5, 3 / 15**0.5, 0])
+    assert fake_st.loaded == [(str(folder), {"local_files_only": True})]
+    options = {"normalize_embeddings": False, "convert_to_numpy": True, "show_progress_bar": False}
+    # The distinct chunks in one call (the library batches them), then the question.
+    assert fake_st.encoded == [(["abc", "hhh", "aab", "cab"], options), (["aac"], options)]
+    assert as_retriever(f"dense(embedder='{spec}')").spec == f"dense(embedder='{spec}')"
+
+
+def test_a_sentence_transformers_name_that_is_no_folder_is_refused(
+    fake_st: FakeSentenceTransformers,
+) -> None:
+    message = (
+        r"'sentence-transformers:sentence-transformers/all-MiniLM-L6-v2': no such folder; ctxeval "
+        r"loads models from local folders only, never from a hub \(to have one, save it while "
+        r"online: SentenceTransformer\(name\)\.save\(folder\)\)"
+    )
+    with pytest.raises(InvalidArgumentError, match=message):
+        as_embedder("sentence-transformers:sentence-transformers/all-MiniLM-L6-v2")
+    with pytest.raises(InvalidArgumentError, match="no such folder"):
+        as_retriever("dense(embedder='sentence-transformers:all-MiniLM-L6-v2')")
+    assert fake_st.loaded == []  # refused before the library is asked
+
+
+def test_sentence_transformers_missing_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails
+    embedder = as_embedder(f"sentence-transformers:{tmp_path}")
+    message = (
+        "the 'sentence-transformers:' embedder needs sentence-transformers: "
+        "pip install sentence-transformers$"
+    )
+    with pytest.raises(MissingDependencyError, match=message):
+        embedder(["a text"])

@@ -120,7 +120,9 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     metavar="[NAME=]SPEC",
     help="A retriever (repeat to compare chunker x retriever pairs, runs named CHUNKER+NAME; "
     "default bm25): bm25, bm25(k1=1.2, b=0.75); dense, exact cosine search over WordLlama's "
-    "offline embeddings (pip install 'ctxeval[dense]'); rrf('bm25', 'dense', k=60) or "
+    "offline embeddings (pip install 'ctxeval[dense]'), or dense(embedder='model2vec:FOLDER') "
+    "or dense(embedder='sentence-transformers:FOLDER') over a model saved in a local folder "
+    "(never downloaded); rrf('bm25', 'dense', k=60) or "
     "wsum('bm25', 'dense', norm='z-score') to fuse them.",
 )
 @click.option(

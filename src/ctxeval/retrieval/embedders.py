@@ -11,6 +11,10 @@ An embedder is a callable from a list of texts to a 2-D float array (one row a t
   (``StaticModel.save_pretrained``; ``pip install model2vec``). ctxeval loads models from local
   folders only: given a name that is no folder, it stops and says so (Model2Vec itself would
   download a hub name; download it yourself if you want it, and give the folder);
+- ``"sentence-transformers:FOLDER"``: a Sentence Transformers model saved in a local folder
+  (``SentenceTransformer(name).save(folder)``; ``pip install sentence-transformers``, which
+  needs torch), loaded with ``local_files_only=True``; a name that is no folder is refused the
+  same way (Sentence Transformers would download it from the Hugging Face Hub);
 - any callable ``texts -> array`` (a user's model, an API client), named by its
   ``name`` attribute or its qualified name.
 
@@ -40,6 +44,7 @@ __all__ = [
     "EmbeddingCache",
     "FunctionEmbedder",
     "Model2VecEmbedder",
+    "SentenceTransformersEmbedder",
     "WordLlamaEmbedder",
     "as_embedder",
 ]
@@ -110,6 +115,36 @@ class Model2VecEmbedder:
         return f"Model2VecEmbedder({self.folder!r})"
 
 
+class SentenceTransformersEmbedder:
+    """A Sentence Transformers model from a local folder (its raw, unnormalised vectors)."""
+
+    def __init__(self, folder: str) -> None:
+        if not os.path.isdir(folder):
+            raise InvalidArgumentError(
+                f"embedder 'sentence-transformers:{folder}': no such folder; ctxeval loads models "
+                "from local folders only, never from a hub (to have one, save it while online: "
+                "SentenceTransformer(name).save(folder))"
+            )
+        self.folder = folder
+        self.name = f"sentence-transformers:{folder}"
+        self._model: Any = None
+
+    def __call__(self, texts: list[str]) -> Any:
+        if self._model is None:
+            module = require(
+                "sentence_transformers",
+                purpose="the 'sentence-transformers:' embedder",
+                package="sentence-transformers",
+            )
+            self._model = module.SentenceTransformer(self.folder, local_files_only=True)
+        return self._model.encode(
+            texts, normalize_embeddings=False, convert_to_numpy=True, show_progress_bar=False
+        )
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformersEmbedder({self.folder!r})"
+
+
 class FunctionEmbedder:
     """A user's callable ``texts -> array`` as an embedder."""
 
@@ -131,13 +166,21 @@ def _qualified(thing: object) -> str:
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {"wordllama": WordLlamaEmbedder}
 """The built-in embedders by name."""
 
+LOCAL_EMBEDDERS: dict[str, Callable[[str], Embedder]] = {
+    "model2vec": Model2VecEmbedder,
+    "sentence-transformers": SentenceTransformersEmbedder,
+}
+"""The embedders of a model in a local folder, by the prefix of ``PREFIX:FOLDER``."""
+
 
 def as_embedder(embedder: object) -> Embedder:
-    """An embedder from its name (``"wordllama"``), an embedder, or a callable
-    ``texts -> array``."""
-    if isinstance(embedder, str) and embedder.startswith("model2vec:"):
-        return Model2VecEmbedder(embedder.partition(":")[2])
+    """An embedder from its name (``"wordllama"``, ``"model2vec:FOLDER"``,
+    ``"sentence-transformers:FOLDER"``), an embedder, or a callable ``texts -> array``."""
     if isinstance(embedder, str):
+        kind, colon, folder = embedder.partition(":")
+        local = LOCAL_EMBEDDERS.get(kind) if colon else None
+        if local is not None:
+            return local(folder)
         make = EMBEDDERS.get(embedder)
         if make is None:
             raise unknown_name(
@@ -145,10 +188,14 @@ def as_embedder(embedder: object) -> Embedder:
                 "embedder",
                 embedder,
                 list(EMBEDDERS),
-                hint="or 'model2vec:FOLDER', or pass a callable texts -> array of vectors",
+                hint="or 'model2vec:FOLDER', 'sentence-transformers:FOLDER', or pass a callable "
+                "texts -> array of vectors",
             )
         return make()
-    if isinstance(embedder, WordLlamaEmbedder | Model2VecEmbedder | FunctionEmbedder):
+    if isinstance(
+        embedder,
+        WordLlamaEmbedder | Model2VecEmbedder | SentenceTransformersEmbedder | FunctionEmbedder,
+    ):
         return embedder
     if callable(embedder):
         return FunctionEmbedder(embedder)
