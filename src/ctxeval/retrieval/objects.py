@@ -40,12 +40,6 @@ def retriever_function(retriever: object, owner: str) -> Callable[[str], Any]:
     raise InvalidArgumentTypeError(f"{owner}: got {type_name(retriever)}; give {ACCEPTED}")
 
 
-def _node(hit: object) -> object:
-    """A llama-index ``NodeWithScore``'s node; anything else as it is."""
-    node = getattr(hit, "node", None)
-    return hit if node is None else node
-
-
 def hit_text(hit: object) -> object:
     """A hit as a text: a string, a LangChain ``Document``'s ``page_content``, a llama-index
     node's ``get_content()``; anything else as it is (the record's checks name it)."""
@@ -54,7 +48,7 @@ def hit_text(hit: object) -> object:
     content = getattr(hit, "page_content", None)
     if isinstance(content, str):
         return content
-    get_content = getattr(_node(hit), "get_content", None)
+    get_content = getattr(hit, "get_content", None)
     if callable(get_content):
         return get_content()
     return hit
@@ -70,5 +64,5 @@ def hit_id(hit: object) -> object:
         if found is None:
             found = (getattr(hit, "metadata", None) or {}).get("id")
         return hit if found is None else found
-    node_id = getattr(_node(hit), "node_id", None)
+    node_id = getattr(hit, "node_id", None)
     return hit if node_id is None else node_id
