@@ -127,6 +127,9 @@ def test_identical_runs_have_p_one_and_no_wins(test: str) -> None:
         assert (item.wins, item.ties, item.losses) == (0, 40, 0)
         assert not item.significant
     assert report.best == {"recall@5": ("a", "b"), "ndcg@5": ("a", "b")}
+    # Nothing is starred, so the legend says nothing differs rather than what a star means.
+    assert "no run differs from a with Holm-adjusted p < 0.05" in str(report)
+    assert "*: differs" not in str(report)
 
 
 def test_a_dominated_baseline_is_significant_after_holm() -> None:

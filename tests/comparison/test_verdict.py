@@ -203,3 +203,24 @@ def test_properties(columns: list[list[float]], seed: int) -> None:
             assert duel.significant == (duel.p_adjusted < 0.05)
     # The same inputs give the same verdict, to the last bit.
     assert verdict(results, "m", ["3", "9"], n_resamples=200, seed=seed) == judged
+
+
+def test_the_table_has_a_row_per_duel_with_its_interval_and_counts() -> None:
+    results = {
+        "top": run(r_at_1=[1.0] * 30, r_at_5=[1.0] * 30),
+        "low": run(r_at_1=[0.0] * 30, r_at_5=[1.0] * 29 + [0.0]),
+    }
+    judged = verdict(results, "r", ["1", "5"], n_resamples=5000)
+    header, rows = judged.table()
+    assert header == ["cut-off", "best", "other", "diff", "95% CI", "p (Holm)", "W/T/L", "n"]
+    first, second = judged.standings[0].duels[0], judged.standings[1].duels[0]
+    assert rows[0] == [
+        "1", "top", "low", "+1.0000", "[+1.0000, +1.0000]", "< 0.001*", "30/0/0", "30"
+    ]  # fmt: skip
+    assert rows[1][:4] == ["5", "top", "low", f"{second.diff:+.4f}"]
+    assert rows[1][5] == f"{second.p_adjusted:.3f}"  # not significant: no star
+    assert rows[1][6] == "1/29/0"
+    assert first.significant
+    assert not second.significant
+    text = judged.to_text()
+    assert "  cut-off  best  other     diff" in text

@@ -26,6 +26,7 @@ __all__ = [
     "grid_table",
     "harness_verdict",
     "reach_lines",
+    "verdict_tables",
     "verdict_text",
 ]
 
@@ -123,6 +124,21 @@ def reach_lines(outcome: HarnessResult) -> list[str]:
     return lines
 
 
+Table = tuple[list[str], list[list[str]]]
+
+
+def verdict_tables(outcome: HarnessResult) -> tuple[list[Table], str | None]:
+    """The primary measure laid out: chunkers x retrievers at each cut-off in a grid, else runs
+    x cut-offs; and what ``*`` means when a cell has it (else None)."""
+    tables = [grid for k in outcome.ks if (grid := grid_table(outcome, cutoff_label(k)))]
+    mark = "the best chunker with that retriever, above every other chunker with it"
+    if not tables:
+        tables = [cutoff_table(outcome) or ([], [])]
+        mark = "the best run at that cut-off, above every other run"
+    starred = any(cell.endswith("*") for _, rows in tables for row in rows for cell in row[1:])
+    return tables, mark if starred else None
+
+
 def verdict_text(outcome: HarnessResult) -> str:
     """The verdict for the terminal: its sentences, the grid at each cut-off (when the runs are
     a grid) and where each run reaches its ceiling."""
@@ -130,15 +146,11 @@ def verdict_text(outcome: HarnessResult) -> str:
     if judged is None:
         return ""
     lines = [judged.to_text()]
-    grids = [grid_table(outcome, cutoff_label(k)) for k in outcome.ks]
-    for grid in grids:
-        if grid is not None:
-            lines += ["", *_aligned(*grid)]
-    if any(grid is not None for grid in grids):
-        lines.append("*: the best chunker with that retriever, above every other chunker with it")
-    else:
-        lines += ["", *_aligned(*cutoff_table(outcome) or ([], []))]
-        lines.append("*: the best run at that cut-off, above every other run")
+    tables, mark = verdict_tables(outcome)
+    for header, rows in tables:
+        lines += ["", *_aligned(header, rows)]
+    if mark:
+        lines.append(f"*: {mark}")
     lines += ["", f"Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):"]
     lines += [f"  {line}" for line in reach_lines(outcome)]
     return "\n".join(lines)

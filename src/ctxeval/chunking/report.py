@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxeval.chunking.grid import REACH, cutoff_table, grid_table, reach_lines
+from ctxeval.chunking.grid import REACH, reach_lines, verdict_tables
 from ctxeval.chunking.model import HarnessResult
 from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
@@ -175,18 +175,23 @@ def _verdict(outcome: HarnessResult) -> str:
         parts.append(f"{title}<ul>{items}</ul>")
     if judged.conclusion():
         parts.append(f"<p><strong>{_esc(judged.conclusion())}</strong></p>")
-    grids = [grid for k in outcome.ks if (grid := grid_table(outcome, cutoff_label(k)))]
-    mark = "the best chunker with that retriever, above every other chunker with it"
-    if not grids:
-        grids = [cutoff_table(outcome) or ([], [])]
-        mark = "the best run at that cut-off, above every other run"
+    grids, mark = verdict_tables(outcome)
     tables = [
         table(header, [[_esc(c) for c in row] for row in rows], "fit") for header, rows in grids
     ]
     parts.append(f'<div class="wide">{"".join(tables)}</div>')
+    if mark:
+        parts.append(f'<p class="note">*: {_esc(mark)}.</p>')
+    duels = "".join(
+        f"<h3>{_esc(f'With {family}' if family else 'Every run')}</h3>"
+        + table(header, [[_esc(c) for c in row] for row in rows], "fit")
+        for family in judged.families()
+        for header, rows in [judged.table(family)]
+    )
     reach = "".join(f"<li>{_esc(line)}</li>" for line in reach_lines(outcome))
     parts.append(
-        f'<p class="note">*: {mark}. {_esc(judged.legend())}.</p>'
+        f"<details><summary>The tests: each best run against every other</summary>{duels}"
+        f'<p class="note">{_esc(judged.legend())}.</p></details>'
         f"<p>Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):</p>"
         f"<ul>{reach}</ul>"
     )

@@ -202,8 +202,10 @@ class ComparisonData:
     def legend(self) -> str:
         """What the marks of the side-by-side table mean, in one line."""
         adjusted = "Holm-adjusted p" if self.correction == "holm" else "p (uncorrected)"
+        starred = any(item.significant for item in self.comparisons)
         return (
-            f"*: differs from {self.baseline} with {adjusted} < {self.alpha:g} over "
+            ("*: differs" if starred else "no run differs")
+            + f" from {self.baseline} with {adjusted} < {self.alpha:g} over "
             f"{self.family()}; best: the highest mean, named only when the tests put it above "
             "every other run"
         )

@@ -119,12 +119,33 @@ class Verdict:
         """The standings of one family, in cut-off order."""
         return [s for s in self.standings if s.family == family]
 
+    def table(self, family: str = "") -> tuple[list[str], list[list[str]]]:
+        """The duels of one family as a table: a row per cut-off and other run."""
+        header = ["cut-off", "best", "other", "diff", "95% CI", "p (Holm)", "W/T/L", "n"]
+        rows = [
+            [
+                s.cutoff,
+                s.best,
+                d.run,
+                f"{d.diff:+.4f}",
+                f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}]",
+                _p(d.p_adjusted).removeprefix("p ").removeprefix("= ")
+                + ("*" if d.significant else ""),
+                f"{d.wins}/{d.ties}/{d.losses}",
+                str(s.queries),
+            ]
+            for s in self.of(family)
+            for d in s.duels
+        ]
+        return header, rows
+
     def legend(self) -> str:
         return (
             f"{self.primary}: mean per query; +d: mean per-query difference best - other; p: "
             f"paired {self.test} test ({self.n_resamples} resamples, seed {self.seed}), "
-            f"Holm-adjusted over the verdict's {self.comparisons} comparisons; above: p < "
-            f"{self.alpha:g}"
+            f"Holm-adjusted over the verdict's {self.comparisons} comparisons; above (*): p < "
+            f"{self.alpha:g}; 95% CI: paired bootstrap of diff, not adjusted; W/T/L: queries "
+            "where best is above / level with / below other; n: queries"
         )
 
     def conclusion(self) -> str | None:
@@ -149,7 +170,7 @@ class Verdict:
             lines += [f"{indent}{s.sentence(self.primary)}" for s in self.of(family)]
         if self.conclusion():
             lines.append(f"  {self.conclusion()}")
-        lines.append(f"  ({self.legend()})")
+        lines += ["", *_aligned(*self.table()), f"  ({self.legend()})"]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -255,6 +276,20 @@ def _judged(stats: list[dict[str, Any]], adjusted: Any, alpha: float) -> tuple[D
         p = next(adjusted)
         duels.append(Duel(**s, p_adjusted=p, significant=p < alpha))
     return tuple(duels)
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A plain-text table, indented, the first three columns left-aligned."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        parts = [
+            c.ljust(w) if i < 3 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  " + "  ".join(parts).rstrip()
+
+    return [line(header), *(line(row) for row in rows)]
 
 
 def _p(p: float) -> str:
