@@ -27,6 +27,23 @@ def outcome():
     )
 
 
+@pytest.fixture(scope="module")
+def grid():
+    """The README's grid: three chunkers x BM25, dense and their fusion, at budgets."""
+    return compare_chunkers(
+        ROOT / "fixtures" / "corpus",
+        ROOT / "fixtures" / "questions.jsonl",
+        {
+            "fixed": "fixed(words=100, overlap=10)",
+            "sentences": "sentences(n=3)",
+            "paragraphs": "paragraphs(max_words=100)",
+        },
+        retriever={"bm25": "bm25", "dense": "dense", "hybrid": "rrf('bm25', 'dense')"},
+        k=["100w", "800w"],
+        n_resamples=200,
+    )
+
+
 def test_the_chunking_section_comes_first_with_its_table_and_plots(outcome) -> None:
     page = harness_report(outcome)
     assert page.index("<h2>Chunkings</h2>") < page.index("<h2>Comparison</h2>")
@@ -44,7 +61,8 @@ def test_the_chunking_section_comes_first_with_its_table_and_plots(outcome) -> N
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
-def test_harness_report_in_a_headless_browser(outcome, tmp_path: Path) -> None:
+def test_harness_report_in_a_headless_browser(grid, tmp_path: Path) -> None:
+    outcome = grid
     sync_api = pytest.importorskip("playwright.sync_api")
     path = write_harness_report(tmp_path / "report.html", outcome)
     errors: list[str] = []
@@ -65,6 +83,11 @@ def test_harness_report_in_a_headless_browser(outcome, tmp_path: Path) -> None:
             headings = page.evaluate(
                 "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
             )
+            overflowing = page.evaluate(
+                "Array.from(document.querySelectorAll('details.panel, .wide'))"
+                ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText.slice(0, 40))"
+            )
+            page_width = page.evaluate("document.documentElement.scrollWidth")
             verdict = page.evaluate(
                 "(() => { const p = document.querySelector('details.panel');"
                 " return [p.innerText, p.scrollWidth, p.clientWidth]; })()"
@@ -81,3 +104,6 @@ def test_harness_report_in_a_headless_browser(outcome, tmp_path: Path) -> None:
     for standing in outcome.verdict.of(""):
         assert standing.sentence(outcome.verdict.primary) in text
     assert scroll_width <= width
+    # Nothing is clipped or scrolls sideways at 1,280 px: tables wrap to fit.
+    assert overflowing == []
+    assert page_width <= 1280

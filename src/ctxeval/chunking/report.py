@@ -12,16 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.chunking.grid import REACH, reach_lines, verdict_tables
-from ctxeval.chunking.model import HarnessResult
+from ctxeval.chunking.model import ChunkingRun, HarnessResult
 from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
-from ctxeval.report.page import table
+from ctxeval.report.page import breakable, table
 
 __all__ = ["harness_report", "write_harness_report"]
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+_STYLES = ["-", "--", "-.", ":"]
 _SHARES = (("found", "#2ca02c"), ("missed", "#ff7f0e"), ("unreachable", "#7f7f7f"))
 
 
@@ -44,7 +45,7 @@ def _table(outcome: HarnessResult) -> str:
         words = run.statistics["words"]
         att = run.attribution
         rows.append(
-            f"<tr><td>{_esc(name)}</td><td>{_esc(run.spec)}</td>"
+            f"<tr><td>{breakable(name)}</td><td>{_esc(run.spec)}</td>"
             f"<td>{run.statistics['chunks']}</td>"
             f"<td>{words['min']:.0f} / {words['median']:.0f} / {words['mean']:.1f} / "
             f"{words['max']:.0f}</td><td>{run.context[top]['chunks']:.2f}</td>"
@@ -56,11 +57,20 @@ def _table(outcome: HarnessResult) -> str:
     return f'<div class="wide"><table>{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def _chunkings(outcome: HarnessResult) -> dict[str, ChunkingRun]:
+    """One run per chunker (in a grid every retriever of a chunker has the same chunks)."""
+    first: dict[str, ChunkingRun] = {}
+    for name, run in outcome.runs.items():
+        first.setdefault(run.chunker or name, run)
+    return first
+
+
 def _sizes(outcome: HarnessResult) -> str:
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    names = list(outcome.runs)
-    data = [[len(c.text.split()) for c in outcome.runs[n].chunks] for n in names]
+    chunkings = _chunkings(outcome)
+    fig, ax = plt.subplots(figsize=(6.4, 1.2 + 0.5 * len(chunkings)))
+    names = list(chunkings)
+    data = [[len(c.text.split()) for c in chunkings[n].chunks] for n in names]
     # matplotlib 3.10 renamed vert=False to orientation="horizontal" (and deprecated vert).
     sideways = (
         {"orientation": "horizontal"}
@@ -78,13 +88,20 @@ def _recall_curves(outcome: HarnessResult) -> str:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     points: dict[Cutoff, list[tuple[float, float]]] = {k: [] for k in outcome.ks}
-    for (name, run), color in zip(outcome.runs.items(), _COLORS * 4, strict=False):
+    chunkers = list(_chunkings(outcome))
+    styles: dict[str, str] = {}  # a colour per chunker, a line style per retriever (a grid)
+    for name, run in outcome.runs.items():
+        color = _COLORS[chunkers.index(run.chunker or name) % len(_COLORS)]
+        retriever = name.removeprefix(f"{run.chunker}+") if run.chunker else ""
+        style = styles.setdefault(retriever, _STYLES[len(styles) % len(_STYLES)])
         xs = [run.context[k]["words"] for k in outcome.ks]
         ys = [run.attribution.found[k] for k in outcome.ks]
-        ax.plot(xs, ys, marker="o", color=color, label=name)
+        ax.plot(xs, ys, marker="o", color=color, linestyle=style, label=name)
         for k, x, y in zip(outcome.ks, xs, ys, strict=True):
             points[k].append((x, y))
-        ax.axhline(run.attribution.ceiling, color=color, linestyle="--", linewidth=0.8)
+    for name, run in _chunkings(outcome).items():
+        color = _COLORS[chunkers.index(name) % len(_COLORS)]
+        ax.axhline(run.attribution.ceiling, color=color, linestyle=(0, (1, 3)), linewidth=1)
     # Each cut-off labelled once, under its lowest point (a budget puts every run at about the
     # same x; one label per run would print over the others).
     for k, found in points.items():
@@ -97,7 +114,7 @@ def _recall_curves(outcome: HarnessResult) -> str:
             ha="center",
             textcoords="offset points",
         )
-    ax.plot([], [], color="0.4", linestyle="--", linewidth=0.8, label="ceiling (dashed)")
+    ax.plot([], [], color="0.4", linestyle=(0, (1, 3)), linewidth=1, label="ceiling (dotted)")
     ax.set_xlabel("mean words fed per question")
     ax.set_ylabel("found (context recall)" if outcome.attribution == "match" else "found")
     ax.set_ylim(0, 1.02)
@@ -106,8 +123,8 @@ def _recall_curves(outcome: HarnessResult) -> str:
     return figure_html(
         fig,
         "Excerpts found against the context actually fed (each point a cut-off: a k or a "
-        "budget); dashed: the chunker's ceiling. Compare chunkers at the same x, not the same k: "
-        "a budget puts them there.",
+        "budget; a colour per chunker, a line style per retriever); dotted: the chunker's "
+        "ceiling. Compare chunkers at the same x, not the same k: a budget puts them there.",
     )
 
 

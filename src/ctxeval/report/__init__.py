@@ -27,6 +27,7 @@ from ctxeval.foundation.exact import exact_mean
 from ctxeval.io.atomic import atomic_write
 from ctxeval.records.model import Record
 from ctxeval.report.page import (
+    breakable,
     curves_plot,
     escape,
     figure_html,
@@ -81,12 +82,12 @@ def _what_was_compared(
 def _tables(report: ComparisonReport) -> str:
     rows = []
     for row in report.rows:
-        cells = [escape(row.metric)]
+        cells = [breakable(row.metric)]
         for run in report.runs:
             best = ' class="best"' if run == row.leader else ""
             mark = ' <span class="sig">*</span>' if row.significant.get(run) else ""
             cells.append(f"<span{best}>{fmt(row.means.get(run))}</span>{mark}")
-        cells.append(escape(row.leader or "-"))
+        cells.append(breakable(row.leader or "-"))
         rows.append(cells)
     means = table(["metric", *report.runs, "best"], rows)
     pairs = []

@@ -20,6 +20,7 @@ from ctxeval.foundation.optional import require
 from ctxeval.results import EvaluationResult
 
 __all__ = [
+    "breakable",
     "clip",
     "ctxeval_version",
     "curves_plot",
@@ -50,11 +51,12 @@ section, details.panel { background: #fff; border-radius: 10px; padding: 16px 20
           margin: 16px 0; box-shadow: 0 1px 3px rgba(20, 30, 50, .08); }
 details.panel > summary { cursor: pointer; margin-bottom: 10px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
-th, td { padding: 6px 10px; border-bottom: 1px solid #e6e8ee; text-align: right; }
+th, td { padding: 6px 8px; border-bottom: 1px solid #e6e8ee; text-align: right; }
 th:first-child, td:first-child, td.text, th.text { text-align: left; }
 thead th { background: #f0f2f6; font-weight: 600; }
+table.runs td { overflow-wrap: anywhere; }
 table.runs th, table.runs td { text-align: left; }
-.gap { color: #888; font-size: 12px; margin: 2px 0 2px 8px; }
+.gap { color: #888; font-size: 13px; margin: 2px 0 2px 8px; }
 table.fit { width: auto; display: inline-table; margin: 0 24px 12px 0; vertical-align: top; }
 th.sort { cursor: pointer; user-select: none; white-space: nowrap; }
 th.sort::after { content: " \\2195"; color: #999; }
@@ -73,10 +75,11 @@ details.query > summary { cursor: pointer; font-weight: 600; }
         margin-top: 8px; }
 .col { background: #f7f8fb; border-radius: 6px; padding: 8px 10px; font-size: 13px; }
 .col h4 { margin: 0 0 6px; font-size: 13px; }
-.chunk { border-left: 3px solid #c9ced8; padding: 2px 8px; margin: 6px 0; white-space: pre-wrap; }
+.chunk { border-left: 3px solid #c9ced8; padding: 2px 8px; margin: 6px 0; white-space: pre-wrap;
+         overflow-wrap: anywhere; }
 .chunk.hit { border-color: #1e8449; background: #eef8f1; }
 .gt { border-left: 3px solid #1f77b4; padding: 2px 8px; background: #eef4fb;
-      white-space: pre-wrap; }
+      white-space: pre-wrap; overflow-wrap: anywhere; }
 """
 
 # Sorting (click a header) and filtering (text, "only where the runs differ") of the per-query
@@ -162,9 +165,17 @@ def panel(title: str, body: str, *, opened: bool = True) -> str:
     )
 
 
+def breakable(name: str) -> str:
+    """A run or metric name escaped, with a line-break opportunity after each ``+`` and ``_``
+    and before ``@`` (so ``paragraphs+hybrid`` heads a narrow column on two lines, not a wide
+    one)."""
+    marked = escape(name).replace("+", "+<wbr>").replace("_", "_<wbr>").replace("@", "<wbr>@")
+    return marked.removeprefix("<wbr>")
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: str = "") -> str:
     """A table of cells already in HTML; ``header`` is escaped."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{breakable(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
