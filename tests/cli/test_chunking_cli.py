@@ -36,6 +36,10 @@ def test_the_harness_writes_runs_results_summary_and_report(harness_run) -> None
     # The verdict first: a sentence per cut-off, then the primary measure by run and cut-off.
     lines = done.stdout.splitlines()
     assert lines[0] == "Verdict on context_recall:"
+    # ... and ends with it in short: a sentence per cut-off.
+    assert lines[-3] == "In short, on context_recall:"
+    assert lines[-2] == lines[1]
+    assert lines[-1] == lines[2]
     assert lines[1].startswith("  at 3: ")
     assert lines[2].startswith("  at 10: ")
     table = next(

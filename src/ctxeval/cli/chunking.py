@@ -310,3 +310,6 @@ def _print(outcome: Any, fmt: str) -> None:
     click.echo(comparison.to_markdown() if fmt == "markdown" else comparison.to_text())
     click.echo("")
     click.echo(outcome.attribution_text())
+    if outcome.verdict is not None:
+        click.echo("")
+        click.echo(outcome.verdict.in_short())

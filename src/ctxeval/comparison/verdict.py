@@ -160,6 +160,15 @@ class Verdict:
             "are within chance; choose on cost (chunks, context fed), or add questions"
         )
 
+    def in_short(self) -> str:
+        """The verdict over every run in a few lines: a sentence per cut-off and the
+        conclusion (what a long output ends with)."""
+        lines = [f"In short, on {self.primary}:"]
+        lines += [f"  {s.sentence(self.primary)}" for s in self.of("")]
+        if self.conclusion():
+            lines.append(f"  {self.conclusion()}")
+        return "\n".join(lines)
+
     def to_text(self) -> str:
         """Every standing as a sentence, by family, the conclusion, then the legend."""
         lines = [f"Verdict on {self.primary}:"]
