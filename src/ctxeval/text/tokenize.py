@@ -24,6 +24,7 @@ from ctxeval.foundation.specs import unknown_name
 
 __all__ = [
     "ROUGE_TOKEN_BYTES",
+    "TOKENIZERS",
     "TOKEN_UNITS",
     "RougeTokenizer",
     "Tokenizer",
@@ -170,6 +171,8 @@ _NAMED: dict[str, Callable[[], Tokenizer]] = {
     "rouge-stem": lambda: RougeTokenizer(stem=True),
     "unicode": UnicodeTokenizer,
 }
+#: The tokenizers known by name.
+TOKENIZERS = tuple(_NAMED)
 
 
 def get_tokenizer(tokenizer: str | Tokenizer) -> Tokenizer:
