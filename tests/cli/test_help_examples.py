@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
@@ -10,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import ctxeval
+from cli_helpers import ctxeval, offline_env
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("evaluate", "compare", "chunking", "convert", "schema")
@@ -46,7 +45,7 @@ def test_the_examples_run_from_a_clone(command: str, tmp_path: Path) -> None:
             text=True,
             timeout=300,
             cwd=tmp_path,
-            env={**os.environ, "PYTHONWARNINGS": "default"},
+            env=offline_env(),
             check=False,
         )
         gated = "--fail-if-worse" in line or "--fail-under" in line

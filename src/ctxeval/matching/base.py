@@ -107,14 +107,6 @@ def check_threshold(owner: str, threshold: object) -> float:
     return value
 
 
-def check_unit(owner: str, unit: object) -> Unit:
-    if unit == "chunk":
-        return "chunk"
-    if unit == "sentence":
-        return "sentence"
-    raise InvalidArgumentError(f"{owner}(unit={unit!r}): unit must be 'chunk' or 'sentence'")
-
-
 def as_matches(result: object, n: int, m: int, strategy: object) -> Matches:
     """Accept what a strategy returns, as the protocol documents it, and check its shape:
     ``Matches``, or a matrix (array or nested lists) of booleans or of 0/1.
