@@ -62,6 +62,15 @@ def test_the_harness_writes_runs_results_summary_and_report(harness_run) -> None
     assert "<img" in page
 
 
+def test_no_progress_is_drawn_when_stderr_is_no_terminal(harness_run) -> None:
+    # Without --progress, progress is drawn on a terminal only (here stderr is a pipe).
+    done, out, report = harness_run
+    assert done.stderr.splitlines() == [
+        f"ctxeval: wrote 2 runs to {out}",
+        f"ctxeval: wrote {report}",
+    ]
+
+
 def test_ctxeval_evaluate_on_a_run_file_gives_the_saved_numbers(harness_run, tmp_path) -> None:
     _, out, _ = harness_run
     measures = [arg for m in HARNESS_METRICS for arg in ("-m", m)]

@@ -25,7 +25,7 @@ from ctxeval.chunking.chunkers import (
     parse_chunker,
 )
 from ctxeval.chunking.harness import DEFAULT_KS, chunk_corpus, chunk_statistics, compare_chunkers
-from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult
+from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessInterrupted, HarnessResult
 from ctxeval.chunking.questions import Excerpt, Question, load_questions
 from ctxeval.chunking.retrieval import (
     BM25Retriever,
@@ -48,6 +48,7 @@ __all__ = [
     "ExternalChunker",
     "FixedChunker",
     "FusedRetriever",
+    "HarnessInterrupted",
     "HarnessResult",
     "ParagraphChunker",
     "PerChunking",

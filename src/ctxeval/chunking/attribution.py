@@ -38,7 +38,7 @@ that overlap G. Small chunks that tile the answer tightly score near 1; big chun
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,21 +205,24 @@ def attribute(
     rule: object = "match",
     budget_policy: BudgetPolicy = "whole",
     token_counter: str | TokenCounter = "rouge",
+    progress: Callable[[int], None] | None = None,
 ) -> Attribution:
     """Attribute every excerpt of ``questions`` at each of ``ks`` (numbers of chunks or size
     budgets), given the chunking's ``chunks`` and each question's retrieved chunk positions
     (``rankings``, best first). Budgets take chunks under ``budget_policy``, counting tokens
-    with ``token_counter``, as :class:`~ctxeval.RetrievalEvaluator` does."""
+    with ``token_counter``, as :class:`~ctxeval.RetrievalEvaluator` does. ``progress`` is
+    called with 1 as each question's excerpts are judged."""
     judge = attribution_rule(rule)
     grouped: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         grouped.setdefault(chunk.doc, []).append(chunk)
     by_doc = {doc: _DocumentChunks(members) for doc, members in grouped.items()}
     retrieved = [[chunks[i] for i in ranking] for ranking in rankings]
-    per_question = tuple(
-        _question(question, by_doc, got, strategy, judge)
-        for question, got in zip(questions, retrieved, strict=True)
-    )
+    per_question = []
+    for question, got in zip(questions, retrieved, strict=True):
+        per_question.append(_question(question, by_doc, got, strategy, judge))
+        if progress is not None:
+            progress(1)
     sizes = ContextSizes([[c.text for c in got] for got in retrieved], token_counter)
     shares: dict[Cutoff, list[dict[str, float]]] = {}
     for k in ks:
@@ -248,7 +251,7 @@ def attribute(
         unreachable={k: mean("unreachable", k) for k in ks},
         ceiling=mean_of(reachable),
         span_ceiling=mean_of([q.span_ceiling for q in per_question]),
-        questions=per_question,
+        questions=tuple(per_question),
         rule=judge if isinstance(judge, str) else judge.spec,
     )
 

@@ -24,8 +24,10 @@ character windows are taken as they are (they may begin or end inside a word, as
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -41,11 +43,49 @@ __all__ = [
     "RecursiveChunker",
     "SentenceChunker",
     "parse_chunker",
+    "position_reporter",
+    "reporting_positions",
 ]
 
 _WORD = re.compile(r"\S+")
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\s*\n\s*\n|\s*\Z)", re.S)
+
+# Who hears how far into a document the chunker is (see reporting_positions), and how often.
+_REPORTER: ContextVar[Callable[[int], None] | None] = ContextVar("_REPORTER", default=None)
+_REPORT_EVERY = 4096  # words, tokens, paragraphs or sentences
+
+
+@contextlib.contextmanager
+def reporting_positions(report: Callable[[int], None]) -> Iterator[None]:
+    """While the block runs, the built-in chunkers (and the locating of a splitter's chunks)
+    call ``report(position)`` now and then as they pass through a document: the characters of
+    it done, increasing. A progress bar of characters so moves within one large document."""
+    token = _REPORTER.set(report)
+    try:
+        yield
+    finally:
+        _REPORTER.reset(token)
+
+
+def position_reporter() -> Callable[[int], None] | None:
+    """The function :func:`reporting_positions` set, or None."""
+    return _REPORTER.get()
+
+
+def _reported(matches: Iterable[re.Match[str]]) -> Iterable[re.Match[str]]:
+    """``matches``, reporting how far into the text they are (when someone listens)."""
+    report = _REPORTER.get()
+    return matches if report is None else _reporting(matches, report)
+
+
+def _reporting(
+    matches: Iterable[re.Match[str]], report: Callable[[int], None]
+) -> Iterator[re.Match[str]]:
+    for number, match in enumerate(matches, 1):
+        yield match
+        if not number % _REPORT_EVERY:
+            report(match.end())
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +190,7 @@ class FixedChunker(Chunker):
         if self._unit == "chars":
             return list(_windows(len(text), self._size, self.overlap))
         pattern = _WORD if self._unit == "words" else _TOKEN
-        return _unit_spans(list(pattern.finditer(text)), self._size, self.overlap)
+        return _unit_spans(list(_reported(pattern.finditer(text))), self._size, self.overlap)
 
 
 class SentenceChunker(Chunker):
@@ -179,7 +219,10 @@ class SentenceChunker(Chunker):
     def spans(self, text: str) -> list[tuple[int, int]]:
         located: list[tuple[int, int]] = []
         position = 0
-        for sentence in self._split(text):
+        report = _REPORTER.get()
+        for number, sentence in enumerate(self._split(text), 1):
+            if report is not None and not number % _REPORT_EVERY:
+                report(position)
             # The splitter's sentences are verbatim substrings, in order.
             start = text.find(sentence, position)
             if start < 0:
@@ -206,7 +249,7 @@ class ParagraphChunker(Chunker):
     def spans(self, text: str) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         words = 0
-        for paragraph in _PARAGRAPH.finditer(text):
+        for paragraph in _reported(_PARAGRAPH.finditer(text)):
             count = len(_WORD.findall(paragraph.group()))
             if out and words + count <= self.max_words:
                 out[-1] = (out[-1][0], paragraph.end())

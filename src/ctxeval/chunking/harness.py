@@ -16,16 +16,22 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ctxeval.chunking.attribution import attribute, attribution_rule, mean_of
-from ctxeval.chunking.chunkers import Chunk, Chunker
+from ctxeval.chunking.chunkers import Chunk, Chunker, reporting_positions
 from ctxeval.chunking.grid import harness_verdict
-from ctxeval.chunking.model import HARNESS_METRICS, ChunkingRun, HarnessResult, comparison_cutoff
+from ctxeval.chunking.model import (
+    HARNESS_METRICS,
+    ChunkingRun,
+    HarnessInterrupted,
+    HarnessResult,
+    comparison_cutoff,
+)
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import (
     ChunkSizes,
@@ -52,13 +58,14 @@ from ctxeval.foundation.errors import (
     InvalidArgumentTypeError,
     type_name,
 )
-from ctxeval.foundation.progress import Progress
+from ctxeval.foundation.progress import Progress, Total
 from ctxeval.foundation.specs import unknown_name
 from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
 from ctxeval.retrieval.dense import DenseRetriever
+from ctxeval.retrieval.embedders import Bars
 from ctxeval.text.sizes import TokenCounter, check_token_counter
 
 __all__ = [
@@ -98,7 +105,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     out_dir: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
     report: str | os.PathLike[str] | None = None,
-    progress: bool | None = False,
+    progress: bool | Callable[[int], None] | None = False,
 ) -> HarnessResult:
     """Compare ``chunkers`` (``{name: chunker}``: a spec such as ``"sentences(n=3)"``, a
     :class:`~ctxeval.chunking.Chunker`, a LangChain/chonkie splitter or a function) on
@@ -125,6 +132,12 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives the run files, results,
     statistics and summary (a non-empty directory is refused unless ``overwrite``); ``report``
     an HTML report.
+
+    ``progress`` draws each step's bar on stderr (``True``; ``None``: when it is a terminal),
+    with its total and the time left; a function is called with each step's count done, step
+    after step. Interrupted (Ctrl-C), it raises
+    :class:`~ctxeval.chunking.model.HarnessInterrupted`, a ``KeyboardInterrupt`` saying during
+    which step, and which files were written and which not.
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
@@ -139,25 +152,32 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     retrievers = _retrievers(retriever)  # resolved once: each text is embedded once a run
     names = _run_names(resolved, retrievers)
     plan = _output_plan(out_dir, report, list(names.values()), overwrite, (corpus, questions))
-    documents = load_corpus(corpus)
-    job = _Job(
-        documents,
-        load_questions(questions, documents),
-        strategy,
-        ks,
-        metrics,
-        settings,
-        progress,
-        {"loading": time.perf_counter() - started},
-        plan,
-    )
-    runs = _grid(resolved, retrievers, names, job)
+    steps = _Steps(progress)
     tests = {"baseline": baseline, "seed": seed, "n_resamples": n_resamples}
-    outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
-    if plan is not None:
-        plan.write(outcome)
+    try:
+        job = _load((corpus, questions), (strategy, ks, metrics, settings), steps, plan)
+        runs = _grid(resolved, retrievers, names, job)
+        outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
+        if plan is not None:
+            with steps.bar("writing", "files", len(plan.targets())) as bar:
+                plan.write(outcome, bar)
+    except KeyboardInterrupt as exc:
+        raise HarnessInterrupted(steps.interrupted(plan)) from exc
     job.timings["total"] = time.perf_counter() - started
     return outcome
+
+
+def _load(inputs: tuple[Any, Any], how: tuple[Any, ...], steps: _Steps, plan: Any) -> _Job:
+    """The documents and questions (``inputs``), with how every run judges them (``how``:
+    the matching strategy, cut-offs, metrics and settings), as the job every run shares."""
+    clock = time.perf_counter()
+    corpus, questions = inputs
+    strategy, ks, metrics, settings = how
+    with steps.phase("loading the corpus and questions"):
+        documents = load_corpus(corpus)
+        loaded = load_questions(questions, documents)
+    timings = {"loading": time.perf_counter() - clock}
+    return _Job(documents, loaded, strategy, ks, metrics, settings, steps, timings, plan)
 
 
 def _outcome(
@@ -176,8 +196,10 @@ def _outcome(
     top = comparison_cutoff(ks, characters_fed([run.result.summary for run in runs.values()]))
     columns = compare_columns(wanted, job.metrics, ks, top=top)
     results = {name: run.result for name, run in runs.items()}
-    comparison = compare(results, metrics=columns, **tests)
-    judged = harness_verdict(runs, ks, primary, tests)
+    with job.steps.phase("comparing the runs"):
+        comparison = compare(results, metrics=columns, **tests)
+    with job.steps.phase("testing the verdict"):
+        judged = harness_verdict(runs, ks, primary, tests)
     job.timings["comparison"] = time.perf_counter() - clock
     rule = settings.rule if isinstance(settings.rule, str) else settings.rule.spec
     return HarnessResult(
@@ -267,10 +289,44 @@ class _Settings:
     rule: Any
 
 
+@dataclass
+class _Steps:
+    """The harness's progress, one step after another, each its bar or line on stderr as
+    ``option`` says (:meth:`Progress.from_option`); and the step under way, for the message
+    of an interruption."""
+
+    option: bool | Callable[[int], None] | None
+    current: str = "starting"
+
+    def bar(self, label: str, unit: str, total: Total) -> Progress:
+        self.current = label
+        return Progress.from_option(
+            self.option, stream=sys.stderr, unit=unit, label=label, total=total
+        )
+
+    def phase(self, label: str) -> Progress:
+        """A step with no natural count: one line, ``label: done in 2.3 s``."""
+        self.current = label
+        return Progress.phase(self.option, stream=sys.stderr, label=label)
+
+    def embedding(self, name: str) -> Bars:
+        """The bar of the texts a dense retriever embeds for run ``name``, given their number."""
+        return lambda total: self.bar(f"embedding {name}", "texts", total)
+
+    def interrupted(self, plan: Any) -> str:
+        """What an interruption stopped, and which files were written (each is written whole
+        or not at all)."""
+        writing = None if plan is None else plan.writing
+        step = self.current if writing is None else f"writing {os.fspath(writing)}"
+        said = f"interrupted while {step}"
+        return said if plan is None else f"{said}: {plan.account()}"
+
+
 @dataclass(frozen=True)
 class _Job:
     """What every chunker's run shares: the documents and questions, how to retrieve and judge,
-    the cut-offs and metrics, progress, the timings it adds to, and where files go."""
+    the cut-offs and metrics, the steps' progress, the timings it adds to, and where files
+    go."""
 
     documents: Mapping[str, str]
     questions: list[Question]
@@ -278,12 +334,9 @@ class _Job:
     ks: tuple[Cutoff, ...]
     metrics: Sequence[str]
     settings: _Settings
-    progress: bool | None
+    steps: _Steps
     timings: dict[str, float]
     plan: Any
-
-    def bar(self, unit: str, label: str) -> Progress:
-        return Progress.from_option(self.progress, stream=sys.stderr, unit=unit, label=label)
 
 
 def _token_counter(counter: object) -> str | TokenCounter:
@@ -416,12 +469,25 @@ def _grid(
 def chunk_corpus(
     chunker: Chunker, documents: Mapping[str, str], progress: Progress | None = None
 ) -> list[Chunk]:
-    """Every document's chunks, documents in corpus order."""
+    """Every document's chunks, documents in corpus order; ``progress`` counts the characters
+    chunked, moving within a document as the built-in chunkers pass through it
+    (:func:`~ctxeval.chunking.chunkers.reporting_positions`)."""
     chunks: list[Chunk] = []
     for name, text in documents.items():
-        chunks.extend(chunker.chunk(text, name))
-        if progress is not None:
-            progress.update(1)
+        if progress is None or not progress.active:
+            chunks.extend(chunker.chunk(text, name))
+            continue
+        reached = 0
+
+        def report(position: int, bar: Progress = progress) -> None:
+            nonlocal reached
+            if position > reached:
+                bar.update(position - reached)
+                reached = position
+
+        with reporting_positions(report):
+            chunks.extend(chunker.chunk(text, name))
+        report(len(text))
     return chunks
 
 
@@ -436,10 +502,8 @@ def _run(
     """One chunker x retriever run: index, retrieve, evaluate, attribute."""
     chunker_name, chunker = named
     clock = time.perf_counter()
-    bar = job.bar("chunks", f"indexing {name}")
-    search = searcher(retriever, chunks)
-    bar.update(len(chunks))
-    bar.close()
+    with job.steps.phase(f"indexing {name}"):
+        search = searcher(retriever, chunks, job.steps.embedding(name))
     clock = _tick(job.timings, "indexing", clock)
     rankings = _retrieve(name, search, chunks, job)
     clock = _tick(job.timings, "retrieval", clock)
@@ -452,23 +516,26 @@ def _run(
         records,
         list(job.metrics),
         matching=job.strategy,
-        progress=job.progress,
+        progress=job.steps.option,
         budget_policy=job.settings.policy,
         token_counter=job.settings.tokens,
     )
     evaluator.source = job.plan.run_path(name) if job.plan is not None else name
+    job.steps.current = f"scoring {name}"  # the evaluator draws its own bar
     result = evaluator.run(k=[k if isinstance(k, int) else str(k) for k in job.ks])
     clock = _tick(job.timings, "evaluation", clock)
-    attribution = attribute(
-        job.questions,
-        chunks,
-        [[i for i, _ in ranking] for ranking in rankings],
-        job.strategy,
-        job.ks,
-        rule=job.settings.rule,
-        budget_policy=job.settings.policy,
-        token_counter=job.settings.tokens,
-    )
+    with job.steps.bar(f"attributing {name}", "questions", len(job.questions)) as bar:
+        attribution = attribute(
+            job.questions,
+            chunks,
+            [[i for i, _ in ranking] for ranking in rankings],
+            job.strategy,
+            job.ks,
+            rule=job.settings.rule,
+            budget_policy=job.settings.policy,
+            token_counter=job.settings.tokens,
+            progress=bar.update,
+        )
     _tick(job.timings, "attribution", clock)
     used = result.summary["context_used"]
     return ChunkingRun(
@@ -488,7 +555,8 @@ def _run(
 def _chunk(name: str, chunker: Chunker, job: _Job) -> tuple[list[Chunk], dict[str, Any]]:
     """Every document's chunks, and their statistics (with how a third-party splitter's
     chunks were placed, this run)."""
-    bar = job.bar("documents", f"chunking {name}")
+    total = sum(map(len, job.documents.values()))
+    bar = job.steps.bar(f"chunking {name}", "characters", total)
     before = dict(getattr(chunker, "locating", {}))
     try:
         chunks = chunk_corpus(chunker, job.documents, bar)
@@ -510,12 +578,11 @@ def _retrieve(name: str, search: Any, chunks: list[Chunk], job: _Job) -> list[Ra
     budget takes, and no deeper)."""
     sizes = ChunkSizes(chunks, job.settings.tokens)
     depth = retrieval_depth(job.ks, sizes=sizes)
-    bar = job.bar("questions", f"retrieving {name}")
     rankings: list[Ranking] = []
-    for question in job.questions:
-        rankings.append(search(question.question, depth))
-        bar.update(1)
-    bar.close()
+    with job.steps.bar(f"retrieving {name}", "questions", len(job.questions)) as bar:
+        for question in job.questions:
+            rankings.append(search(question.question, depth))
+            bar.update(1)
     if any(isinstance(k, Budget) for k in job.ks):
         needed = needed_depths(job.ks, [[i for i, _ in r] for r in rankings], sizes)
         rankings = [cut_ranking(ranking, n) for ranking, n in zip(rankings, needed, strict=True)]

@@ -23,7 +23,13 @@ from ctxeval.cutoffs.budgets import BudgetPolicy
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label, sort_cutoffs
 from ctxeval.results import EvaluationResult
 
-__all__ = ["HARNESS_METRICS", "ChunkingRun", "HarnessResult", "comparison_cutoff"]
+__all__ = [
+    "HARNESS_METRICS",
+    "ChunkingRun",
+    "HarnessInterrupted",
+    "HarnessResult",
+    "comparison_cutoff",
+]
 
 # The measures every harness run is evaluated with, at every cut-off: chunk-level matching
 # (a chunk holds the excerpt or not) and span overlap (how much of the excerpt the retrieved
@@ -38,6 +44,13 @@ HARNESS_METRICS: tuple[str, ...] = (
     "span_precision",
     "span_iou",
 )
+
+
+class HarnessInterrupted(KeyboardInterrupt):
+    """:func:`~ctxeval.chunking.compare_chunkers` was interrupted (Ctrl-C): a
+    ``KeyboardInterrupt`` whose message says during which step, and which of its files were
+    written and which not, e.g. ``interrupted while writing report.html: wrote runs/ (9 runs,
+    summary.json); report.html not written``. No file is ever half-written."""
 
 
 @dataclass

@@ -12,18 +12,23 @@ and ``summary.json``: the chunkers' statistics, context sizes, attribution and a
 the comparison. A directory that already holds files is refused unless ``overwrite`` is set;
 then the harness's files are replaced (atomically, each one) and other files are left alone.
 No output may be one of the inputs (the corpus or the questions).
+
+The files are written one after another (:meth:`OutputPlan.write`), which keeps how far it got;
+stopped (Ctrl-C), :meth:`OutputPlan.account` says which files were written and which not.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ctxeval.chunking.model import HarnessResult
 from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.progress import Progress
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output, same_file
 
@@ -48,6 +53,8 @@ class OutputPlan:
         self.out_dir = None if out_dir is None else Path(out_dir)
         self.report = None if report is None else Path(report)
         self.names = list(names)
+        self.written: list[Path] = []  # the files written so far, in order
+        self.writing: Path | None = None  # the file being written
         files = [os.fspath(i) for i in inputs if isinstance(i, str | os.PathLike)]
         dir_flag, report_flag = flags
         if self.out_dir is not None:
@@ -82,19 +89,67 @@ class OutputPlan:
         ]
         return [*per_run, self.out_dir / SUMMARY_FILE]
 
-    def write(self, outcome: HarnessResult) -> list[Path]:
-        """Write every file; returns their paths (the report last)."""
-        written: list[Path] = []
+    def targets(self) -> list[Path]:
+        """Every file the plan writes, in the order written (the report last)."""
+        return [*self.files(), *([] if self.report is None else [self.report])]
+
+    def write(self, outcome: HarnessResult, progress: Progress | None = None) -> list[Path]:
+        """Write every file, each atomically, ``progress`` counting them; returns their paths
+        (the report last). :attr:`written` and :attr:`writing` say how far it got."""
+        self.written = []
+        for path, write in self._writers(outcome):
+            self.writing = path
+            write(path)
+            self.writing = None
+            self.written.append(path)
+            if progress is not None:
+                progress.update(1)
+        return list(self.written)
+
+    def _writers(self, outcome: HarnessResult) -> list[tuple[Path, Callable[[Path], object]]]:
+        writers: list[tuple[Path, Callable[[Path], object]]] = []
         if self.out_dir is not None:
             for name, run in outcome.runs.items():
-                written.append(_write_jsonl(self.out_dir / f"{name}.jsonl", run.records))
-                written.append(run.result.save(self.out_dir / f"{name}.result.jsonl"))
-            written.append(_write_json(self.out_dir / SUMMARY_FILE, outcome.summary()))
+                writers.append((self.out_dir / f"{name}.jsonl", partial(_write_jsonl, run.records)))
+                writers.append((self.out_dir / f"{name}.result.jsonl", run.result.save))
+            summary = self.out_dir / SUMMARY_FILE
+            writers.append((summary, lambda path: _write_json(outcome.summary(), path)))
         if self.report is not None:
             from ctxeval.chunking.report import write_harness_report
 
-            written.append(write_harness_report(self.report, outcome))
-        return written
+            writers.append((self.report, lambda path: write_harness_report(path, outcome)))
+        return writers
+
+    def account(self) -> str:
+        """What of the plan is on disk when it was stopped: the files written and those not
+        (none is ever half-written: each file appears complete or not at all)."""
+        done = set(self.written)
+        written = [path for path in self.targets() if path in done]
+        missing = [path for path in self.targets() if path not in done]
+        if not written:
+            return f"nothing written to {self._said(missing, files=False, joiner=' or ')}"
+        said = f"wrote {self._said(written)}"
+        if missing:
+            said += f"; {self._said(missing)} not written"
+            if any(path.exists() for path in missing):
+                said += " (the older files of those names there are unchanged)"
+        return said
+
+    def _said(self, paths: Sequence[Path], *, files: bool = True, joiner: str = " and ") -> str:
+        """``paths`` in few words: ``runs/ (9 runs, summary.json)``, ``report.html``."""
+        parts = []
+        inside = [path for path in paths if path != self.report]
+        if inside and self.out_dir is not None:
+            names = {path.name for path in inside}
+            whole = [n for n in self.names if {f"{n}.jsonl", f"{n}.result.jsonl"} <= names]
+            taken = {f"{n}{suffix}" for n in whole for suffix in (".jsonl", ".result.jsonl")}
+            items = [f"{len(whole)} run{'' if len(whole) == 1 else 's'}"] if whole else []
+            items += [path.name for path in inside if path.name not in taken]
+            folder = os.path.join(os.fspath(self.out_dir), "")
+            parts.append(f"{folder} ({', '.join(items)})" if files else folder)
+        if self.report is not None and self.report in paths:
+            parts.append(os.fspath(self.report))
+        return joiner.join(parts)
 
 
 def _inside(source: str, path: Path) -> bool:
@@ -105,14 +160,14 @@ def _inside(source: str, path: Path) -> bool:
         return False
 
 
-def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> Path:
+def _write_jsonl(records: Sequence[dict[str, Any]], path: Path) -> Path:
     with atomic_write(path) as out:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> Path:
+def _write_json(data: dict[str, Any], path: Path) -> Path:
     with atomic_write(path) as out:
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path

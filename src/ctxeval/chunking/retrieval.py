@@ -44,6 +44,7 @@ from ctxeval.foundation.optional import require
 from ctxeval.foundation.params import check_choice
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 from ctxeval.retrieval.dense import DenseRetriever
+from ctxeval.retrieval.embedders import Bars
 from ctxeval.retrieval.fusion import FUSIONS, Fusion, fuse
 from ctxeval.retrieval.objects import hit_text, retriever_function
 from ctxeval.text.sizes import TokenCounter
@@ -268,9 +269,10 @@ class FusedRetriever:
     def __repr__(self) -> str:
         return f"FusedRetriever({self.spec!r})"
 
-    def index(self, chunks: Sequence[Chunk]) -> Search:
-        """Index ``chunks`` with every retriever; the returned function fuses their rankings."""
-        searches = [searcher(r, chunks) for r in self.retrievers]
+    def index(self, chunks: Sequence[Chunk], embedding: Bars | None = None) -> Search:
+        """Index ``chunks`` with every retriever (``embedding``: as for :func:`searcher`); the
+        returned function fuses their rankings."""
+        searches = [searcher(r, chunks, embedding) for r in self.retrievers]
 
         names = self.component_names()
 
@@ -426,13 +428,17 @@ def as_retriever(
     )
 
 
-def searcher(retriever: object, chunks: Sequence[Chunk]) -> Search:
-    """The search function of ``retriever`` over ``chunks`` (indexed once)."""
+def searcher(retriever: object, chunks: Sequence[Chunk], embedding: Bars | None = None) -> Search:
+    """The search function of ``retriever`` over ``chunks`` (indexed once); ``embedding``,
+    given the number of chunks a dense retriever has to embed, returns the progress bar they
+    move (:class:`~ctxeval.retrieval.embedders.EmbeddingCache`)."""
     resolved = as_retriever(retriever)
-    if isinstance(resolved, BM25Retriever | FusedRetriever | PerChunking):
+    if isinstance(resolved, FusedRetriever):
+        return resolved.index(chunks, embedding)
+    if isinstance(resolved, BM25Retriever | PerChunking):
         return resolved.index(chunks)
     if isinstance(resolved, DenseRetriever):
-        return resolved.index([chunk.text for chunk in chunks])
+        return resolved.index([chunk.text for chunk in chunks], embedding)
     name = getattr(resolved, "__qualname__", type(resolved).__name__)
 
     def search(question: str, depth: int) -> Ranking:

@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from ctxeval.chunking.chunkers import Chunk, Chunker, parse_chunker
+from ctxeval.chunking.chunkers import Chunk, Chunker, parse_chunker, position_reporter
 from ctxeval.foundation.errors import (
     CtxevalWarning,
     InvalidArgumentError,
@@ -236,6 +236,7 @@ def locate_chunks(
     missing: list[str] = []
     spans: list[tuple[int, int]] = []
     locator = InOrder(document, threshold)
+    report = position_reporter()  # a progress bar, moving as chunks are found
     for number, text in enumerate(texts):
         if not text.strip():
             continue
@@ -250,6 +251,8 @@ def locate_chunks(
         if placed.how != "unlocated":
             spans.append((placed.start, placed.end))
             lowest = min(lowest, placed.score)
+            if report is not None:
+                report(placed.end)
             continue
         best = f"{placed.score:.1f}" if placed.score else f"below {max(0.0, threshold - 10):g}"
         problem = (

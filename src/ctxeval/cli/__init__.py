@@ -89,8 +89,12 @@ def run(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
     try:
         returned = app.main(args=args, prog_name="ctxeval", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("ctxeval: interrupted", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        # A step that knows what it leaves behind says so (the harness: which files it wrote);
+        # click turns a KeyboardInterrupt into an Abort caused by it.
+        cause = exc if isinstance(exc, KeyboardInterrupt) else exc.__cause__
+        said = str(cause) if isinstance(cause, KeyboardInterrupt) else ""
+        click.echo(f"ctxeval: {said or 'interrupted'}", err=True)
         return EXIT_INTERRUPTED
     except _HELP_INSTEAD as exc:  # 'ctxeval' alone: the help, as click shows it
         exc.show()

@@ -18,6 +18,7 @@ from ctxeval.cli.exits import EXIT_GATE, EXIT_USAGE
 from ctxeval.cli.fields import field_flags, field_options
 from ctxeval.cli.flags import cli_text, skipped_fixes
 from ctxeval.foundation.errors import CtxevalError, Fix
+from ctxeval.foundation.progress import Progress
 
 if TYPE_CHECKING:
     from ctxeval.metrics.base import MetricBase
@@ -635,12 +636,14 @@ def check_report_path(path: str, inputs: Sequence[str | None]) -> None:
     check_output(path, flag="--report", inputs=inputs, suffixes=(".html", ".htm"))
 
 
-def write_run_report(path: str, result: Any, dataset: Any) -> None:
+def write_run_report(path: str, result: Any, dataset: Any, progress: object = None) -> None:
     """``evaluate --report``: the single-run HTML report (``dataset``: the run's records, to show
-    the texts or ids of the lowest queries; None when they cannot be read again)."""
+    the texts or ids of the lowest queries; None when they cannot be read again), a step of
+    its own on stderr as ``progress`` (the ``--progress`` option) says."""
     from ctxeval.report import write_result_report
 
-    written = save_or_fail(lambda: write_result_report(path, result, dataset=dataset), path)
+    with Progress.phase(progress, stream=sys.stderr, label=f"writing {path}"):
+        written = save_or_fail(lambda: write_result_report(path, result, dataset=dataset), path)
     click.echo(f"ctxeval: wrote {written}", err=True)
 
 

@@ -31,6 +31,7 @@ from ctxeval.cli.runs import (
     named_run_paths,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
+from ctxeval.foundation.progress import Progress
 
 _EPILOG_COMPARE = """\b
 Examples (from the repository's root):
@@ -489,7 +490,10 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
         )
     baseline = baseline_name(options["baseline"], named)
     results, datasets = _evaluate_runs(named, options)
-    with warnings.catch_warnings(record=True) as caught:
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        Progress.phase(options["progress"], stream=sys.stderr, label="comparing the runs"),
+    ):
         warnings.simplefilter("always")
         report = compare_runs(
             results,
@@ -509,9 +513,10 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
         from ctxeval.report import write_html_report
 
         path = options["report_path"]
-        written = save_or_fail(
-            lambda: write_html_report(path, report, results, datasets=datasets), path
-        )
+        with Progress.phase(options["progress"], stream=sys.stderr, label=f"writing {path}"):
+            written = save_or_fail(
+                lambda: write_html_report(path, report, results, datasets=datasets), path
+            )
         click.echo(f"ctxeval: wrote {written}", err=True)
     sys.exit(check_regressions(report, options["gated"]))
 

@@ -160,7 +160,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         report_skipped(result)
         _print_aggregate(result, options)
         if options["report_path"]:
-            write_run_report(options["report_path"], result, records)
+            write_run_report(options["report_path"], result, records, options["progress"])
     if options["output"]:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)

@@ -71,6 +71,20 @@ class Executor(Protocol):
     def run(self, job: Job) -> EvaluationResult: ...
 
 
+def _progress(job: Job) -> Progress:
+    """The run's progress: records scored out of the dataset's, when they can be counted
+    cheaply (:func:`~ctxeval.parallel.partitions.record_total`; only when a bar is drawn)."""
+    from ctxeval.parallel.partitions import record_total
+
+    name = os.path.basename(job.source.rstrip("/")) or job.source
+    return Progress.from_option(
+        job.progress,
+        stream=sys.stderr,
+        label=f"scoring {name}",
+        total=lambda: record_total(job.dataset, job.format),
+    )
+
+
 def _fold(
     job: Job, aggregator: Aggregator, scored: Iterator[ScoredBatch], progress: Progress
 ) -> None:
@@ -148,7 +162,7 @@ class LocalProcesses:
             return job.empty_result()
         plan = job.plan_for(job.mode_of(first))
         aggregator = job.aggregator(plan, writer)
-        progress = Progress.from_option(job.progress, stream=sys.stderr)
+        progress = _progress(job)
         stream = _prepend(first, records)
         workers, head = self.workers, None
         asked = self.partition_bytes is not None or self.partition_records is not None

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.retrieval.embedders import Embedder, EmbeddingCache, as_embedder
+from ctxeval.retrieval.embedders import Bars, Embedder, EmbeddingCache, as_embedder
 
 __all__ = ["DenseRetriever", "Ranking", "top_k"]
 
@@ -48,9 +48,13 @@ class DenseRetriever:
     def __repr__(self) -> str:
         return f"DenseRetriever({self.spec!r})"
 
-    def index(self, texts: Sequence[str]) -> Callable[[str, int], Ranking]:
-        """Embed ``texts`` once; the returned function searches them."""
-        matrix = self.cache(list(texts)) if texts else np.zeros((0, 0), dtype=np.float32)
+    def index(
+        self, texts: Sequence[str], progress: Bars | None = None
+    ) -> Callable[[str, int], Ranking]:
+        """Embed ``texts`` once (``progress``: the bar of the texts to embed, given their
+        number; see :class:`EmbeddingCache`); the returned function searches them."""
+        empty = np.zeros((0, 0), dtype=np.float32)
+        matrix = self.cache(list(texts), progress) if texts else empty
 
         def search(question: str, depth: int) -> Ranking:
             if not len(matrix):

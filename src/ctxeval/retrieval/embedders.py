@@ -35,11 +35,14 @@ import numpy.typing as npt
 
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 from ctxeval.foundation.optional import require
+from ctxeval.foundation.progress import Progress
 from ctxeval.foundation.specs import unknown_name
 from ctxeval.retrieval.disk_cache import DiskCache
 
 __all__ = [
     "EMBEDDERS",
+    "EMBED_BATCH",
+    "Bars",
     "Embedder",
     "EmbeddingCache",
     "FunctionEmbedder",
@@ -50,6 +53,14 @@ __all__ = [
 ]
 
 Vectors = npt.NDArray[np.float32]
+
+#: A function that, given how many texts are to be embedded, returns the bar they move.
+Bars = Callable[[int], Progress]
+
+#: Texts given to an embedder in one call, so that a progress bar moves. Static embedders
+#: (WordLlama, Model2Vec) give a text the same vector whatever the batch; a transformer's may
+#: differ in the last digits with the batch (as between a cached and a fresh vector).
+EMBED_BATCH = 1024
 
 
 class Embedder(Protocol):
@@ -217,18 +228,24 @@ class EmbeddingCache:
         self._vectors: list[Vectors] = []
         self.dimension: int | None = None
 
-    def __call__(self, texts: Sequence[str]) -> Vectors:
-        """The unit-length vectors of ``texts``, in order (zero vectors stay zero)."""
+    def __call__(self, texts: Sequence[str], progress: Bars | None = None) -> Vectors:
+        """The unit-length vectors of ``texts``, in order (zero vectors stay zero).
+        ``progress``, given the number of texts to embed (those not embedded yet), returns the
+        bar the embedding moves, batch by batch."""
         new = [t for t in dict.fromkeys(texts) if t not in self._rows]
         if new:
-            self._add(new)
+            if progress is None:
+                self._add(new, None)
+            else:
+                with progress(len(new)) as bar:
+                    self._add(new, bar)
         table = np.concatenate(self._vectors) if len(self._vectors) > 1 else self._vectors[0]
         if len(self._vectors) > 1:
             self._vectors = [table]
         return table[[self._rows[t] for t in texts]]
 
-    def _add(self, texts: list[str]) -> None:
-        vectors = self._embedded(texts)
+    def _add(self, texts: list[str], bar: Progress | None) -> None:
+        vectors = self._embedded(texts, bar)
         self.dimension = vectors.shape[1]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
@@ -236,29 +253,41 @@ class EmbeddingCache:
         self._rows.update((text, start + i) for i, text in enumerate(texts))
         self._vectors.append(vectors)
 
-    def _embedded(self, texts: list[str]) -> Vectors:
+    def _embedded(self, texts: list[str], bar: Progress | None) -> Vectors:
         """The raw vectors of ``texts``: from the disk where it holds one that fits, else
         embedded (and stored). Vectors of different lengths mean another model was stored under
         this name: then none is trusted, and every text is embedded again."""
         if self.disk is None:
-            return self._embed(texts)
+            return self._embed(texts, bar)
         stored = [self.disk.get(text) for text in texts]
         missing = [i for i, vector in enumerate(stored) if vector is None]
-        fresh = self._embed([texts[i] for i in missing]) if missing else None
+        if bar is not None:
+            bar.update(len(texts) - len(missing))  # found on the disk
+        fresh = self._embed([texts[i] for i in missing], bar) if missing else None
         for i, vector in zip(missing, [] if fresh is None else fresh, strict=True):
             stored[i] = vector
         widths = {len(vector) for vector in stored if vector is not None}
         if self.dimension is not None:
             widths.add(self.dimension)
         if len(widths) > 1:
-            missing, fresh = list(range(len(texts))), self._embed(texts)
+            missing, fresh = list(range(len(texts))), self._embed(texts, None)
             stored = list(fresh)
         for i in missing:
             self.disk.put(texts[i], stored[i])  # type: ignore[arg-type]
         return np.stack(stored).astype(np.float32)  # type: ignore[arg-type]
 
-    def _embed(self, texts: list[str]) -> Vectors:
-        return _checked(self.embedder, texts, self.embedder(list(texts)), self.dimension)
+    def _embed(self, texts: list[str], bar: Progress | None) -> Vectors:
+        """The embedder's vectors of ``texts``, asked for in batches of :data:`EMBED_BATCH`
+        (so that a progress bar moves; whether one is drawn changes no call)."""
+        parts: list[Vectors] = []
+        dimension = self.dimension
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = texts[start : start + EMBED_BATCH]
+            parts.append(_checked(self.embedder, batch, self.embedder(batch), dimension))
+            dimension = parts[-1].shape[1]
+            if bar is not None:
+                bar.update(len(batch))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _checked(
