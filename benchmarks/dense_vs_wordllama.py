@@ -27,11 +27,15 @@ wheel, nothing downloaded), loaded once before any timing:
 
 Fresh inputs: every timed repeat of every contender gets new string objects (chunk texts and
 questions copied), and ctxeval a new ``DenseRetriever`` (an empty embedding cache), so nothing
-embedded or hashed in one repeat is reused by the next. ``--repeats`` repeats ctxeval and the
-hand-written loop (best and slowest printed); the user loop runs ``--user-repeats`` times
-(default 1: 500 questions are 500 repeats of the same work). ``--user-questions N`` times the
-user loop on the first N questions only and scales its time to all of them (each call does the
-same work, so time grows linearly); the tables say when they are scaled.
+embedded or hashed in one repeat is reused by the next. The contenders take turns: ctxeval
+once, the hand-written loop once, then wordllama's loop on the next block of questions, for
+``--repeats`` rounds, so that all three see the same load wherever it changes during the run
+(this machine is shared). ctxeval's and the hand-written loop's best round is printed (and their
+slowest); wordllama's loop asks every question once, its blocks' times added (each call does the
+same work, so it needs no repeat). ``--user-questions N`` times it on the first N questions
+only and scales its time to all of them; the tables say so when they are scaled. Wall time is
+the headline; CPU time (``time.process_time``, every thread of the process) is printed beside
+it, less moved by other processes' load.
 
 Checks: for every question the user loop timed, its top-k chunk texts equal ctxeval's, in order;
 where they differ, the difference is classified against float64 cosines of the same vectors:
@@ -85,60 +89,60 @@ def fresh(texts: Sequence[str]) -> list[str]:
 
 @dataclass
 class Timed:
-    """One contender's repeats over one chunking: total seconds (with parts) and its top-k."""
+    """One contender's timed runs over one chunking: wall and CPU seconds (with ctxeval's and
+    the hand-written loop's split into embedding the chunks and searching), and its top-k."""
 
-    totals: list[float] = field(default_factory=list)
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
     parts: list[tuple[float, float]] = field(default_factory=list)  # (embedding, search)
     top: list[TopK] = field(default_factory=list)
 
+    def add(self, wall: float, cpu: float, top: list[TopK]) -> None:
+        self.walls.append(wall)
+        self.cpus.append(cpu)
+        self.top = top
+
     def best(self) -> int:
-        return min(range(len(self.totals)), key=self.totals.__getitem__)
+        return min(range(len(self.walls)), key=self.walls.__getitem__)
 
 
-def user_loop(wl: Any, texts: list[str], questions: list[str], k: int, repeats: int) -> Timed:
-    timed = Timed()
-    for _ in range(repeats):
-        chunks, asked = fresh(texts), fresh(questions)
-        clock = time.perf_counter()
-        top = [[text for text, _ in wl.rank(question, chunks)[:k]] for question in asked]
-        timed.totals.append(time.perf_counter() - clock)
-        timed.top = top
-    return timed
+def clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
 
 
-def embed_once(wl: Any, texts: list[str], questions: list[str], k: int, repeats: int) -> Timed:
-    timed = Timed()
-    for _ in range(repeats):
-        chunks, asked = fresh(texts), fresh(questions)
-        clock = time.perf_counter()
-        matrix = wl.embed(chunks, norm=True)
-        embedded = time.perf_counter()
-        top = []
-        for question in asked:
-            scores = matrix @ wl.embed(question, norm=True)[0]
-            top.append([chunks[i] for i in np.argsort(-scores, kind="stable")[:k]])
-        done = time.perf_counter()
-        timed.totals.append(done - clock)
-        timed.parts.append((embedded - clock, done - embedded))
-        timed.top = top
-    return timed
+def user_loop(wl: Any, texts: list[str], questions: list[str], k: int, timed: Timed) -> None:
+    """wordllama's own ranking, once per question: every chunk embedded again each time."""
+    chunks, asked = fresh(texts), fresh(questions)
+    wall, cpu = clocks()
+    top = [[text for text, _ in wl.rank(question, chunks)[:k]] for question in asked]
+    timed.add(time.perf_counter() - wall, time.process_time() - cpu, timed.top + top)
 
 
-def ctxeval_dense(chunks: list[Chunk], questions: list[str], k: int, repeats: int) -> Timed:
-    timed = Timed()
-    for _ in range(repeats):
-        texts = fresh([chunk.text for chunk in chunks])
-        ours = [replace(chunk, text=text) for chunk, text in zip(chunks, texts, strict=True)]
-        asked = fresh(questions)
-        clock = time.perf_counter()
-        search = searcher("dense", ours)  # a new DenseRetriever: an empty embedding cache
-        embedded = time.perf_counter()
-        rankings = [search(question, k) for question in asked]
-        done = time.perf_counter()
-        timed.totals.append(done - clock)
-        timed.parts.append((embedded - clock, done - embedded))
-        timed.top = [[texts[i] for i, _ in ranking] for ranking in rankings]
-    return timed
+def embed_once(wl: Any, texts: list[str], questions: list[str], k: int, timed: Timed) -> None:
+    chunks, asked = fresh(texts), fresh(questions)
+    wall, cpu = clocks()
+    matrix = wl.embed(chunks, norm=True)
+    embedded = time.perf_counter()
+    top = []
+    for question in asked:
+        scores = matrix @ wl.embed(question, norm=True)[0]
+        top.append([chunks[i] for i in np.argsort(-scores, kind="stable")[:k]])
+    done = time.perf_counter()
+    timed.add(done - wall, time.process_time() - cpu, top)
+    timed.parts.append((embedded - wall, done - embedded))
+
+
+def ctxeval_dense(chunks: list[Chunk], questions: list[str], k: int, timed: Timed) -> None:
+    texts = fresh([chunk.text for chunk in chunks])
+    ours = [replace(chunk, text=text) for chunk, text in zip(chunks, texts, strict=True)]
+    asked = fresh(questions)
+    wall, cpu = clocks()
+    search = searcher("dense", ours)  # a new DenseRetriever: an empty embedding cache
+    embedded = time.perf_counter()
+    rankings = [search(question, k) for question in asked]
+    done = time.perf_counter()
+    timed.add(done - wall, time.process_time() - cpu, [[texts[i] for i, _ in r] for r in rankings])
+    timed.parts.append((embedded - wall, done - embedded))
 
 
 @dataclass
@@ -217,12 +221,20 @@ def run_chunking(
     texts = [chunk.text for chunk in chunks]
     distinct = len(set(texts))
     print(f"\n{name} ({harness.CHUNKERS[name]}): {len(texts)} chunks, {distinct} distinct")
-    ours = ctxeval_dense(chunks, questions, args.k, args.repeats)
-    print(f"  ctxeval: {seconds(ours.totals)}", flush=True)
-    hand = embed_once(wl, texts, questions, args.k, args.repeats)
-    print(f"  hand-written: {seconds(hand.totals)}", flush=True)
-    user = user_loop(wl, texts, questions[: args.user_questions], args.k, args.user_repeats)
-    print(f"  user loop: {seconds(user.totals)}", flush=True)
+    ours, hand, user = Timed(), Timed(), Timed()
+    start = 0
+    for size in block_sizes(args.user_questions, args.repeats):
+        # One repeat of each in turn, wordllama's loop on its next block of questions: all
+        # three see the same load, wherever it changes during the run.
+        ctxeval_dense(chunks, questions, args.k, ours)
+        embed_once(wl, texts, questions, args.k, hand)
+        user_loop(wl, texts, questions[start : start + size], args.k, user)
+        start += size
+        print(
+            f"  ctxeval {ours.walls[-1]:.2f} s, hand-written {hand.walls[-1]:.2f} s, user loop "
+            f"{user.walls[-1]:.2f} s on {size} questions",
+            flush=True,
+        )
     reference = reference_scores(wl, texts, questions)
     checks = {
         "user loop": agreement(reference, questions, ours.top, user.top, args.tie),
@@ -231,6 +243,17 @@ def run_chunking(
     if args.profile:
         profile_search(chunks, questions, args.k)
     return Row(name, len(texts), distinct, ours, hand, user, checks)
+
+
+def block_sizes(count: int, rounds: int) -> list[int]:
+    """How many of ``count`` questions wordllama's loop asks in each round."""
+    block = -(-count // rounds)
+    return [max(0, min(block, count - i * block)) for i in range(rounds)]
+
+
+def per_question(walls: list[float], sizes: list[int]) -> str:
+    rates = [wall / size * 1e3 for wall, size in zip(walls, sizes, strict=False) if size]
+    return f"{min(rates):,.0f}-{max(rates):,.0f}"
 
 
 def seconds(values: list[float]) -> str:
@@ -258,7 +281,6 @@ def main() -> None:
     parser.add_argument("--chunkers", default="fixed,sentences", help="of harness.CHUNKERS")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3, help="ctxeval and hand-written")
-    parser.add_argument("--user-repeats", type=int, default=1)
     parser.add_argument("--user-questions", type=int, help="time the user loop on the first N")
     parser.add_argument("--tie", type=float, default=1e-6, help="score gap taken as a tie")
     parser.add_argument("--profile", action="store_true", help="+ cProfile of ctxeval's search")
@@ -309,13 +331,11 @@ def blas() -> str:
 
 def report(rows: list[Row], count: int, args: argparse.Namespace) -> None:
     scale = count / args.user_questions
-    scaled = (
-        f", its time on {args.user_questions} questions scaled to {count}" if scale != 1 else ""
-    )
-    print(f"\n### Wall seconds, {count} questions, top {args.k}\n")
+    scaled = f", its time on {args.user_questions} scaled to {count}" if scale != 1 else ""
+    print(f"\n### Seconds, {count} questions, top {args.k}\n")
     print(
-        f"ctxeval and hand-written: best of {args.repeats} (slowest in brackets); user loop: "
-        f"best of {args.user_repeats}{scaled}.\n"
+        f"Wall seconds. ctxeval and hand-written: best of {args.repeats} (slowest in brackets); "
+        f"user loop: every question once, in {args.repeats} blocks run between them{scaled}.\n"
     )
     print(
         "| chunking | chunks | user loop: `wl.rank` per question | hand-written: embed once "
@@ -327,22 +347,26 @@ def report(rows: list[Row], count: int, args: argparse.Namespace) -> None:
         embed, search = row.ours.parts[best]
         print(
             f"| {row.name} | {row.chunks:,} ({row.distinct:,} distinct) "
-            f"| {min(row.user.totals) * scale:.1f} "
-            f"| {min(row.hand.totals):.2f} ({max(row.hand.totals):.2f}) "
-            f"| {row.ours.totals[best]:.2f} ({max(row.ours.totals):.2f}) | {embed:.2f} "
+            f"| {sum(row.user.walls) * scale:.1f} "
+            f"| {min(row.hand.walls):.2f} ({max(row.hand.walls):.2f}) "
+            f"| {row.ours.walls[best]:.2f} ({max(row.ours.walls):.2f}) | {embed:.2f} "
             f"| {search:.2f} ({search / count * 1e3:.2f} ms a question) |"
         )
     print("\n### Ratios (same run)\n")
     print(
-        "| chunking | user loop / ctxeval (speed-up) | hand-written / ctxeval "
-        "| user loop, ms a question | ctxeval, ms a question (chunk embedding included) |"
+        "| chunking | user loop / ctxeval, wall (speed-up) | same, CPU | hand-written / ctxeval "
+        "| user loop, ms a question (its blocks) | ctxeval, ms a question (chunks' embedding "
+        "included) |"
     )
-    print("|---|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
-        user, ours = min(row.user.totals) * scale, min(row.ours.totals)
+        user, ours = sum(row.user.walls) * scale, min(row.ours.walls)
+        cpu = sum(row.user.cpus) * scale / min(row.ours.cpus)
+        blocks = per_question(row.user.walls, block_sizes(args.user_questions, args.repeats))
         print(
-            f"| {row.name} | **{user / ours:,.0f}x** | {min(row.hand.totals) / ours:.2f}x "
-            f"| {user / count * 1e3:,.0f} | {ours / count * 1e3:.2f} |"
+            f"| {row.name} | **{user / ours:,.0f}x** | {cpu:,.0f}x "
+            f"| {min(row.hand.walls) / ours:.2f}x | {user / count * 1e3:,.0f} ({blocks}) "
+            f"| {ours / count * 1e3:.2f} |"
         )
     print(f"\n### Top-{args.k} agreement with ctxeval (chunk texts, in order)\n")
     print(
