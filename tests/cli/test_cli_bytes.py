@@ -126,3 +126,23 @@ def test_threshold_zero_never_matches_blank_chunks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["aggregate"]["context_precision"] == pytest.approx(1 / 3)
+
+
+def test_json_messages_that_end_in_at_say_at_once(tmp_path: Path) -> None:
+    """json's "Unterminated string starting at" and "Invalid control character at" are
+    followed by the column, not by a second "at" (the catalogue's "starting at at column")."""
+    data = _write(tmp_path / "d.jsonl", json.dumps(GOOD), '{"id": "q2", "retrieved_context": ["a')
+    done = ctxeval("evaluate", data)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"ctxeval: error: {data}:2: malformed JSON: Unterminated string starting at column 36 "
+        "(character 35); fix the line or remove it. Fix the record, or pass --on-error skip to "
+        "skip bad records and count them in the results\n"
+    )
+    document = tmp_path / "d.json"
+    document.write_text('[{"id": "a\tb"}]', encoding="utf-8")
+    done = ctxeval("evaluate", document)
+    assert done.stderr == (
+        f"ctxeval: error: {document}: not valid JSON: Invalid control character at line 1 "
+        "column 11\n"
+    )

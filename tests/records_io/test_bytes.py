@@ -363,3 +363,16 @@ def test_utf16_result_reads(tmp_path: Path) -> None:
     original = EvaluationResult.load(path)
     path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
     assert EvaluationResult.load(path).aggregate == original.aggregate
+
+
+def test_result_cut_inside_a_string_says_at_once(tmp_path: Path) -> None:
+    path = _saved(tmp_path, ".jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = lines[2].index('"q2"')  # the line ends inside the id: '... "id": "q'
+    path.write_text("".join(lines[:2]) + lines[2][: start + 2], encoding="utf-8")
+    with pytest.raises(InvalidArgumentError) as info:
+        EvaluationResult.load(path)
+    assert str(info.value) == (
+        f"{path}:3: not valid JSON (Unterminated string starting at column {start + 1}); the "
+        "result file is truncated or damaged: save or evaluate it again"
+    )

@@ -34,7 +34,14 @@ from ctxeval.foundation.errors import (
     type_name,
 )
 from ctxeval.io.fields import ResolvedFields
-from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
+from ctxeval.io.sources import (
+    Segment,
+    bom_encoding,
+    import_parquet,
+    json_error,
+    not_utf8,
+    open_lines,
+)
 from ctxeval.records.checks import find_unwritable, plainly_writable
 from ctxeval.records.model import claimed_id
 
@@ -176,10 +183,7 @@ def _malformed(exc: json.JSONDecodeError, line: str | bytes, first: bool) -> str
             "the line holds NUL bytes: the file looks like UTF-16 without a byte-order mark; "
             "save it as UTF-8"
         )
-    return (
-        f"malformed JSON: {exc.msg} at column {exc.colno} (character {exc.pos}); fix the line "
-        "or remove it"
-    )
+    return f"malformed JSON: {json_error(exc)} (character {exc.pos}); fix the line or remove it"
 
 
 def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
@@ -201,8 +205,7 @@ def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
             fixes = (Fix("format", "jsonl", "name the file .jsonl or pass format='jsonl'"),)
             hint = f"; it looks like JSON lines: {fixes[0].text}"
         raise InvalidArgumentError(
-            f"{segment.name}: not valid JSON: {exc.msg} at line {exc.lineno} column "
-            f"{exc.colno}{hint}",
+            f"{segment.name}: not valid JSON: {json_error(exc, line=True)}{hint}",
             fixes=fixes,
         ) from None
     except UnicodeDecodeError as exc:
@@ -365,8 +368,8 @@ def _decode_cell(cell: str, column: str, mode: str, role: str) -> tuple[object, 
         literal = python_literal(cell)
         if literal is None:
             return Problem(
-                f"{column} must be {expected}; got {shown!r}, which is not JSON ({exc.msg} at "
-                f"column {exc.colno}){_numpy_hint(cell)}",
+                f"{column} must be {expected}; got {shown!r}, which is not JSON "
+                f"({json_error(exc)}){_numpy_hint(cell)}",
                 column,
             ), False
         value, literal_used = literal, True

@@ -26,7 +26,7 @@ from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
-from ctxeval.io.sources import not_utf8, text_lines
+from ctxeval.io.sources import json_error, not_utf8, text_lines
 from ctxeval.io.spreadsheet import neutralise
 from ctxeval.results.parts import PARTS_HEADER, is_url, parts_store
 from ctxeval.results.table import PerQueryTable
@@ -338,7 +338,7 @@ def _json_line(source: Path, number: int, line: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidArgumentError(
-            f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the result "
+            f"{source}:{number}: not valid JSON ({json_error(exc)}); the result "
             "file is truncated or damaged: save or evaluate it again"
         ) from None
     except RecursionError:
@@ -361,7 +361,7 @@ def _json_text(source: Path | str, text: bytes) -> Any:
         return json.loads(text)  # bytes: UTF-8, UTF-16 or UTF-32, as json detects them
     except json.JSONDecodeError as exc:
         raise InvalidArgumentError(
-            f"{source}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); the "
+            f"{source}:{exc.lineno}: not valid JSON ({json_error(exc)}); the "
             "file is truncated or damaged: save or evaluate it again"
         ) from None
     except UnicodeDecodeError as exc:
