@@ -146,3 +146,20 @@ def test_json_messages_that_end_in_at_say_at_once(tmp_path: Path) -> None:
         f"ctxeval: error: {document}: not valid JSON: Invalid control character at line 1 "
         "column 11\n"
     )
+
+
+def test_a_latin1_byte_in_a_csv_is_one_skippable_row(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    row = '{},"[""a b c""]","[""a b c""]"\n'
+    rows = [row.format(f"q{i}").encode() for i in range(1, 400)]  # past a decoder's first block
+    rows[300] = rows[300].replace(b"a b c", b"caf\xe9", 1)
+    data.write_bytes(b"id,retrieved_context,ground_truth_context\n" + b"".join(rows))
+    message = (
+        f"{data}:row 301 (record 'q301'): the row is not valid UTF-8 (byte 0xe9 on line 302 of "
+        "the file, in column 'retrieved_context'); save the file as UTF-8"
+    )
+    _user_error(ctxeval("evaluate", data), f"ctxeval: error: {message}")
+    done = ctxeval("evaluate", data, "--on-error", "skip", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"]["queries"] == 398
+    assert f"ctxeval: skipped {message}\n" in done.stderr

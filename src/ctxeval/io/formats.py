@@ -248,37 +248,44 @@ def read_iterable(segment: Segment, resolve: Resolve) -> Iterator[Item]:
 
 
 def read_csv(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    """The rows of a CSV file. UTF-8 is decoded with ``surrogateescape``: a byte that is not
+    UTF-8 (a Latin-1 ``é``) spoils its own row only, which is a bad record naming its row and
+    the file's line (a strict decoder reads ahead in blocks, so it would fail the whole file
+    at a row before the byte)."""
     if _is_empty_file(segment):
         return
     if isinstance(segment.target, str):
         with open(segment.target, "rb") as raw:
-            encoding = bom_encoding(raw.read(4)) or "utf-8-sig"
-        with open(segment.target, encoding=encoding, newline="") as file:
-            yield from _csv_items(segment, resolve, file)
+            encoding = bom_encoding(raw.read(4))
+        errors = "strict" if encoding else "surrogateescape"
+        with open(
+            segment.target, encoding=encoding or "utf-8-sig", errors=errors, newline=""
+        ) as file:
+            yield from _csv_items(segment, resolve, file, escaped=encoding is None)
     elif isinstance(segment.target, io.TextIOBase):
         yield from _csv_items(segment, resolve, segment.target)
     else:
-        text = io.TextIOWrapper(segment.target, encoding="utf-8-sig", newline="")
+        text = io.TextIOWrapper(
+            segment.target, encoding="utf-8-sig", errors="surrogateescape", newline=""
+        )
         try:
-            yield from _csv_items(segment, resolve, text)
+            yield from _csv_items(segment, resolve, text, escaped=True)
         finally:
             text.detach()  # the caller's file stays open
 
 
-def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Iterator[Item]:
+def _csv_items(
+    segment: Segment, resolve: Resolve, file: Iterable[str], *, escaped: bool = False
+) -> Iterator[Item]:
+    """``escaped``: the file was decoded with ``surrogateescape`` (its bad bytes are
+    U+DC80-U+DCFF)."""
     rows = csv.reader(file)
     number = 0
     try:
         header = next(rows, None)
         if header is None:
             return
-        repeated = sorted({name for name in header if header.count(name) > 1})
-        if repeated:
-            raise InvalidArgumentError(
-                f"{segment.name}: header: the column "
-                f"{quoted(repeated)} appears more than once; rename or remove the copies "
-                "(which one is meant cannot be told)"
-            )
+        _check_header(segment, header, escaped)
         resolved = resolve(header, segment.name)
         width = len(header)
         columns = {name: i for i, name in enumerate(header)}
@@ -288,11 +295,17 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
         }
         id_column = columns[resolved.id] if resolved.id is not None else None
         said = False  # whether the Python-literal cells were mentioned
+        last_line = rows.line_num  # the file's line where the previous row ended
         for cells in rows:
             number += 1
+            first_line, last_line = last_line + 1, rows.line_num
             if not cells:
                 continue
             raw_id = cells[id_column] if id_column is not None and id_column < len(cells) else None
+            problem = escaped and _bad_bytes(cells, header, first_line)
+            if problem:
+                yield number, replace(problem, id=claimed_id(raw_id))
+                continue
             if len(cells) != width:
                 yield (
                     number,
@@ -328,6 +341,43 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
             "than Python's csv field limit, raise it with csv.field_size_limit(...) or use JSONL "
             "or Parquet"
         ) from None
+
+
+# A byte that is not UTF-8, decoded with "surrogateescape".
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _check_header(segment: Segment, header: list[str], escaped: bool) -> None:
+    """The header's names are UTF-8 and none repeats; else an error (not a bad record)."""
+    if escaped and (problem := _bad_bytes(header, header, 1)):
+        raise InvalidArgumentError(f"{segment.name}: header: {problem.message}")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InvalidArgumentError(
+            f"{segment.name}: header: the column "
+            f"{quoted(repeated)} appears more than once; rename or remove the copies "
+            "(which one is meant cannot be told)"
+        )
+
+
+def _bad_bytes(cells: list[str], header: list[str], first_line: int) -> Problem | None:
+    """A Problem for the first byte of a row that is not UTF-8, naming the file's line it is on
+    (the row began on ``first_line``; a quoted cell may span lines) and its column."""
+    line = first_line
+    for i, cell in enumerate(cells):
+        found = None if cell.isascii() else _ESCAPED_BYTE.search(cell)
+        if found is None:
+            line += cell.count("\n")
+            continue
+        line += cell.count("\n", 0, found.start())
+        column = header[i] if i < len(header) else None
+        where = f", in column {column!r}" if column is not None else ""
+        return Problem(
+            f"the row is not valid UTF-8 (byte {ord(found.group()) - 0xDC00:#04x} on line "
+            f"{line} of the file{where}); save the file as UTF-8",
+            column,
+        )
+    return None
 
 
 def _say_literal(segment: Segment, number: int, column: str, line: int) -> bool:
