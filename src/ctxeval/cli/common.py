@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -9,7 +10,7 @@ import math
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -45,6 +46,25 @@ def guard(function: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__name__ = function.__name__
     wrapper.__doc__ = function.__doc__
     return wrapper
+
+
+@contextlib.contextmanager
+def conventions_as_notes() -> Iterator[None]:
+    """Say each :class:`~ctxeval.foundation.errors.ConventionWarning` raised in the block (a
+    choice made as trec_eval makes it: queries left out or scored 0, ties) as a
+    ``ctxeval: note:`` line after it, its fixes as flags; other warnings are shown as usual."""
+    from ctxeval.foundation.errors import ConventionWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConventionWarning)
+        yield
+    for warning in caught:
+        if isinstance(warning.message, ConventionWarning):
+            click.echo(f"ctxeval: note: {cli_text(warning.message)}", err=True)
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
 
 
 def show_warning(

@@ -7,7 +7,6 @@ import os
 import shutil
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from ctxeval.cli.common import (
     check_gate_names,
     check_gates,
     check_report_path,
+    conventions_as_notes,
     dataset_options,
     expected_columns,
     fail,
@@ -30,7 +30,6 @@ from ctxeval.cli.common import (
     save_or_fail,
     write_run_report,
 )
-from ctxeval.cli.flags import cli_text
 from ctxeval.cli.trec_eval import (
     DEFAULT_MEASURES,
     TREC_EVAL_VERSIONS,
@@ -355,7 +354,6 @@ def _trec_eval_version(options: dict[str, Any]) -> None:
 def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> tuple[Any, Any]:
     """The result of --run against --qrels, and the ID-mode records it scored (for --report)."""
     from ctxeval.evaluator import RetrievalEvaluator
-    from ctxeval.foundation.errors import ConventionWarning
     from ctxeval.io.trec import read_trec_run
 
     measures = list(options["measures"])
@@ -374,8 +372,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
     complete = options["complete"]
     if complete is None:  # trec_eval's report is trec_eval's default: without -c
         complete = options["fmt"] != "trec_eval"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConventionWarning)
+    with conventions_as_notes():
         evaluator = RetrievalEvaluator.from_trec(
             run_file,
             options["qrels_file"],
@@ -394,11 +391,4 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
                 err=True,
             )
         result = evaluator.run(k=list(options["ks"]) or None)
-    for warning in caught:
-        if isinstance(warning.message, ConventionWarning):
-            click.echo(f"ctxeval: note: {cli_text(warning.message)}", err=True)
-        else:
-            warnings.showwarning(
-                warning.message, warning.category, warning.filename, warning.lineno
-            )
     return result, evaluator.dataset
