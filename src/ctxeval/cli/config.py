@@ -77,7 +77,9 @@ class CommandSettings(BaseModel):
     qrels: str | None = Field(None, description="TREC qrels of compare's TREC runs")
     report: str | None = None
     csv_safe: bool | None = Field(
-        None, description="neutralise spreadsheet formulas in CSV outputs (--csv-safe)"
+        None,
+        description="quote text that a spreadsheet would run as a formula in CSV outputs "
+        "(default true; false: --raw-csv)",
     )
     allow_empty: bool | None = Field(
         None, description="exit 0 even when no query was scored (--allow-empty)"

@@ -32,10 +32,12 @@ from ctxeval.cli.flags import cli_text
     help="Convert contexts (text) or chunk ids (id), when the records carry both.",
 )
 @click.option(
-    "--csv-safe",
-    is_flag=True,
-    help="With a .csv TARGET: prefix text cells that begin with = + - @ with ' so that a "
-    "spreadsheet shows them as text instead of running them as formulas.",
+    "--csv-safe/--raw-csv",
+    default=True,
+    help="With a .csv TARGET: text cells (ids, metadata) that begin with = + - @, a tab or a "
+    "carriage return get a leading ' so that a spreadsheet shows them as text instead of "
+    "running them as formulas (the default; ctxeval reads the file back without the quotes). "
+    "--raw-csv writes them as they are.",
 )
 @with_field_flags
 @guard

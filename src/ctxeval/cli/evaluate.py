@@ -126,10 +126,12 @@ Examples:
     "P@5, recall@100.",
 )
 @click.option(
-    "--csv-safe",
-    is_flag=True,
-    help="With -o results.csv: prefix text cells that begin with = + - @ with ' so that a "
-    "spreadsheet shows them as text instead of running them as formulas.",
+    "--csv-safe/--raw-csv",
+    default=True,
+    help="With -o results.csv: text cells (ids, metadata) that begin with = + - @, a tab or a "
+    "carriage return get a leading ' so that a spreadsheet shows them as text instead of "
+    "running them as formulas (the default; ctxeval reads its file back without the quotes). "
+    "--raw-csv writes them as they are.",
 )
 @click.option(
     "--report",

@@ -68,12 +68,14 @@ def record_to_dict(record: Record) -> dict[str, Any]:
 
 
 def write_records(
-    rows: Iterable[dict[str, Any]], target: str | os.PathLike[str], *, csv_safe: bool = False
+    rows: Iterable[dict[str, Any]], target: str | os.PathLike[str], *, csv_safe: bool = True
 ) -> int:
     """Write dicts as .jsonl, .json, .csv (list and dict cells JSON-encoded) or .parquet,
-    atomically. ``csv_safe`` prefixes CSV text cells that a spreadsheet would run as a formula
-    with ``'`` (:mod:`ctxeval.io.spreadsheet`). A Parquet column whose values have different
-    types in different records is rejected, naming the field and the two records."""
+    atomically. ``csv_safe`` (the default) prefixes CSV text cells and column names that a
+    spreadsheet would run as a formula with ``'`` (:mod:`ctxeval.io.spreadsheet`), which the
+    CSV reader takes away again; ``csv_safe=False`` writes them as they are. A Parquet column
+    whose values have different types in different records is rejected, naming the field and
+    the two records."""
     path = Path(target)
     suffix = path.suffix.lower()
     count = 0
@@ -91,16 +93,14 @@ def write_records(
         materialised = list(rows)
         columns = list(dict.fromkeys(key for row in materialised for key in row))
         with atomic_write(path) as out:
-            writer = csv.DictWriter(out, fieldnames=columns)
-            writer.writeheader()
+            writer = csv.writer(out)
+            writer.writerow(map(neutralise, columns) if csv_safe else columns)
             for row in materialised:
-                cells = {
-                    k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
-                    for k, v in row.items()
-                }
-                if csv_safe:
-                    cells = {k: neutralise(v) for k, v in cells.items()}
-                writer.writerow(cells)
+                cells = [
+                    json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+                    for v in map(row.get, columns)
+                ]
+                writer.writerow(map(neutralise, cells) if csv_safe else cells)
         count = len(materialised)
     elif suffix == ".parquet":
         pa = require("pyarrow", purpose=f"writing {path}", extra="parquet")
@@ -237,7 +237,7 @@ def convert_dataset(
     qrels: str | None = None,
     qrels_out: str | None = None,
     fields: dict[str, str] | None = None,
-    csv_safe: bool = False,
+    csv_safe: bool = True,
 ) -> tuple[int, list[RecordError]]:
     """Convert ``source`` to ``target``; returns records written and the bad records skipped.
 
@@ -250,7 +250,9 @@ def convert_dataset(
       the record's ``retrieved_scores`` when they rank it as listed, else length - rank) and,
       with ``qrels_out``, their qrels; ids with whitespace and grades that are not whole numbers
       are rejected (they would read back different);
-    - otherwise any dataset the readers accept is written with canonical field names.
+    - otherwise any dataset the readers accept is written with canonical field names (a CSV
+      ``target`` with its formula-like text cells quoted unless ``csv_safe=False``: see
+      :func:`write_records`).
 
     Before anything is read, ``target`` and ``qrels_out`` are checked: neither may be an input
     (also through a symlink or a hard link), a directory, or have an unknown extension. Every

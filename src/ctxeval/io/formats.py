@@ -42,6 +42,7 @@ from ctxeval.io.sources import (
     not_utf8,
     open_lines,
 )
+from ctxeval.io.spreadsheet import restore
 from ctxeval.records.checks import find_unwritable, plainly_writable
 from ctxeval.records.model import claimed_id
 
@@ -285,6 +286,7 @@ def _csv_items(
         header = next(rows, None)
         if header is None:
             return
+        header = [restore(name) for name in header]  # a spreadsheet's text quote taken away
         _check_header(segment, header, escaped)
         resolved = resolve(header, segment.name)
         width = len(header)
@@ -301,7 +303,11 @@ def _csv_items(
             first_line, last_line = last_line + 1, rows.line_num
             if not cells:
                 continue
-            raw_id = cells[id_column] if id_column is not None and id_column < len(cells) else None
+            raw_id = (
+                restore(cells[id_column])
+                if id_column is not None and id_column < len(cells)
+                else None
+            )
             problem = escaped and _bad_bytes(cells, header, first_line)
             if problem:
                 yield number, replace(problem, id=claimed_id(raw_id))
@@ -328,7 +334,7 @@ def _csv_items(
                         problem = problem or replace(value, id=claimed_id(raw_id))
                     record[name] = value
                 else:
-                    record[name] = cell
+                    record[name] = restore(cell)
             if problem is None and any(map(may_hold_surrogates, cells)):
                 found = unwritable(record)
                 problem = found and replace(found, id=claimed_id(raw_id), record=None)
