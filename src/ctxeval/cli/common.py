@@ -279,6 +279,12 @@ def _run_options() -> list[OptionDecorator]:
             help="Processes (default: every core, when records are slow enough to pay).",
         ),
         click.option(
+            "--batch-size",
+            type=click.IntRange(min=1),
+            help="Records scored together, by each worker (default 256); smaller batches take "
+            "less memory.",
+        ),
+        click.option(
             "--scheduler",
             help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'. "
             "Needs ctxeval[dask]; with -o, per-query rows go to that directory as Parquet.",
@@ -442,6 +448,7 @@ def prepare_dataset(
         fields=fields or None,
         on_error=options["on_error"],
         workers=options["workers"],
+        **batch_size(options),
         progress=options["progress"],
         scheduler=options.get("scheduler"),
         corpus=corpus(options.get("corpus")),
@@ -452,6 +459,11 @@ def prepare_dataset(
     if source is not None:
         evaluator.source = source
     return PreparedRun(evaluator, mode, tuple(options["ks"]))
+
+
+def batch_size(options: dict[str, Any]) -> dict[str, Any]:
+    """``--batch-size`` as the evaluator's keyword, when it was given (else its default)."""
+    return {} if options.get("batch_size") is None else {"batch_size": options["batch_size"]}
 
 
 def chroma_measures(specs: Sequence[str]) -> list[str]:

@@ -53,6 +53,7 @@ class CommandSettings(BaseModel):
     )
     on_error: Literal["raise", "skip"] | None = None
     workers: int | None = Field(None, ge=1)
+    batch_size: int | None = Field(None, ge=1, description="records scored together (256)")
     scheduler: str | None = None
     retrieved_field: str | None = None
     ground_truth_field: str | None = None

@@ -14,6 +14,7 @@ import click
 
 from ctxeval.cli.common import (
     MeasureType,
+    batch_size,
     check_gate_names,
     check_gates,
     check_report_path,
@@ -383,6 +384,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
             max_retrieved=options["max_retrieved"],
             missing_queries="zero" if complete else "skip",
             workers=options["workers"],
+            **batch_size(options),
             progress=options["progress"],
         )
         check_gate_names(gates, expected_columns(evaluator.metrics_for("id"), options["ks"]))
