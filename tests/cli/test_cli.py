@@ -335,6 +335,27 @@ def test_trec_line_errors(tmp_path: Path) -> None:
     assert f"{bad}:2: the score (5th column) must be a number, found 'high'" in done.stderr
 
 
+def test_convert_leaves_out_the_runs_unjudged_queries_as_evaluate_does(tmp_path: Path) -> None:
+    """A query of the run without judgments is no bad record: trec_eval and evaluate --run
+    leave it out, and so does convert, with the same note (how many, the first ids)."""
+    run_path, qrels_path, _, _ = _trec_files(tmp_path)
+    extra = "".join(f"u{i} Q0 d1 1 1.0 tag\n" for i in range(1, 5))
+    run_path.write_text(run_path.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    note = (
+        "ctxeval: note: 4 query(ies) in the run have no relevance judgments in the qrels and "
+        "were left out, as trec_eval does; first: 'u1', 'u2', 'u3', ...\n"
+    )
+    records = tmp_path / "records.jsonl"
+    done = ctxeval("convert", run_path, records, "--qrels", qrels_path)
+    assert done.returncode == 0, done.stderr
+    assert note in done.stderr
+    assert "skipped" not in done.stderr
+    assert [json.loads(line)["id"] for line in records.read_text().splitlines()] == ["q1", "q2"]
+    evaluated = ctxeval("evaluate", "--run", run_path, "--qrels", qrels_path, "-m", "map")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert note in evaluated.stderr
+
+
 def test_convert_trec_to_records_and_back(tmp_path: Path) -> None:
     run_path, qrels_path, run, qrels = _trec_files(tmp_path)
     records = tmp_path / "records.jsonl"

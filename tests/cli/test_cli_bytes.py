@@ -126,3 +126,40 @@ def test_threshold_zero_never_matches_blank_chunks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["aggregate"]["context_precision"] == pytest.approx(1 / 3)
+
+
+def test_json_messages_that_end_in_at_say_at_once(tmp_path: Path) -> None:
+    """json's "Unterminated string starting at" and "Invalid control character at" are
+    followed by the column, not by a second "at" (the catalogue's "starting at at column")."""
+    data = _write(tmp_path / "d.jsonl", json.dumps(GOOD), '{"id": "q2", "retrieved_context": ["a')
+    done = ctxeval("evaluate", data)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"ctxeval: error: {data}:2: malformed JSON: Unterminated string starting at column 36 "
+        "(character 35); fix the line or remove it. Fix the record, or pass --on-error skip to "
+        "skip bad records and count them in the results\n"
+    )
+    document = tmp_path / "d.json"
+    document.write_text('[{"id": "a\tb"}]', encoding="utf-8")
+    done = ctxeval("evaluate", document)
+    assert done.stderr == (
+        f"ctxeval: error: {document}: not valid JSON: Invalid control character at line 1 "
+        "column 11\n"
+    )
+
+
+def test_a_latin1_byte_in_a_csv_is_one_skippable_row(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    row = '{},"[""a b c""]","[""a b c""]"\n'
+    rows = [row.format(f"q{i}").encode() for i in range(1, 400)]  # past a decoder's first block
+    rows[300] = rows[300].replace(b"a b c", b"caf\xe9", 1)
+    data.write_bytes(b"id,retrieved_context,ground_truth_context\n" + b"".join(rows))
+    message = (
+        f"{data}:row 301 (record 'q301'): the row is not valid UTF-8 (byte 0xe9 on line 302 of "
+        "the file, in column 'retrieved_context'); save the file as UTF-8"
+    )
+    _user_error(ctxeval("evaluate", data), f"ctxeval: error: {message}")
+    done = ctxeval("evaluate", data, "--on-error", "skip", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"]["queries"] == 398
+    assert f"ctxeval: skipped {message}\n" in done.stderr

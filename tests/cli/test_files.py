@@ -532,28 +532,50 @@ def test_evaluate_parquet_output_with_metadata_of_mixed_types(tmp_path: Path) ->
     assert [row["tags"] for row in back.per_query] == [["a", "b"], "plain"]
 
 
-@pytest.mark.parametrize("safe", [False, True])
-def test_csv_safe_neutralises_formulas(tmp_path: Path, safe: bool) -> None:
+@pytest.mark.parametrize("flag", [None, "--csv-safe", "--raw-csv"])
+def test_csv_outputs_neutralise_formulas_unless_raw(tmp_path: Path, flag: str | None) -> None:
     hostile = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)"]
     rows = [
-        {**ID_RECORDS[0], "id": hostile[0], "note": hostile[1]},
-        {**ID_RECORDS[1], "id": "q2", "note": hostile[2], "who": hostile[3]},
+        {**ID_RECORDS[0], "id": hostile[0], "note": hostile[1], "score": -0.5},
+        {**ID_RECORDS[1], "id": "q2", "note": hostile[2], "who": hostile[3], "score": 1},
     ]
     data = _jsonl(tmp_path / "ids.jsonl", rows)
     output = tmp_path / "out.csv"
-    flag = ["--csv-safe"] if safe else []
-    done = ctxeval("evaluate", data, "-o", output, "-k", "2", *flag)
+    safe = flag != "--raw-csv"
+    flags = [flag] if flag else []
+    done = ctxeval("evaluate", data, "-o", output, "-k", "2", *flags)
     assert done.returncode == 0, done.stderr
     converted = tmp_path / "records.csv"
-    assert ctxeval("convert", data, converted, *flag).returncode == 0
+    assert ctxeval("convert", data, converted, *flags).returncode == 0
     for path in (output, converted):
         with path.open(newline="", encoding="utf-8") as handle:
             cells = [cell for row in csv.reader(handle) for cell in row]
         for text in hostile:
             assert (("'" + text) in cells) is safe, (path, text)
             assert (text in cells) is not safe, (path, text)
-        # numbers are not text: a negative score is never quoted
+        assert "-0.5" in cells  # numbers are not text: a negative score is never quoted
         assert not any(cell.startswith("'-0") or cell.startswith("'0") for cell in cells)
+    # ctxeval reads its files back as they were: the quotes are taken away
+    back = EvaluationResult.load(output)
+    assert [(r["id"], r["note"]) for r in back.per_query] == [
+        (hostile[0], hostile[1]),
+        ("q2", hostile[2]),
+    ]
+    records = list(read_records(converted))
+    assert [(r.id, r.metadata["note"]) for r in records] == [  # type: ignore[union-attr]
+        (hostile[0], hostile[1]),
+        ("q2", hostile[2]),
+    ]
+
+
+def test_config_can_ask_for_raw_csv(tmp_path: Path) -> None:
+    data = _jsonl(tmp_path / "ids.jsonl", [{**ID_RECORDS[0], "id": "-1"}])
+    config = tmp_path / "ctxeval.toml"
+    config.write_text("[evaluate]\ncsv-safe = false\n")
+    output = tmp_path / "out.csv"
+    done = ctxeval("evaluate", data, "-o", output, "--config", config)
+    assert done.returncode == 0, done.stderr
+    assert output.read_text(encoding="utf-8").splitlines()[1].startswith("-1,")
 
 
 # -- 4. skipped records, stdin, the empty TREC run --------------------------------------------

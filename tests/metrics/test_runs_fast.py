@@ -498,7 +498,7 @@ def test_bad_query_outside_the_qrels_is_ignored() -> None:
     assert got == {qid: {"average_precision": (1 / 1 + 2 / 2) / 2} for qid in QRELS}
     assert messages == [
         "1 query(ies) in the run have no relevance judgments in the qrels and were left out, "
-        "as trec_eval does",
+        "as trec_eval does; first: 'unjudged'",
         # b (unjudged) and c (grade 2) tie in every judged query
         "6 query(ies) have documents with equal scores but different grades; ties were ordered "
         "by docid descending (ties='trec_eval'), which changes their scores",

@@ -4,6 +4,7 @@ array in a .jsonl file, a duplicated CSV column, damaged result files (issue 10,
 from __future__ import annotations
 
 import codecs
+import io
 import json
 from pathlib import Path
 
@@ -292,10 +293,49 @@ def test_non_utf8_json_and_csv_name_the_line(tmp_path: Path) -> None:
     path.write_bytes(b'[\n{"retrieved_context": ["\xe9"], "ground_truth_context": ["a"]}]')
     with pytest.raises(InvalidArgumentError, match=r"d\.json:2: not valid UTF-8"):
         list(read_records(path))
-    csv_path = tmp_path / "d.csv"
-    csv_path.write_bytes(b'id,retrieved_context,ground_truth_context\nq1,"[""\xe9""]","[]"\n')
-    with pytest.raises(InvalidArgumentError, match=r"d\.csv:row \d: not valid UTF-8"):
-        list(read_records(csv_path))
+
+
+CSV_HEADER = b"id,retrieved_context,ground_truth_context\n"
+CSV_ROW = b'%s,"[""a""]","[""a""]"\n'
+
+
+def test_a_latin1_byte_in_a_csv_spoils_its_row_only(tmp_path: Path) -> None:
+    """The byte's own row is a bad record naming its row and the file's line, also when it
+    lies past the first block a strict decoder would read (the catalogue's "row 1")."""
+    path = tmp_path / "d.csv"
+    good = b"".join(CSV_ROW % b"q%d" % i for i in range(1, 500))  # well over 8 KiB
+    # row 500 spans two lines (a quoted line break), the bad byte on the second
+    bad = b'q500,"[""caf\xe9""]","[""line one\nline tw\xe9""]"\n'
+    path.write_bytes(CSV_HEADER + good + bad + CSV_ROW % b"q501")
+    items = list(read_records(path))
+    errors = [item for item in items if isinstance(item, RecordError)]
+    assert len(items) == 501
+    assert [str(e) for e in errors] == [
+        f"{path}:row 500 (record 'q500'): the row is not valid UTF-8 (byte 0xe9 on line 501 of "
+        "the file, in column 'retrieved_context'); save the file as UTF-8"
+    ]
+    assert errors[0].field == "retrieved_context"
+    quoted_line = CSV_HEADER + CSV_ROW % b"q1" + b'q2,"[""a""]","[""x\ny\n\xe9""]"\n'
+    path.write_bytes(quoted_line)
+    (error,) = [item for item in read_records(path) if isinstance(item, RecordError)]
+    assert "byte 0xe9 on line 5 of the file, in column 'ground_truth_context'" in str(error)
+
+
+def test_a_latin1_byte_in_a_csv_stream_and_header(tmp_path: Path) -> None:
+    stream = io.BytesIO(CSV_HEADER + CSV_ROW % b"q\xe91" + CSV_ROW % b"q2")
+    items = list(read_records(stream, format="csv"))
+    assert isinstance(items[0], RecordError)
+    assert isinstance(items[1], Record)
+    assert "not valid UTF-8 (byte 0xe9 on line 2 of the file, in column 'id')" in str(items[0])
+    assert items[0].id == "q\\udce91"  # claimed, escaped as a lone surrogate's is
+    path = tmp_path / "h.csv"
+    path.write_bytes(b"id,retrieved_context,ground_truth_context,not\xe9\n" + CSV_ROW % b"q1")
+    with pytest.raises(InvalidArgumentError) as info:
+        list(read_records(path))
+    assert str(info.value) == (
+        f"{path}: header: the row is not valid UTF-8 (byte 0xe9 on line 1 of the file, in "
+        "column 'not\\udce9'); save the file as UTF-8"
+    )
 
 
 # -- shapes of files ---------------------------------------------------------------------------
@@ -363,3 +403,16 @@ def test_utf16_result_reads(tmp_path: Path) -> None:
     original = EvaluationResult.load(path)
     path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
     assert EvaluationResult.load(path).aggregate == original.aggregate
+
+
+def test_result_cut_inside_a_string_says_at_once(tmp_path: Path) -> None:
+    path = _saved(tmp_path, ".jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = lines[2].index('"q2"')  # the line ends inside the id: '... "id": "q'
+    path.write_text("".join(lines[:2]) + lines[2][: start + 2], encoding="utf-8")
+    with pytest.raises(InvalidArgumentError) as info:
+        EvaluationResult.load(path)
+    assert str(info.value) == (
+        f"{path}:3: not valid JSON (Unterminated string starting at column {start + 1}); the "
+        "result file is truncated or damaged: save or evaluate it again"
+    )

@@ -683,6 +683,17 @@ JSONL_BAD = [
         id="truncated-line-after-blank-lines",
     ),
     pytest.param(
+        [_line(id="q1", **TEXT), '{"id": "q2", "retrieved_context": ["a'],
+        2,
+        None,
+        None,
+        [
+            "malformed JSON: Unterminated string starting at column 36 (character 35); fix the "
+            "line or remove it"
+        ],
+        id="unterminated-string-says-at-once",
+    ),
+    pytest.param(
         [_line(id="q1", **TEXT), "[1, 2]"],
         2,
         None,
@@ -1305,6 +1316,10 @@ def test_unreadable_file(tmp_path: Path) -> None:
             ["not valid JSON: Extra data at line 2 column 1", "name the file .jsonl"],
         ),
         ('[{"id": 1},', ["not valid JSON: Expecting value at line 1 column 12"]),
+        (
+            '[{"id": "a\tb"}]',
+            ["not valid JSON: Invalid control character at line 1 column 11"],
+        ),
         ('{"rows": []}', ['"records" or "data"', "got an object with keys 'rows'"]),
         ("3", ["must hold a list of records", "got a number"]),
     ],

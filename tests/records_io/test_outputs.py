@@ -3,6 +3,7 @@ failed write keeps the result, files read back what was written."""
 
 from __future__ import annotations
 
+import csv
 import errno
 import json
 import os
@@ -11,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io import atomic
 from ctxeval.io.convert import convert_dataset, write_records
 from ctxeval.io.paths import check_output, same_file
-from ctxeval.io.spreadsheet import neutralise
+from ctxeval.io.readers import read_records
+from ctxeval.io.spreadsheet import neutralise, restore
 from ctxeval.io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from ctxeval.results import EvaluationResult
 
@@ -185,21 +189,87 @@ def test_write_records_parquet_rejects_mixed_types_naming_field_and_records(
 
 
 def test_neutralise() -> None:
-    for text in ("=1+1", "+1", "-1", "@A1", "\tx", "\rx"):
+    for text in ("=1+1", "+1", "-1", "@A1", "\tx", "\rx", "'=x", "''-x"):
         assert neutralise(text) == "'" + text
-    for value in ("a=1", "", -1.5, None, ["=x"]):
+        assert restore(neutralise(text)) == text  # type: ignore[arg-type]
+    for value in ("a=1", "", "'", "'a", "''", -1.5, -1, None, ["=x"]):
         assert neutralise(value) == value
+    for cell in ("a=1", "", "'", "'a", "=x"):  # no quote before a formula character
+        assert restore(cell) == cell
 
 
-def test_save_csv_safe(tmp_path: Path) -> None:
-    rows = [{**ID_ROWS[0], "note": "=cmd|' /C calc'!A0"}]
-    result = RetrievalEvaluator(rows, ["P@1"], workers=1).run()
-    result.save(tmp_path / "plain.csv")
-    result.save(tmp_path / "safe.csv", csv_safe=True)
-    assert EvaluationResult.load(tmp_path / "plain.csv").per_query[0]["note"] == rows[0]["note"]
-    safe = EvaluationResult.load(tmp_path / "safe.csv").per_query[0]["note"]
-    assert safe == "'" + rows[0]["note"]
-    assert json.loads((tmp_path / "safe.summary.json").read_text())["aggregate"]
+@given(st.text(alphabet="'=+-@\t\rab,\"", max_size=8))
+def test_restore_undoes_neutralise(text: str) -> None:
+    assert restore(neutralise(text)) == text  # type: ignore[arg-type]
+
+
+HOSTILE = ["=cmd|' /C calc'!A0", "-x", "@user", "+1", "'=already quoted", "\tx"]
+
+
+def _hostile_result() -> EvaluationResult:
+    rows = [
+        {**ID_ROWS[0], "id": "-1", "note": HOSTILE[0], "=field": HOSTILE[1], "n": -0.5},
+        {**ID_ROWS[1], "id": "@q2", "note": HOSTILE[2], "=field": HOSTILE[3], "n": -2},
+        {**ID_ROWS[1], "id": "q3", "note": HOSTILE[4], "=field": HOSTILE[5], "n": 3},
+    ]
+    return RetrievalEvaluator(rows, ["P@1"], workers=1).run()
+
+
+def _csv_cells(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_csv_results_quote_formulas_by_default_and_read_back_equal(tmp_path: Path) -> None:
+    result = _hostile_result()
+    saved = result.save(tmp_path / "safe.csv")
+    header, *rows = _csv_cells(saved)
+    assert header == ["id", "note", "'=field", "n", "precision@1"]
+    assert [row[:4] for row in rows] == [
+        ["'-1", "'" + HOSTILE[0], "'-x", "-0.5"],  # a negative number stays a number
+        ["'@q2", "'@user", "'+1", "-2"],
+        ["q3", "''=already quoted", "'\tx", "3"],
+    ]
+    back = EvaluationResult.load(saved)
+    assert list(back.per_query) == list(result.per_query)
+    assert back.aggregate == result.aggregate
+    assert back.summary == result.summary  # the quoting mark is not part of the result
+    assert json.loads((tmp_path / "safe.summary.json").read_text())["csv_formulas"] == "quoted"
+
+
+def test_csv_results_raw_on_request_read_back_equal(tmp_path: Path) -> None:
+    result = _hostile_result()
+    saved = result.save(tmp_path / "raw.csv", csv_safe=False)
+    header, *rows = _csv_cells(saved)
+    assert header[2] == "=field"
+    assert [row[1] for row in rows] == HOSTILE[0::2]
+    assert list(EvaluationResult.load(saved).per_query) == list(result.per_query)
+    assert "csv_formulas" not in json.loads((tmp_path / "raw.summary.json").read_text())
+
+
+def test_csv_datasets_quote_formulas_and_read_back_equal(tmp_path: Path) -> None:
+    rows = [
+        {**ID_ROWS[0], "id": "-1", "note": HOSTILE[0], "=field": HOSTILE[4]},
+        {**ID_ROWS[1], "id": "@q2", "note": HOSTILE[1], "=field": "plain"},
+    ]
+    for safe in (True, False):
+        path = tmp_path / f"records-{safe}.csv"
+        write_records(rows, path, csv_safe=safe)
+        header, first, _ = _csv_cells(path)
+        assert (header[-1], first[0], first[-1]) == (
+            ("'=field", "'-1", "''=already quoted")
+            if safe
+            else ("=field", "-1", "'=already quoted")
+        )
+        records = list(read_records(path))
+        assert [r.id for r in records] == ["-1", "@q2"]  # type: ignore[union-attr]
+        assert (
+            [r.metadata for r in records]
+            == [  # type: ignore[union-attr]
+                {"note": HOSTILE[0], "=field": HOSTILE[4] if safe else HOSTILE[4][1:]},
+                {"note": HOSTILE[1], "=field": "plain"},
+            ]
+        )
 
 
 def test_every_file_ctxeval_writes_goes_through_the_atomic_writer() -> None:

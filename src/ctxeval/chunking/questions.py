@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.foundation.errors import CtxevalWarning, InvalidArgumentError, type_name
-from ctxeval.io.sources import text_lines
+from ctxeval.io.sources import json_error, text_lines
 from ctxeval.text.locate import Locator
 
 __all__ = ["Excerpt", "ExcerptWarning", "Question", "load_questions"]
@@ -154,7 +154,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidArgumentError(
-                f"{where}: not valid JSON ({exc.msg}); each line must be one "
+                f"{where}: not valid JSON ({json_error(exc)}); each line must be one "
                 '{"id": ..., "question": ..., "excerpts": [...]} object'
             ) from None
         yield where, _with_id(row, str(number))

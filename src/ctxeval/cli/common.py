@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -9,7 +10,7 @@ import math
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -46,6 +47,25 @@ def guard(function: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__name__ = function.__name__
     wrapper.__doc__ = function.__doc__
     return wrapper
+
+
+@contextlib.contextmanager
+def conventions_as_notes() -> Iterator[None]:
+    """Say each :class:`~ctxeval.foundation.errors.ConventionWarning` raised in the block (a
+    choice made as trec_eval makes it: queries left out or scored 0, ties) as a
+    ``ctxeval: note:`` line after it, its fixes as flags; other warnings are shown as usual."""
+    from ctxeval.foundation.errors import ConventionWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConventionWarning)
+        yield
+    for warning in caught:
+        if isinstance(warning.message, ConventionWarning):
+            click.echo(f"ctxeval: note: {cli_text(warning.message)}", err=True)
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
 
 
 def show_warning(
@@ -282,6 +302,12 @@ def _run_options() -> list[OptionDecorator]:
             help="Processes (default: every core, when records are slow enough to pay).",
         ),
         click.option(
+            "--batch-size",
+            type=click.IntRange(min=1),
+            help="Records scored together, by each worker (default 256); smaller batches take "
+            "less memory.",
+        ),
+        click.option(
             "--scheduler",
             help="Run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'. "
             "Needs ctxeval[dask]; with -o, per-query rows go to that directory as Parquet.",
@@ -445,6 +471,7 @@ def prepare_dataset(
         fields=fields or None,
         on_error=options["on_error"],
         workers=options["workers"],
+        **batch_size(options),
         progress=options["progress"],
         scheduler=options.get("scheduler"),
         corpus=corpus(options.get("corpus")),
@@ -455,6 +482,11 @@ def prepare_dataset(
     if source is not None:
         evaluator.source = source
     return PreparedRun(evaluator, mode, tuple(options["ks"]))
+
+
+def batch_size(options: dict[str, Any]) -> dict[str, Any]:
+    """``--batch-size`` as the evaluator's keyword, when it was given (else its default)."""
+    return {} if options.get("batch_size") is None else {"batch_size": options["batch_size"]}
 
 
 def chroma_measures(specs: Sequence[str]) -> list[str]:

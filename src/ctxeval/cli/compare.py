@@ -13,6 +13,7 @@ import click
 from ctxeval.cli.common import (
     MeasureType,
     PreparedRun,
+    batch_size,
     dataset_options,
     fail,
     guard,
@@ -217,6 +218,7 @@ _EVALUATING = {
     **_DATASET_ONLY,
     "qrels": "--qrels",
     "workers": "--workers",
+    "batch_size": "--batch-size",
     "relevance_level": "-l/--relevance-level",
     "max_retrieved": "-M/--max-retrieved",
     "skip_missing": "--skip-missing",
@@ -293,6 +295,7 @@ def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
         max_retrieved=options["max_retrieved"],
         missing_queries="skip" if options["skip_missing"] else "zero",
         workers=options["workers"],
+        **batch_size(options),
         progress=options["progress"],
     )
     return PreparedRun(evaluator, "id", tuple(options["ks"]))

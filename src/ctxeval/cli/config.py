@@ -53,6 +53,7 @@ class CommandSettings(BaseModel):
     )
     on_error: Literal["raise", "skip"] | None = None
     workers: int | None = Field(None, ge=1)
+    batch_size: int | None = Field(None, ge=1, description="records scored together (256)")
     scheduler: str | None = None
     retrieved_field: str | None = None
     ground_truth_field: str | None = None
@@ -77,7 +78,9 @@ class CommandSettings(BaseModel):
     qrels: str | None = Field(None, description="TREC qrels of compare's TREC runs")
     report: str | None = None
     csv_safe: bool | None = Field(
-        None, description="neutralise spreadsheet formulas in CSV outputs (--csv-safe)"
+        None,
+        description="quote text that a spreadsheet would run as a formula in CSV outputs "
+        "(default true; false: --raw-csv)",
     )
     allow_empty: bool | None = Field(
         None, description="exit 0 even when no query was scored (--allow-empty)"

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import fail, guard
+from ctxeval.cli.common import conventions_as_notes, fail, guard
 from ctxeval.cli.exits import EXIT_USAGE
 from ctxeval.cli.fields import field_options, with_field_flags
 from ctxeval.cli.flags import cli_text
@@ -32,10 +32,12 @@ from ctxeval.cli.flags import cli_text
     help="Convert contexts (text) or chunk ids (id), when the records carry both.",
 )
 @click.option(
-    "--csv-safe",
-    is_flag=True,
-    help="With a .csv TARGET: prefix text cells that begin with = + - @ with ' so that a "
-    "spreadsheet shows them as text instead of running them as formulas.",
+    "--csv-safe/--raw-csv",
+    default=True,
+    help="With a .csv TARGET: text cells (ids, metadata) that begin with = + - @, a tab or a "
+    "carriage return get a leading ' so that a spreadsheet shows them as text instead of "
+    "running them as formulas (the default; ctxeval reads the file back without the quotes). "
+    "--raw-csv writes them as they are.",
 )
 @with_field_flags
 @guard
@@ -49,6 +51,9 @@ def convert_command(source: str, target: str, **options: Any) -> None:
           --qrels tests/fixtures/trec_eval/qrels.test        # TREC -> ID-mode records
       ctxeval convert id-records.jsonl run.trec --qrels-out qrels.txt   # ID mode -> TREC
 
+    With --qrels, a query of the run without judgments is left out with a note, as trec_eval
+    and evaluate --run leave it out; a judged query the run lacks gets an empty ranking.
+
     TARGET (and --qrels-out) may not be an input; every file is written atomically. A TREC
     TARGET refuses ids with whitespace and, with --qrels-out, grades that are not whole numbers:
     they would read back different. A run's tag (6th column) is kept in the records' run_tag
@@ -57,14 +62,15 @@ def convert_command(source: str, target: str, **options: Any) -> None:
     from ctxeval.io.convert import convert_dataset
 
     fields = field_options(options)
-    written, skipped = convert_dataset(
-        source,
-        target,
-        qrels=options["qrels_file"],
-        qrels_out=options["qrels_out"],
-        fields=fields or None,
-        csv_safe=options["csv_safe"],
-    )
+    with conventions_as_notes():  # a run's queries without judgments: left out, as trec_eval
+        written, skipped = convert_dataset(
+            source,
+            target,
+            qrels=options["qrels_file"],
+            qrels_out=options["qrels_out"],
+            fields=fields or None,
+            csv_safe=options["csv_safe"],
+        )
     click.echo(f"ctxeval: wrote {written} records to {target}", err=True)
     for message in skipped[:5]:
         click.echo(f"ctxeval: skipped {cli_text(message)}", err=True)

@@ -7,7 +7,6 @@ import os
 import shutil
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,11 @@ import click
 
 from ctxeval.cli.common import (
     MeasureType,
+    batch_size,
     check_gate_names,
     check_gates,
     check_report_path,
+    conventions_as_notes,
     dataset_options,
     expected_columns,
     fail,
@@ -30,7 +31,6 @@ from ctxeval.cli.common import (
     save_or_fail,
     write_run_report,
 )
-from ctxeval.cli.flags import cli_text
 from ctxeval.cli.trec_eval import (
     DEFAULT_MEASURES,
     TREC_EVAL_VERSIONS,
@@ -127,10 +127,12 @@ Examples:
     "P@5, recall@100.",
 )
 @click.option(
-    "--csv-safe",
-    is_flag=True,
-    help="With -o results.csv: prefix text cells that begin with = + - @ with ' so that a "
-    "spreadsheet shows them as text instead of running them as formulas.",
+    "--csv-safe/--raw-csv",
+    default=True,
+    help="With -o results.csv: text cells (ids, metadata) that begin with = + - @, a tab or a "
+    "carriage return get a leading ' so that a spreadsheet shows them as text instead of "
+    "running them as formulas (the default; ctxeval reads its file back without the quotes). "
+    "--raw-csv writes them as they are.",
 )
 @click.option(
     "--report",
@@ -355,7 +357,6 @@ def _trec_eval_version(options: dict[str, Any]) -> None:
 def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> tuple[Any, Any]:
     """The result of --run against --qrels, and the ID-mode records it scored (for --report)."""
     from ctxeval.evaluator import RetrievalEvaluator
-    from ctxeval.foundation.errors import ConventionWarning
     from ctxeval.io.trec import read_trec_run
 
     measures = list(options["measures"])
@@ -374,8 +375,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
     complete = options["complete"]
     if complete is None:  # trec_eval's report is trec_eval's default: without -c
         complete = options["fmt"] != "trec_eval"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConventionWarning)
+    with conventions_as_notes():
         evaluator = RetrievalEvaluator.from_trec(
             run_file,
             options["qrels_file"],
@@ -384,6 +384,7 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
             max_retrieved=options["max_retrieved"],
             missing_queries="zero" if complete else "skip",
             workers=options["workers"],
+            **batch_size(options),
             progress=options["progress"],
         )
         check_gate_names(gates, expected_columns(evaluator.metrics_for("id"), options["ks"]))
@@ -394,11 +395,4 @@ def _evaluate_trec(options: dict[str, Any], gates: list[tuple[str, float]]) -> t
                 err=True,
             )
         result = evaluator.run(k=list(options["ks"]) or None)
-    for warning in caught:
-        if isinstance(warning.message, ConventionWarning):
-            click.echo(f"ctxeval: note: {cli_text(warning.message)}", err=True)
-        else:
-            warnings.showwarning(
-                warning.message, warning.category, warning.filename, warning.lineno
-            )
     return result, evaluator.dataset

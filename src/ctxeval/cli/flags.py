@@ -60,6 +60,8 @@ FLAGS: dict[str, Say] = {
     "fields.text_key": "--text-key {value}",
     "fields.scores": "--scores-field {value}",
     "on_error": "--on-error {value}",
+    "workers": "--workers {value}",
+    "batch_size": "--batch-size {value}",
     "threshold": "--threshold {value}",
     "primary": "--primary {value}",
     "align": "--align {value}",

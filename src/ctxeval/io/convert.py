@@ -6,7 +6,7 @@ import csv
 import itertools
 import json
 import os
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,11 @@ from ctxeval.io.readers import read_records
 from ctxeval.io.spreadsheet import neutralise
 from ctxeval.io.trec import (
     check_trec_qrels,
-    read_qrels,
-    read_trec_run,
     run_tag,
+    trec_records,
     write_trec_qrels,
     write_trec_run,
 )
-from ctxeval.metrics.runs import rank_documents
 from ctxeval.records.model import Record, RecordError
 from ctxeval.records.values import GradedText
 
@@ -70,12 +68,14 @@ def record_to_dict(record: Record) -> dict[str, Any]:
 
 
 def write_records(
-    rows: Iterable[dict[str, Any]], target: str | os.PathLike[str], *, csv_safe: bool = False
+    rows: Iterable[dict[str, Any]], target: str | os.PathLike[str], *, csv_safe: bool = True
 ) -> int:
     """Write dicts as .jsonl, .json, .csv (list and dict cells JSON-encoded) or .parquet,
-    atomically. ``csv_safe`` prefixes CSV text cells that a spreadsheet would run as a formula
-    with ``'`` (:mod:`ctxeval.io.spreadsheet`). A Parquet column whose values have different
-    types in different records is rejected, naming the field and the two records."""
+    atomically. ``csv_safe`` (the default) prefixes CSV text cells and column names that a
+    spreadsheet would run as a formula with ``'`` (:mod:`ctxeval.io.spreadsheet`), which the
+    CSV reader takes away again; ``csv_safe=False`` writes them as they are. A Parquet column
+    whose values have different types in different records is rejected, naming the field and
+    the two records."""
     path = Path(target)
     suffix = path.suffix.lower()
     count = 0
@@ -93,16 +93,14 @@ def write_records(
         materialised = list(rows)
         columns = list(dict.fromkeys(key for row in materialised for key in row))
         with atomic_write(path) as out:
-            writer = csv.DictWriter(out, fieldnames=columns)
-            writer.writeheader()
+            writer = csv.writer(out)
+            writer.writerow(map(neutralise, columns) if csv_safe else columns)
             for row in materialised:
-                cells = {
-                    k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
-                    for k, v in row.items()
-                }
-                if csv_safe:
-                    cells = {k: neutralise(v) for k, v in cells.items()}
-                writer.writerow(cells)
+                cells = [
+                    json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+                    for v in map(row.get, columns)
+                ]
+                writer.writerow(map(neutralise, cells) if csv_safe else cells)
         count = len(materialised)
     elif suffix == ".parquet":
         pa = require("pyarrow", purpose=f"writing {path}", extra="parquet")
@@ -194,27 +192,15 @@ def _run_scores(record: Record) -> dict[str, float]:
     return {str(doc): score for doc, score in zip(record.retrieved, scores, strict=True)}
 
 
-def _trec_records(
-    run_path: str, qrels_path: str, skipped: list[str | RecordError]
-) -> Iterator[dict[str, Any]]:
-    run = read_trec_run(run_path)
-    qrels = read_qrels(qrels_path)
+def _trec_records(run_path: str, qrels_path: str) -> list[dict[str, Any]]:
+    """The run joined with the qrels as ``evaluate --run`` joins them (:func:`trec_records`:
+    the run's queries without judgments left out with a note, as trec_eval does; a judged
+    query absent from the run with an empty ranking), each record keeping the run's tag."""
     tag = run_tag(run_path)  # kept in each record, so that converting back writes it again
     kept = {} if tag is None else {RUN_TAG_FIELD: tag}
-    for qid in run:
-        if qid not in qrels:
-            skipped.append(f"{run_path}: query {qid!r} has no judgments in {qrels_path}")
-    for qid, judged in qrels.items():
-        scored = run.get(qid, {})
-        ranked: list[Hashable] = rank_documents(scored, location=f"run[{qid!r}]")
-        scores = [scored[doc] for doc in ranked]  # type: ignore[index]
-        yield {
-            "id": qid,
-            "retrieved_ids": ranked,
-            "retrieved_scores": scores,
-            "qrels": judged,
-            **kept,
-        }
+    # The records keep the scores, so ties are the evaluation's business, not a note here.
+    records = trec_records(run_path, qrels_path, tie_order_matters=False, note_missing=False)
+    return [{**record, **kept} for record in records]
 
 
 def _tag(tags: set[str | None], source: str) -> str:
@@ -251,20 +237,22 @@ def convert_dataset(
     qrels: str | None = None,
     qrels_out: str | None = None,
     fields: dict[str, str] | None = None,
-    csv_safe: bool = False,
-) -> tuple[int, list[str | RecordError]]:
-    """Convert ``source`` to ``target``; returns records written and the skipped ones: each a
-    :class:`~ctxeval.records.model.RecordError` (a bad record) or a message (a query of the run
-    without judgments); ``str()`` of either is its message.
+    csv_safe: bool = True,
+) -> tuple[int, list[RecordError]]:
+    """Convert ``source`` to ``target``; returns records written and the bad records skipped.
 
     - ``qrels`` given: ``source`` is a TREC run, joined with the qrels into ID-mode records
       with the run's scores (``retrieved_scores``; a query judged but absent from the run gets
-      an empty ranking, as trec_eval ``-c``);
+      an empty ranking, as trec_eval ``-c``; a query of the run without judgments is left out,
+      as trec_eval and ``evaluate --run`` leave it out, with a
+      :class:`~ctxeval.foundation.errors.ConventionWarning` naming how many and the first);
     - ``target`` ending in .trec/.run/.txt: ID-mode records are written as a TREC run (score =
       the record's ``retrieved_scores`` when they rank it as listed, else length - rank) and,
       with ``qrels_out``, their qrels; ids with whitespace and grades that are not whole numbers
       are rejected (they would read back different);
-    - otherwise any dataset the readers accept is written with canonical field names.
+    - otherwise any dataset the readers accept is written with canonical field names (a CSV
+      ``target`` with its formula-like text cells quoted unless ``csv_safe=False``: see
+      :func:`write_records`).
 
     Before anything is read, ``target`` and ``qrels_out`` are checked: neither may be an input
     (also through a symlink or a hard link), a directory, or have an unknown extension. Every
@@ -272,9 +260,9 @@ def convert_dataset(
     """
     trec_target = Path(target).suffix.lower() in _TREC_SUFFIXES
     _check_targets(source, target, qrels, qrels_out, trec_target)
-    skipped: list[str | RecordError] = []
+    skipped: list[RecordError] = []
     if qrels is not None:
-        rows = _trec_records(source, qrels, skipped)
+        rows = _trec_records(source, qrels)
         return write_records(rows, target, csv_safe=csv_safe), skipped
 
     def good_records() -> Iterator[Record]:

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
-from ctxeval.io.sources import import_parquet, not_utf8, text_lines
+from ctxeval.io.sources import import_parquet, json_error, not_utf8, text_lines
 
 __all__ = ["DOCUMENT_EXTENSIONS", "load_corpus"]
 
@@ -123,7 +123,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, object]]:
             yield where, json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidArgumentError(
-                f"{where}: not valid JSON ({exc.msg}); each line must be one "
+                f"{where}: not valid JSON ({json_error(exc)}); each line must be one "
                 '{"id": ..., "text": ...} object'
             ) from None
 

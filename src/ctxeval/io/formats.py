@@ -34,7 +34,15 @@ from ctxeval.foundation.errors import (
     type_name,
 )
 from ctxeval.io.fields import ResolvedFields
-from ctxeval.io.sources import Segment, bom_encoding, import_parquet, not_utf8, open_lines
+from ctxeval.io.sources import (
+    Segment,
+    bom_encoding,
+    import_parquet,
+    json_error,
+    not_utf8,
+    open_lines,
+)
+from ctxeval.io.spreadsheet import restore
 from ctxeval.records.checks import find_unwritable, plainly_writable
 from ctxeval.records.model import claimed_id
 
@@ -176,10 +184,7 @@ def _malformed(exc: json.JSONDecodeError, line: str | bytes, first: bool) -> str
             "the line holds NUL bytes: the file looks like UTF-16 without a byte-order mark; "
             "save it as UTF-8"
         )
-    return (
-        f"malformed JSON: {exc.msg} at column {exc.colno} (character {exc.pos}); fix the line "
-        "or remove it"
-    )
+    return f"malformed JSON: {json_error(exc)} (character {exc.pos}); fix the line or remove it"
 
 
 def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
@@ -201,8 +206,7 @@ def read_json(segment: Segment, resolve: Resolve) -> Iterator[Item]:
             fixes = (Fix("format", "jsonl", "name the file .jsonl or pass format='jsonl'"),)
             hint = f"; it looks like JSON lines: {fixes[0].text}"
         raise InvalidArgumentError(
-            f"{segment.name}: not valid JSON: {exc.msg} at line {exc.lineno} column "
-            f"{exc.colno}{hint}",
+            f"{segment.name}: not valid JSON: {json_error(exc, line=True)}{hint}",
             fixes=fixes,
         ) from None
     except UnicodeDecodeError as exc:
@@ -245,37 +249,45 @@ def read_iterable(segment: Segment, resolve: Resolve) -> Iterator[Item]:
 
 
 def read_csv(segment: Segment, resolve: Resolve) -> Iterator[Item]:
+    """The rows of a CSV file. UTF-8 is decoded with ``surrogateescape``: a byte that is not
+    UTF-8 (a Latin-1 ``é``) spoils its own row only, which is a bad record naming its row and
+    the file's line (a strict decoder reads ahead in blocks, so it would fail the whole file
+    at a row before the byte)."""
     if _is_empty_file(segment):
         return
     if isinstance(segment.target, str):
         with open(segment.target, "rb") as raw:
-            encoding = bom_encoding(raw.read(4)) or "utf-8-sig"
-        with open(segment.target, encoding=encoding, newline="") as file:
-            yield from _csv_items(segment, resolve, file)
+            encoding = bom_encoding(raw.read(4))
+        errors = "strict" if encoding else "surrogateescape"
+        with open(
+            segment.target, encoding=encoding or "utf-8-sig", errors=errors, newline=""
+        ) as file:
+            yield from _csv_items(segment, resolve, file, escaped=encoding is None)
     elif isinstance(segment.target, io.TextIOBase):
         yield from _csv_items(segment, resolve, segment.target)
     else:
-        text = io.TextIOWrapper(segment.target, encoding="utf-8-sig", newline="")
+        text = io.TextIOWrapper(
+            segment.target, encoding="utf-8-sig", errors="surrogateescape", newline=""
+        )
         try:
-            yield from _csv_items(segment, resolve, text)
+            yield from _csv_items(segment, resolve, text, escaped=True)
         finally:
             text.detach()  # the caller's file stays open
 
 
-def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Iterator[Item]:
+def _csv_items(
+    segment: Segment, resolve: Resolve, file: Iterable[str], *, escaped: bool = False
+) -> Iterator[Item]:
+    """``escaped``: the file was decoded with ``surrogateescape`` (its bad bytes are
+    U+DC80-U+DCFF)."""
     rows = csv.reader(file)
     number = 0
     try:
         header = next(rows, None)
         if header is None:
             return
-        repeated = sorted({name for name in header if header.count(name) > 1})
-        if repeated:
-            raise InvalidArgumentError(
-                f"{segment.name}: header: the column "
-                f"{quoted(repeated)} appears more than once; rename or remove the copies "
-                "(which one is meant cannot be told)"
-            )
+        header = [restore(name) for name in header]  # a spreadsheet's text quote taken away
+        _check_header(segment, header, escaped)
         resolved = resolve(header, segment.name)
         width = len(header)
         columns = {name: i for i, name in enumerate(header)}
@@ -285,11 +297,21 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
         }
         id_column = columns[resolved.id] if resolved.id is not None else None
         said = False  # whether the Python-literal cells were mentioned
+        last_line = rows.line_num  # the file's line where the previous row ended
         for cells in rows:
             number += 1
+            first_line, last_line = last_line + 1, rows.line_num
             if not cells:
                 continue
-            raw_id = cells[id_column] if id_column is not None and id_column < len(cells) else None
+            raw_id = (
+                restore(cells[id_column])
+                if id_column is not None and id_column < len(cells)
+                else None
+            )
+            problem = escaped and _bad_bytes(cells, header, first_line)
+            if problem:
+                yield number, replace(problem, id=claimed_id(raw_id))
+                continue
             if len(cells) != width:
                 yield (
                     number,
@@ -312,7 +334,7 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
                         problem = problem or replace(value, id=claimed_id(raw_id))
                     record[name] = value
                 else:
-                    record[name] = cell
+                    record[name] = restore(cell)
             if problem is None and any(map(may_hold_surrogates, cells)):
                 found = unwritable(record)
                 problem = found and replace(found, id=claimed_id(raw_id), record=None)
@@ -325,6 +347,43 @@ def _csv_items(segment: Segment, resolve: Resolve, file: Iterable[str]) -> Itera
             "than Python's csv field limit, raise it with csv.field_size_limit(...) or use JSONL "
             "or Parquet"
         ) from None
+
+
+# A byte that is not UTF-8, decoded with "surrogateescape".
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _check_header(segment: Segment, header: list[str], escaped: bool) -> None:
+    """The header's names are UTF-8 and none repeats; else an error (not a bad record)."""
+    if escaped and (problem := _bad_bytes(header, header, 1)):
+        raise InvalidArgumentError(f"{segment.name}: header: {problem.message}")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InvalidArgumentError(
+            f"{segment.name}: header: the column "
+            f"{quoted(repeated)} appears more than once; rename or remove the copies "
+            "(which one is meant cannot be told)"
+        )
+
+
+def _bad_bytes(cells: list[str], header: list[str], first_line: int) -> Problem | None:
+    """A Problem for the first byte of a row that is not UTF-8, naming the file's line it is on
+    (the row began on ``first_line``; a quoted cell may span lines) and its column."""
+    line = first_line
+    for i, cell in enumerate(cells):
+        found = None if cell.isascii() else _ESCAPED_BYTE.search(cell)
+        if found is None:
+            line += cell.count("\n")
+            continue
+        line += cell.count("\n", 0, found.start())
+        column = header[i] if i < len(header) else None
+        where = f", in column {column!r}" if column is not None else ""
+        return Problem(
+            f"the row is not valid UTF-8 (byte {ord(found.group()) - 0xDC00:#04x} on line "
+            f"{line} of the file{where}); save the file as UTF-8",
+            column,
+        )
+    return None
 
 
 def _say_literal(segment: Segment, number: int, column: str, line: int) -> bool:
@@ -365,8 +424,8 @@ def _decode_cell(cell: str, column: str, mode: str, role: str) -> tuple[object, 
         literal = python_literal(cell)
         if literal is None:
             return Problem(
-                f"{column} must be {expected}; got {shown!r}, which is not JSON ({exc.msg} at "
-                f"column {exc.colno}){_numpy_hint(cell)}",
+                f"{column} must be {expected}; got {shown!r}, which is not JSON "
+                f"({json_error(exc)}){_numpy_hint(cell)}",
                 column,
             ), False
         value, literal_used = literal, True

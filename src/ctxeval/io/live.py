@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError
 from ctxeval.io.fields import GROUND_TRUTH_CANDIDATES
-from ctxeval.io.sources import text_lines
+from ctxeval.io.sources import json_error, text_lines
 from ctxeval.retrieval.objects import hit_id, hit_text, retriever_function
 
 __all__ = ["LiveRecords", "question_lines"]
@@ -120,8 +120,8 @@ def question_lines(path: str) -> list[dict[str, Any]]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidArgumentError(
-                f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one question "
-                'object, e.g. {"question": ..., "excerpts": [...]}'
+                f"{path}:{number}: not valid JSON ({json_error(exc)}); each line must be one "
+                'question object, e.g. {"question": ..., "excerpts": [...]}'
             ) from None
         if not isinstance(row, dict):
             raise InvalidArgumentError(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.io.sources import text_lines
+from ctxeval.io.sources import json_error, text_lines
 
 __all__ = [
     "is_llama_index_dataset",
@@ -35,7 +35,7 @@ def read_json_document(path: str | os.PathLike[str]) -> object:
         return json.loads("".join(lines))
     except json.JSONDecodeError as exc:
         raise InvalidArgumentError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"
+            f"{path}:{exc.lineno}: not valid JSON ({json_error(exc)})"
         ) from None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import glob
 import io
+import json
 import os
 import re
 import stat
@@ -35,6 +36,7 @@ __all__ = [
     "bom_encoding",
     "format_name",
     "import_parquet",
+    "json_error",
     "locate",
     "open_binary",
     "open_lines",
@@ -325,6 +327,16 @@ def text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
             # the last good line (its decoder reads blocks, so the line is approximate).
             where = number if isinstance(line, bytes) else f"{number + 1} or after"
             raise InvalidArgumentError(f"{name}:{where}: {not_utf8(exc)}") from None
+
+
+def json_error(exc: json.JSONDecodeError, *, line: bool = False) -> str:
+    """Where and why JSON did not parse, as messages say it: ``Expecting value at column 4``,
+    ``Unterminated string starting at line 2 column 7`` (with ``line``). Some of json's own
+    messages end in "at" (``Unterminated string starting at``, ``Invalid control character
+    at``): that "at" is the one before the position, not a second one."""
+    reason = exc.msg.removesuffix(" at")
+    where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    return f"{reason} at {where}"
 
 
 def not_utf8(exc: UnicodeDecodeError) -> str:

@@ -250,14 +250,17 @@ def trec_records(
     missing_queries: str = "zero",
     *,
     tie_order_matters: bool = True,
+    note_missing: bool = True,
 ) -> list[dict[str, Any]]:
     """ID-mode records of a TREC run judged by ``qrels`` (see
     :meth:`~ctxeval.RetrievalEvaluator.from_trec`): one per judged query (``missing_queries=
     "skip"``: per judged query the run has results for, as trec_eval without ``-c``),
     documents ranked by score (ties: docid descending, as trec_eval) with their scores
-    (``retrieved_scores``), the first ``max_retrieved`` kept; warns of the queries missing from
-    the run and of ties that straddle relevance (unless ``tie_order_matters`` is False: every
-    measure averages over tied documents)."""
+    (``retrieved_scores``), the first ``max_retrieved`` kept. Warns (a
+    :class:`~ctxeval.foundation.errors.ConventionWarning`) of the queries of the run without
+    judgments (left out, as trec_eval does), of the queries missing from the run (unless
+    ``note_missing`` is False) and of ties that straddle relevance (unless
+    ``tie_order_matters`` is False: every measure averages over tied documents)."""
     from ctxeval.metrics.runs import rank_documents, ties_straddle_relevance, warn_policies
 
     ranked = read_trec_run(run)
@@ -276,7 +279,7 @@ def trec_records(
         records.append(
             {"id": qid, "retrieved_ids": kept, "retrieved_scores": scores, "qrels": grades}
         )
-    missing = [qid for qid in judged if qid not in ranked]
+    missing = [qid for qid in judged if qid not in ranked] if note_missing else []
     warn_policies(
         ranked, judged, missing, missing_queries, tied if tie_order_matters else 0, "trec_eval"
     )

@@ -461,12 +461,14 @@ def warn_policies(
             ),
             stacklevel=3,
         )
-    unjudged = operator.countOf(map(qrels.__contains__, run), False)
+    unjudged = [qid for qid in run if qid not in qrels]
     if unjudged:
+        more = ", ..." if len(unjudged) > 3 else ""
         warnings.warn(
             ConventionWarning(
-                f"{unjudged} query(ies) in the run have no relevance judgments in the qrels and "
-                "were left out, as trec_eval does"
+                f"{len(unjudged)} query(ies) in the run have no relevance judgments in the qrels "
+                f"and were left out, as trec_eval does; first: "
+                f"{', '.join(map(repr, unjudged[:3]))}{more}"
             ),
             stacklevel=3,
         )

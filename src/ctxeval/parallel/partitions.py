@@ -40,7 +40,6 @@ from ctxeval.foundation.errors import (
     Fix,
     InvalidArgumentError,
     InvalidRecordError,
-    WorkerProcessError,
 )
 from ctxeval.foundation.optional import require
 from ctxeval.io.fields import ResolvedFields, as_field_map
@@ -318,7 +317,7 @@ def evaluate_in_processes(
     if block_records is None:
         block_records = max(1_000, 20_000 // workers)
     groups = _groups(job, block_bytes, block_records)
-    with LocalPool(plan, workers) as pool:
+    with LocalPool(plan, workers, job.batch_size) as pool:
         return _evaluate_local(pool, job, plan, groups, aggregator, progress)
 
 
@@ -526,18 +525,11 @@ def _block_result(
     block: Block, records: int, future: LocalFuture
 ) -> tuple[AggregatorState, HashedClaims]:
     """A block's scoring, or the error that names its ``records`` when its worker died."""
-    try:
-        done: tuple[AggregatorState, HashedClaims] = future.result()
-        return done
-    except WorkerProcessError as exc:
-        first, last = block.first_pos, block.first_pos + max(records, 1) - 1
-        raise WorkerProcessError(
-            f"a worker process died while scoring the records from "
-            f"{_locate(block, first)} to {_locate(block, last)}; "
-            "something outside ctxeval killed it, most often the operating system's "
-            "out-of-memory killer. Run with fewer workers (workers=1, or --workers 1) or "
-            "give the run more memory"
-        ) from exc
+    first, last = block.first_pos, block.first_pos + max(records, 1) - 1
+    done: tuple[AggregatorState, HashedClaims] = future.result(
+        f"the records from {_locate(block, first)} to {_locate(block, last)}"
+    )
+    return done
 
 
 def _groups(job: Job, block_bytes: int, block_records: int) -> list[list[Block]]:

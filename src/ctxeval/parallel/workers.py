@@ -13,8 +13,10 @@ Three promises, whatever happens to the run:
   goes on. Workers ignore SIGINT: a Ctrl-C in a terminal reaches the whole process group, and
   the parent stops them.
 - **A worker that dies names the records**:
-  :class:`~ctxeval.foundation.errors.WorkerProcessError` says which records were being scored and
-  what to do, instead of a raw ``BrokenProcessPool``.
+  :class:`~ctxeval.foundation.errors.WorkerProcessError` says, in one line, which worker died and
+  how (the signal that killed it, read from its exit status), which records were being scored,
+  and what to do (fewer workers, smaller batches, more memory), instead of a raw
+  ``BrokenProcessPool``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from itertools import islice
 from types import TracebackType
 from typing import Any
 
-from ctxeval.foundation.errors import InvalidArgumentError, WorkerProcessError
+from ctxeval.foundation.errors import Fix, InvalidArgumentError, WorkerProcessError
 from ctxeval.io.atomic import terminate_raises
 from ctxeval.io.fields import ResolvedFields
 from ctxeval.io.seen_ids import SeenIds, hash_id, split_hash
@@ -59,6 +61,7 @@ __all__ = [
     "score_in_workers",
     "score_partition",
     "unsendable",
+    "worker_died",
 ]
 
 Batch = Sequence[Record | RecordError]
@@ -142,9 +145,10 @@ class LocalPool:
     workers at once.
     """
 
-    def __init__(self, plan: ScoringPlan, workers: int) -> None:
+    def __init__(self, plan: ScoringPlan, workers: int, batch_size: int = 256) -> None:
         self.plan = plan
         self.workers = workers
+        self.batch_size = batch_size  # what a dead worker's message suggests halving
         self._guard = terminate_raises()
 
     def __enter__(self) -> LocalPool:
@@ -183,7 +187,16 @@ class LocalPool:
             else arg
             for arg in args
         )
-        return LocalFuture(self.pool.submit(_call, function, given), _describe(args[0]))
+        name = _describe(args[0])
+        try:
+            future = self.pool.submit(_call, function, given)
+        except BrokenProcessPool as exc:  # a worker died since the last task was submitted
+            raise self.died(f"reading or scoring {name or 'the records'}") from exc
+        return LocalFuture(future, name, self)
+
+    def died(self, doing: str) -> WorkerProcessError:
+        """The error for this pool's dead worker, which was ``doing`` something."""
+        return worker_died(self.pool, doing, self.workers, self.batch_size)
 
     def gather(self, futures: Iterable[LocalFuture]) -> list[Any]:
         return [future.result() for future in futures]
@@ -202,23 +215,22 @@ def _describe(block: Any) -> str:
 class LocalFuture:
     """A worker's result; a dead worker is a :class:`WorkerProcessError` naming the input."""
 
-    def __init__(self, future: Future[Any], name: str) -> None:
+    def __init__(self, future: Future[Any], name: str, pool: LocalPool) -> None:
         self.future = future
         self.name = name
+        self.pool = pool
 
     def done(self) -> bool:
         return self.future.done()
 
-    def result(self) -> Any:
+    def result(self, records: str | None = None) -> Any:
+        """The task's result; ``records``: what the task scores, for the message when its
+        worker died (default: the part of the input it was given)."""
         try:
             return self.future.result()
         except BrokenProcessPool as exc:
-            where = f" while scoring {self.name}" if self.name else " while scoring"
-            raise WorkerProcessError(
-                f"a worker process died{where}; something outside ctxeval killed it, most "
-                "often the operating system's out-of-memory killer. Run with fewer workers "
-                "(workers=1, or --workers 1) or give the run more memory"
-            ) from exc
+            doing = f"scoring {records}" if records else f"reading or scoring {self.name}"
+            raise self.pool.died(doing if records or self.name else "scoring") from exc
 
 
 def score_in_workers(
@@ -241,16 +253,16 @@ def score_in_workers(
         try:
             for batch in batches:
                 if len(pending) >= window:
-                    yield _next_result(pending)
+                    yield _next_result(pending, pool, workers)
                 try:
                     future = pool.submit(_score, batch)
                 except BrokenProcessPool as exc:  # a worker died while this batch was read
                     while pending:  # the finished batches, then the error naming the lost ones
-                        yield _next_result(pending)
-                    raise WorkerProcessError(_crash_message([batch])) from exc
+                        yield _next_result(pending, pool, workers)
+                    raise _crash(pool, [batch], workers) from exc
                 pending.append((future, batch))
             while pending:
-                yield _next_result(pending)
+                yield _next_result(pending, pool, workers)
             done = True
         finally:
             if not done:
@@ -258,30 +270,76 @@ def score_in_workers(
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _next_result(pending: deque[tuple[Future[ScoredBatch], Batch]]) -> ScoredBatch:
+def _next_result(
+    pending: deque[tuple[Future[ScoredBatch], Batch]], pool: ProcessPoolExecutor, workers: int
+) -> ScoredBatch:
     try:
         result = pending[0][0].result()
     except BrokenProcessPool as exc:
         if "initializer" in str(exc):  # it failed to start, nobody killed it
+            fix = Fix("workers", 1)
             raise WorkerProcessError(
                 f"the worker processes could not start ({exc}; their error is printed above); "
-                "run with workers=1 (--workers 1) to score in this process"
+                f"run with {fix.text} to score in this process",
+                fixes=(fix,),
             ) from exc
-        batches = [batch for _, batch in pending]
-        raise WorkerProcessError(_crash_message(batches)) from exc
+        raise _crash(pool, [batch for _, batch in pending], workers) from exc
     pending.popleft()
     return result
 
 
-def _crash_message(batches: list[Batch]) -> str:
+def _crash(pool: ProcessPoolExecutor, batches: list[Batch], workers: int) -> WorkerProcessError:
+    """The error for a worker that died while ``batches`` were with the workers."""
     first, last = batches[0][0], batches[-1][-1]
     count = sum(len(batch) for batch in batches)
-    return (
-        f"a worker process died while scoring or holding {count} record(s), from "
-        f"{_name(first)} to {_name(last)}; something outside ctxeval killed it, most often the "
-        "operating system's out-of-memory killer. Run with fewer workers (workers=1, or "
-        "--workers 1), give the run more memory, or score smaller batches (batch_size=...)"
+    doing = f"scoring or holding {count} record(s), from {_name(first)} to {_name(last)}"
+    return worker_died(pool, doing, workers, max(len(batch) for batch in batches))
+
+
+def worker_died(
+    pool: ProcessPoolExecutor, doing: str, workers: int, batch_size: int
+) -> WorkerProcessError:
+    """The error for a pool that broke because a worker died while ``doing`` something: one
+    line saying which worker died and how, and what to do (half the ``workers``, half the
+    ``batch_size``, more memory). The pool is shut down first, so that every process's exit
+    status is known (the pool stops the others with SIGTERM)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=True, cancel_futures=True)
+    fewer, smaller = (
+        Fix("workers", max(1, workers // 2)),
+        Fix("batch_size", max(1, batch_size // 2)),
     )
+    return WorkerProcessError(
+        f"{_how_it_died(processes)} while {doing}. Run with fewer workers ({fewer.text}) or "
+        f"smaller batches ({smaller.text}), or give the run more memory",
+        fixes=(fewer, smaller),
+    )
+
+
+def _how_it_died(processes: list[Any]) -> str:
+    """Which worker process died and how, from the exit statuses of the pool's processes
+    (negative: killed by that signal). The pool stops the survivors with SIGTERM, so another
+    status, when there is one, is the worker that died first."""
+    ended = [(process.pid, process.exitcode) for process in processes if process.exitcode]
+    first = [(pid, code) for pid, code in ended if code != -signal.SIGTERM] or ended
+    if not first:
+        return (
+            "a worker process was killed by the system (most often because memory ran out: the "
+            "out-of-memory killer)"
+        )
+    pid, code = first[0]
+    if code > 0:
+        return f"worker process {pid} exited with status {code} before it finished"
+    if -code == signal.SIGKILL:
+        return (
+            f"worker process {pid} was killed by the system (SIGKILL: most often the "
+            "out-of-memory killer, when memory runs out)"
+        )
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = str(-code)
+    return f"worker process {pid} was killed by signal {name}"
 
 
 def _name(item: Record | RecordError) -> str:

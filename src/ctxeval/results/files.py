@@ -26,8 +26,8 @@ from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
-from ctxeval.io.sources import not_utf8, text_lines
-from ctxeval.io.spreadsheet import neutralise
+from ctxeval.io.sources import json_error, not_utf8, text_lines
+from ctxeval.io.spreadsheet import neutralise, restore
 from ctxeval.results.parts import PARTS_HEADER, is_url, parts_store
 from ctxeval.results.table import PerQueryTable
 
@@ -49,6 +49,8 @@ _SUFFIXES = ".jsonl, .json, .csv or .parquet"
 RESULT_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 #: Header key listing the Parquet columns written as JSON text (values of mixed types).
 JSON_COLUMNS = "json_columns"
+#: Summary-file key of a CSV result whose formula-like text cells were quoted (``csv_safe``).
+CSV_FORMULAS = "csv_formulas"
 
 
 def result_header(
@@ -84,14 +86,17 @@ def write_result(
     per_query: Sequence[dict[str, Any]],
     header: dict[str, Any],
     *,
-    csv_safe: bool = False,
+    csv_safe: bool = True,
 ) -> Path:
     """Write ``header`` and the rows to ``path``; the format follows the suffix.
 
-    ``csv_safe`` (CSV only) prefixes text cells that a spreadsheet would run as a formula
-    (``= + - @``) with ``'``. Parquet columns whose values have different types in different
-    rows (a metadata field that is a list here and a string there) are written as JSON text and
-    listed in the header, so that :func:`read_result` gives the values back."""
+    ``csv_safe`` (CSV only; the default) prefixes text cells, column names included, that a
+    spreadsheet would run as a formula (``= + - @``, tab, CR) with ``'``
+    (:mod:`ctxeval.io.spreadsheet`), and says so in the summary file, so that
+    :func:`read_result` takes the quotes away again; numbers are never quoted. Parquet
+    columns whose values have different types in different rows (a metadata field that is a
+    list here and a string there) are written as JSON text and listed in the header, so that
+    :func:`read_result` gives the values back."""
     target = check_result_path(path)
     suffix = target.suffix.lower()
     if suffix == ".jsonl":
@@ -109,17 +114,7 @@ def write_result(
                 indent=1,
             )
     elif suffix == ".csv":
-        columns = _columns(per_query)
-        with atomic_write(target) as out:
-            writer = csv.DictWriter(out, fieldnames=columns)
-            writer.writeheader()
-            for row in per_query:
-                cells = {k: _csv_cell(row.get(k)) for k in columns}
-                if csv_safe:
-                    cells = {k: neutralise(v) for k, v in cells.items()}
-                writer.writerow(cells)
-        with atomic_write(_sidecar(target)) as out:
-            json.dump(header, out, ensure_ascii=False, indent=1)
+        _write_csv(target, per_query, header, csv_safe)
     elif suffix == ".parquet":
         pq = require("pyarrow.parquet", purpose=f"saving {target}", extra="parquet")
         table, encoded = _arrow_table_encoded(per_query)
@@ -131,6 +126,27 @@ def write_result(
     else:
         raise InvalidArgumentError(f"cannot save results to {target}: use a {_SUFFIXES} name")
     return target
+
+
+def _write_csv(
+    target: Path, per_query: Sequence[dict[str, Any]], header: dict[str, Any], safe: bool
+) -> None:
+    """The rows to ``target``, the header to its summary file (marked when the cells that
+    look like formulas were quoted)."""
+    columns = _columns(per_query)
+    cell = (lambda value: neutralise(_csv_cell(value))) if safe else _csv_cell
+    with atomic_write(target) as out:
+        writer = csv.writer(out)
+        writer.writerow(map(neutralise, columns) if safe else columns)
+        for row in per_query:
+            writer.writerow([cell(row.get(k)) for k in columns])
+    with atomic_write(_sidecar(target)) as out:
+        json.dump(
+            {**header, CSV_FORMULAS: "quoted"} if safe else header,
+            out,
+            ensure_ascii=False,
+            indent=1,
+        )
 
 
 class FinishedRun(Protocol):
@@ -306,12 +322,8 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
                 "missing; keep the two files together"
             )
         header = _header(_json_file(sidecar), sidecar)
-        # ids stay strings ("007", "1e3"); other cells were written as JSON scalars.
-        rows = (
-            {k: (v if k == "id" else _from_csv(v)) for k, v in row.items()}
-            for row in csv.DictReader(line for _, line in text_lines(source))
-        )
-        return header, _rows(rows, header)
+        quoted = header.pop(CSV_FORMULAS, None) == "quoted"
+        return header, _rows(_csv_rows(source, quoted), header)
     if suffix == ".parquet":
         pq = require("pyarrow.parquet", purpose=f"loading {source}", extra="parquet")
         try:
@@ -338,7 +350,7 @@ def _json_line(source: Path, number: int, line: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidArgumentError(
-            f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the result "
+            f"{source}:{number}: not valid JSON ({json_error(exc)}); the result "
             "file is truncated or damaged: save or evaluate it again"
         ) from None
     except RecursionError:
@@ -361,7 +373,7 @@ def _json_text(source: Path | str, text: bytes) -> Any:
         return json.loads(text)  # bytes: UTF-8, UTF-16 or UTF-32, as json detects them
     except json.JSONDecodeError as exc:
         raise InvalidArgumentError(
-            f"{source}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); the "
+            f"{source}:{exc.lineno}: not valid JSON ({json_error(exc)}); the "
             "file is truncated or damaged: save or evaluate it again"
         ) from None
     except UnicodeDecodeError as exc:
@@ -397,6 +409,25 @@ def _rows(rows: Iterable[dict[str, Any]], header: dict[str, Any]) -> Sequence[di
             return [*table, row, *remaining]
         table.append_row(row)
     return table
+
+
+def _csv_rows(source: Path, quoted: bool) -> Iterator[dict[str, Any]]:
+    """The rows of a CSV result. ids stay strings ("007", "1e3"); other cells were written as
+    JSON scalars, except text that was quoted (``quoted``: the file was written ``csv_safe``),
+    which is given back as the text it was."""
+    lines = csv.reader(line for _, line in text_lines(source))
+    columns = next(lines, [])
+    if quoted:
+        columns = [restore(name) for name in columns]
+    for cells in lines:
+        if not cells:
+            continue  # a blank line, as csv.DictReader skips it
+        row = {}
+        for name, value in zip(columns, cells, strict=False):
+            text = restore(value) if quoted else value
+            was_quoted = len(text) != len(value)
+            row[name] = text if name == "id" or was_quoted else _from_csv(value)
+        yield row
 
 
 def _from_csv(value: str) -> Any:

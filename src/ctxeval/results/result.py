@@ -99,17 +99,18 @@ class EvaluationResult:
         return pd.DataFrame(self.per_query)
 
     # -- files -------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str], *, csv_safe: bool = False) -> Path:
+    def save(self, path: str | os.PathLike[str], *, csv_safe: bool = True) -> Path:
         """Write the result to ``.jsonl``, ``.json``, ``.csv`` or ``.parquet``, atomically.
 
         The file appears complete or not at all, even after an error, Ctrl-C or SIGTERM. JSONL
         puts the aggregate and summary on the first line and one query per line after it; CSV
         writes the per-query rows and the rest to ``<name>.summary.json`` beside it; Parquet
         keeps the rest in the file's metadata. A path that is the run's dataset, a directory or
-        has another extension is refused before anything is written. ``csv_safe=True`` (CSV
-        only) prefixes text cells beginning with ``= + - @`` with ``'`` so that a spreadsheet
-        shows them as text instead of running them as formulas; they then read back with the
-        quote (see docs/decisions.md).
+        has another extension is refused before anything is written. In CSV, text cells (ids,
+        metadata, column names) beginning with ``= + - @``, a tab or a carriage return get a
+        leading ``'`` so that a spreadsheet shows them as text instead of running them as
+        formulas; :meth:`load` takes the quote away again, and numbers are never quoted.
+        ``csv_safe=False`` writes the text as it is (see docs/decisions.md).
         """
         source = self.summary.get("source")
         inputs = [source] if isinstance(source, str) and os.path.isfile(source) else []
