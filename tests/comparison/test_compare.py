@@ -690,3 +690,25 @@ def test_the_legend_tells_the_baseline_from_the_run_it_is_compared_with() -> Non
         "diff: mean per query of (this run - baseline run), with its 95% bootstrap CI; "
     )
     assert "W/T/L: queries where this run is above / level with / below baseline run;" in legend
+
+
+def test_the_columns_legend_says_how_each_family_of_columns_differs() -> None:
+    values = [0.1 * (i % 7) for i in range(20)]
+    runs = {
+        name: result({"context_precision@5": values, "precision@5": [v / 2 for v in values]})
+        for name in ("a", "b")
+    }
+    report = compare(runs, metrics="all", n_resamples=50)
+    legend = report.columns_legend()
+    assert legend is not None
+    assert "context_*: of the chunks fed (at most K)" in legend
+    assert "precision over K even when fewer were retrieved" in legend
+    assert "span_*" not in legend
+    assert legend in str(report)
+    only_spans = compare(
+        {n: result({"span_iou@5": values}) for n in ("a", "b")}, metrics="all", n_resamples=50
+    )
+    assert only_spans.columns_legend() == (
+        "columns: span_*: over characters of the documents, the share of the context that is "
+        "answer, of the answer in the context, and their intersection over union"
+    )

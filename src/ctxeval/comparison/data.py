@@ -117,6 +117,31 @@ class PairedComparison:
     losses: int
 
 
+#: What each family of columns measures, for :meth:`ComparisonData.columns_legend`.
+_COLUMN_FAMILIES: tuple[tuple[frozenset[str], str], ...] = (
+    (
+        frozenset({"context_precision", "context_recall", "context_f1"}),
+        "context_*: of the chunks fed (at most K), the share that match a ground-truth item, "
+        "and the share of ground-truth items some chunk matches",
+    ),
+    (
+        frozenset({"precision", "recall", "f1", "hit_rate"}),
+        "precision/recall@K: trec_eval's, precision over K even when fewer were retrieved; "
+        "hit_rate: some relevant item in the top K",
+    ),
+    (
+        frozenset({"average_precision", "reciprocal_rank", "ndcg", "map", "mrr"}),
+        "average_precision, reciprocal_rank, ndcg: rank-aware, higher when relevant items come "
+        "first",
+    ),
+    (
+        frozenset({"span_precision", "span_recall", "span_iou", "span_f1"}),
+        "span_*: over characters of the documents, the share of the context that is answer, of "
+        "the answer in the context, and their intersection over union",
+    ),
+)
+
+
 # -- the report's data ---------------------------------------------------------------------------
 @dataclass
 class ComparisonData:
@@ -209,6 +234,13 @@ class ComparisonData:
             f"{self.family()}; best: the highest mean, named only when the tests put it above "
             "every other run"
         )
+
+    def columns_legend(self) -> str | None:
+        """One line on what each family of the compared columns measures (those present only):
+        ``precision@5`` and ``context_precision@5`` differ, and a reader needs to know how."""
+        names = {metric.partition("@")[0] for metric in self.metrics}
+        said = [text for family, text in _COLUMN_FAMILIES if family & names]
+        return "columns: " + "; ".join(said) if said else None
 
     def context_lines(self) -> list[str]:
         """One line per run: the mean context it fed per query at each cut-off."""

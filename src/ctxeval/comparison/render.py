@@ -28,6 +28,8 @@ def render_text(report: ComparisonData, digits: int = 4) -> str:
         for row in report.rows
     ]
     lines += ["", *_text_table(header, body, left={0, len(header) - 1}), "", report.legend()]
+    if report.columns_legend():
+        lines.append(str(report.columns_legend()))
     if report.identical_note():
         lines.append(str(report.identical_note()))
     context = report.context_lines()

@@ -108,9 +108,11 @@ def _tables(report: ComparisonReport) -> str:
         )
     level = f"{100 * (1 - report.alpha):g}% CI"
     header = ["metric", "run", "diff", level, "p", "p adjusted", "W/T/L", "n"]
+    columns = report.columns_legend()
     return (
         f'{means}<p class="note">{escape(report.legend())}</p>'
-        f'{table(header, pairs)}<p class="note">{escape(report.comparison_legend())}</p>'
+        + (f'<p class="note">{escape(columns)}</p>' if columns else "")
+        + f'{table(header, pairs)}<p class="note">{escape(report.comparison_legend())}</p>'
     )
 
 
