@@ -11,11 +11,17 @@ spec, in ctxeval's one spec grammar:
   runs from the first word's first character to the last word's last character);
 - ``fixed(tokens=256, overlap=0)``: windows of ``tokens`` tokens of the ROUGE tokenizer
   (runs of ASCII letters and digits, as rouge-score), offsets as above;
+- ``fixed(tokens=256, overlap=32, tokenizer='cl100k_base')``: windows of an LLM tokenizer's
+  tokens, LangChain's ``TokenTextSplitter`` (chroma's ``FixedTokenChunker``) chunk for chunk
+  (:mod:`ctxeval.chunking.tokens`);
 - ``sentences(n=5, overlap=0)``: groups of ``n`` sentences of ctxeval's offline splitter;
 - ``paragraphs(max_words=200)``: paragraphs (separated by blank lines), consecutive ones merged
   while the group stays within ``max_words`` words; a longer paragraph is its own chunk;
 - ``recursive(chars=800)``: LangChain's recursive rule: split on blank lines, then lines, then
-  spaces, then characters, merging pieces up to ``chars`` characters.
+  spaces, then characters, merging pieces up to ``chars`` characters;
+- ``recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=[...])``: LangChain's
+  ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` (chroma's ``RecursiveTokenChunker``,
+  whose separators are the default) chunk for chunk (:mod:`ctxeval.chunking.tokens`).
 
 Word-, token-, sentence- and paragraph-based chunks begin and end on text, never on whitespace;
 character windows are taken as they are (they may begin or end inside a word, as chroma's
@@ -31,6 +37,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ctxeval.chunking.tokens import CHROMA_SEPARATORS, RecursiveTokens, TokenWindows
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
 
@@ -154,7 +161,9 @@ def _unit_spans(matches: list[re.Match[str]], size: int, overlap: int) -> list[t
 
 
 class FixedChunker(Chunker):
-    """Fixed-size windows of characters, words or tokens (give exactly one of them)."""
+    """Fixed-size windows of characters, words or tokens (give exactly one of them); tokens are
+    ROUGE tokens, or an LLM tokenizer's with ``tokenizer=`` (:class:`~ctxeval.chunking.tokens.
+    TokenWindows`)."""
 
     name = "fixed"
 
@@ -164,6 +173,7 @@ class FixedChunker(Chunker):
         words: int | None = None,
         tokens: int | None = None,
         overlap: int = 0,
+        tokenizer: str | None = None,
     ) -> None:
         sizes = (("chars", chars), ("words", words), ("tokens", tokens))
         given = {unit: size for unit, size in sizes if size is not None}
@@ -182,11 +192,23 @@ class FixedChunker(Chunker):
                 "chunk size"
             )
         self._unit, self._size = unit, size
+        self.tokenizer = tokenizer
+        self._llm = None
+        if tokenizer is not None:
+            if unit != "tokens":
+                raise InvalidArgumentError(
+                    f"fixed({unit}={size}, tokenizer={tokenizer!r}): a tokenizer goes with tokens, "
+                    f"e.g. fixed(tokens=256, tokenizer={tokenizer!r})"
+                )
+            self._llm = TokenWindows(size, overlap, tokenizer)
 
     def options(self) -> dict[str, Any]:
-        return {self._unit: self._size, "overlap": self.overlap}
+        out: dict[str, Any] = {self._unit: self._size, "overlap": self.overlap}
+        return out if self.tokenizer is None else {**out, "tokenizer": self.tokenizer}
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        if self._llm is not None:
+            return self._llm.spans(text)
         if self._unit == "chars":
             return list(_windows(len(text), self._size, self.overlap))
         pattern = _WORD if self._unit == "words" else _TOKEN
@@ -262,15 +284,55 @@ class ParagraphChunker(Chunker):
 
 class RecursiveChunker(Chunker):
     """LangChain's recursive character rule, by span: pieces split on the first separator that
-    occurs (blank line, line break, space, then single characters), merged up to ``chars``."""
+    occurs (blank line, line break, space, then single characters), merged up to ``chars``.
+
+    With ``tokens=`` instead, LangChain's recursive splitter measured in tokens, chunk for chunk
+    (:class:`~ctxeval.chunking.tokens.RecursiveTokens`)."""
 
     name = "recursive"
     _SEPARATORS: ClassVar[tuple[str, ...]] = ("\n\n", "\n", " ", "")
 
-    def __init__(self, chars: int = 800) -> None:
-        self.chars = _positive("recursive", "chars", chars)
+    def __init__(
+        self,
+        chars: int | None = None,
+        tokens: int | None = None,
+        overlap: int | None = None,
+        tokenizer: str | None = None,
+        separators: list[str] | tuple[str, ...] | None = None,
+    ) -> None:
+        self._llm = None
+        if tokens is None:
+            if (overlap, tokenizer, separators) != (None, None, None):
+                raise InvalidArgumentError(
+                    "recursive(chars=...) takes no overlap, tokenizer or separators; they go "
+                    "with tokens, e.g. recursive(tokens=200, overlap=50, tokenizer='cl100k_base')"
+                )
+            self.chars = _positive("recursive", "chars", 800 if chars is None else chars)
+            return
+        if chars is not None:
+            raise InvalidArgumentError(
+                "recursive(...): give chars or tokens, not both, e.g. recursive(tokens=200)"
+            )
+        self._llm = RecursiveTokens(
+            tokens,
+            0 if overlap is None else overlap,
+            tokenizer,
+            CHROMA_SEPARATORS if separators is None else separators,
+        )
+
+    def options(self) -> dict[str, Any]:
+        if self._llm is None:
+            return {"chars": self.chars}
+        out: dict[str, Any] = {"tokens": self._llm.size, "overlap": self._llm.overlap}
+        if self._llm.tokenizer is not None:
+            out["tokenizer"] = self._llm.tokenizer
+        if self._llm.separators != CHROMA_SEPARATORS:
+            out["separators"] = list(self._llm.separators)
+        return out
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        if self._llm is not None:
+            return self._llm.spans(text)
         pieces = self._pieces(text, 0, len(text), 0)
         merged: list[tuple[int, int]] = []
         for start, end in pieces:
@@ -312,8 +374,10 @@ CHUNKERS: dict[str, Callable[..., Chunker]] = {
 
 def parse_chunker(spec: str) -> Chunker:
     """A built-in chunker from its spec: ``"fixed(chars=800, overlap=400)"``,
-    ``"sentences(n=5)"``, ``"paragraphs(max_words=200)"``, ``"recursive(chars=800)"``."""
-    parsed = parse_spec(spec, what="chunker")
+    ``"sentences(n=5)"``, ``"paragraphs(max_words=200)"``, ``"recursive(chars=800)"``,
+    ``"fixed(tokens=256, overlap=32, tokenizer='cl100k_base')"``,
+    ``"recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=['\\n\\n', ''])"``."""
+    parsed = parse_spec(spec, what="chunker", sequences=True)
     factory = CHUNKERS.get(parsed.name)
     if factory is None:
         raise unknown_name(spec, "chunker", parsed.name, list(CHUNKERS))

@@ -32,7 +32,9 @@ Examples (from the repository's root):
 
 \b
 Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M),
-paragraphs(max_words=N), recursive(chars=N). Questions: JSONL {id, question, excerpts}
+paragraphs(max_words=N), recursive(chars=N); LLM tokens, as LangChain and chroma:
+fixed(tokens=N, overlap=M, tokenizer='cl100k_base'), recursive(tokens=N, overlap=M,
+tokenizer='cl100k_base', separators=[...]). Questions: JSONL {id, question, excerpts}
 (texts or {doc, start, end} spans) or chroma's questions CSV. See docs/chunking.md.
 """
 

@@ -39,11 +39,13 @@ class ParsedSpec:
 _USAGE = "name, name(option=value, ...) or name@k, e.g. 'rouge-chunk(threshold=0.7)' or 'ndcg@10'"
 
 
-def parse_spec(spec: str, *, what: str, usage: str = _USAGE) -> ParsedSpec:
+def parse_spec(spec: str, *, what: str, usage: str = _USAGE, sequences: bool = False) -> ParsedSpec:
     """Split a spec string into name, literal arguments and cut-off ``k``.
 
     ``what`` names the kind of spec in error messages ("strategy", "measure"); ``usage`` is
     the forms that kind takes, with examples, for the message about a malformed spec.
+    ``sequences`` admits lists (and tuples) of scalar literals as values, given as lists
+    (a chunker's ``separators=['\\n\\n', ' ']``).
     """
     if not isinstance(spec, str):
         raise SpecError(f"a {what} spec must be a string, got {type(spec).__name__}")
@@ -66,20 +68,27 @@ def parse_spec(spec: str, *, what: str, usage: str = _USAGE) -> ParsedSpec:
                 raise SpecError(f"{spec!r}: '**' is not allowed in a spec")
             if keyword.arg in kwargs:
                 raise SpecError(f"{spec!r}: option {keyword.arg!r} is given twice")
-            kwargs[keyword.arg] = _literal(spec, keyword.value)
-        args = tuple(_literal(spec, a) for a in call.args)
+            kwargs[keyword.arg] = _literal(spec, keyword.value, sequences)
+        args = tuple(_literal(spec, a, sequences) for a in call.args)
     return ParsedSpec(name=found["name"], args=args, kwargs=kwargs, k=found["k"])
 
 
 _LITERAL_TYPES = (str, int, float, bool, type(None))
 
 
-def _literal(spec: str, node: ast.expr) -> Any:
-    """A scalar literal (number, string, True/False/None) or a SpecError."""
+def _literal(spec: str, node: ast.expr, sequences: bool = False) -> Any:
+    """A scalar literal (number, string, True/False/None), with ``sequences`` a list of them,
+    or a SpecError."""
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         value = _NOT_LITERAL
+    if (
+        sequences
+        and isinstance(value, list | tuple)
+        and all(isinstance(v, _LITERAL_TYPES) for v in value)
+    ):
+        return list(value)
     if not isinstance(value, _LITERAL_TYPES):
         hint = ""
         if isinstance(node, ast.Name):  # an unquoted word: tokenizer=unicode

@@ -33,7 +33,13 @@ from typing import Any
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
 
-__all__ = ["TIKTOKEN_ENCODINGS", "is_llm_tokenizer", "llm_token_counter", "tiktoken_cache_dir"]
+__all__ = [
+    "TIKTOKEN_ENCODINGS",
+    "is_llm_tokenizer",
+    "llm_token_counter",
+    "llm_tokenizer",
+    "tiktoken_cache_dir",
+]
 
 #: The SHA-256 of each encoding's file, as tiktoken checks it.
 TIKTOKEN_ENCODINGS: dict[str, str] = {
@@ -54,10 +60,20 @@ def is_llm_tokenizer(name: str) -> bool:
 def llm_token_counter(name: str) -> Callable[[str], int]:
     """``text -> number of tokens`` for a tiktoken encoding or an ``hf:PATH`` tokenizer file."""
     if name.startswith("hf:"):
-        return _hugging_face(name.removeprefix("hf:"))
-    encoding = _tiktoken(name)
-    encode = encoding.encode_ordinary
+        tokenizer = _hugging_face(name.removeprefix("hf:"))
+        return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    encode = _tiktoken(name).encode_ordinary
     return lambda text: len(encode(text))
+
+
+def llm_tokenizer(name: str) -> Any:
+    """The tokenizer object behind ``name``, loaded offline as :func:`llm_token_counter` loads
+    it (once per process): tiktoken's ``Encoding`` for an encoding's name (``encode_ordinary``,
+    ``decode_bytes``, ...), a ``tokenizers.Tokenizer`` for ``hf:PATH`` (``encode(text,
+    add_special_tokens=False)`` gives ``ids`` and character ``offsets``)."""
+    if name.startswith("hf:"):
+        return _hugging_face(name.removeprefix("hf:"))
+    return _tiktoken(name)
 
 
 def tiktoken_cache_dir() -> Path:
@@ -130,7 +146,7 @@ def _tiktoken(name: str) -> Any:
 
 
 @functools.cache
-def _hugging_face(path: str) -> Callable[[str], int]:
+def _hugging_face(path: str) -> Any:
     file = Path(path)
     if not file.is_file():
         raise InvalidArgumentError(
@@ -144,4 +160,4 @@ def _hugging_face(path: str) -> Callable[[str], int]:
         raise InvalidArgumentError(
             f"tokenizer 'hf:{path}': not a tokenizers file ({exc}); give a tokenizer.json"
         ) from None
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    return tokenizer
