@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py           # ~25 min
+    PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py           # ~25 min quiet
     PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py --quick   # ~1 min
     PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py --user-questions 50
 
