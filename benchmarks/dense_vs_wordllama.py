@@ -2,8 +2,8 @@
 
 Run from the repository root:
 
-    PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py           # ~25 min
-    PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py --quick   # ~1 min
+    PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py           # ~25 min quiet
+    PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py --quick   # ~30 s
     PYTHONPATH=src .venv/bin/python benchmarks/dense_vs_wordllama.py --user-questions 50
 
 Data: the corpus and questions of ``benchmarks/harness.py`` (1.40 MB, 237 documents, 500
