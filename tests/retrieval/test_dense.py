@@ -112,6 +112,20 @@ def test_vectors_are_unit_length_and_zero_stays_zero() -> None:
     assert not vectors[1].any()
 
 
+def test_texts_embedded_one_call_at_a_time_read_back_as_in_one_call() -> None:
+    # A run embeds questions one by one: the cache grows in pieces, joined now and then; every
+    # read gives the vectors one call over all the texts gives, bit for bit.
+    texts = [f"text {chr(97 + i % 26)}{i}" for i in range(150)]
+    whole = EmbeddingCache(FunctionEmbedder(letters, "letters"))(texts)
+    cache = EmbeddingCache(FunctionEmbedder(letters, "letters"))
+    for i, text in enumerate(texts):
+        assert np.array_equal(cache([text]), whole[[i]])
+        if i % 37 == 0:  # a read across pieces, before and after they are joined
+            picked = [texts[j] for j in range(0, i + 1, 3)][::-1]
+            assert np.array_equal(cache(picked), whole[list(range(0, i + 1, 3))[::-1]])
+    assert np.array_equal(cache(texts), whole)
+
+
 @pytest.mark.parametrize(
     ("returned", "message"),
     [

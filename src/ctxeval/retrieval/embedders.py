@@ -216,6 +216,10 @@ def as_embedder(embedder: object) -> Embedder:
     )
 
 
+#: How many pieces :class:`EmbeddingCache` keeps before joining them into one table.
+_PIECES = 64
+
+
 class EmbeddingCache:
     """Unit-length vectors of texts, each distinct text embedded once by ``embedder``; with
     ``cache_dir``, also kept on disk between runs (:class:`~ctxeval.retrieval.disk_cache.DiskCache`:
@@ -239,10 +243,26 @@ class EmbeddingCache:
             else:
                 with progress(len(new)) as bar:
                     self._add(new, bar)
-        table = np.concatenate(self._vectors) if len(self._vectors) > 1 else self._vectors[0]
-        if len(self._vectors) > 1:
-            self._vectors = [table]
-        return table[[self._rows[t] for t in texts]]
+        rows = np.fromiter((self._rows[t] for t in texts), dtype=np.int64, count=len(texts))
+        return self._gather(rows)
+
+    def _gather(self, rows: npt.NDArray[np.int64]) -> Vectors:
+        """The vectors of table rows ``rows``. The table grows in pieces (one per call that
+        embedded something); they are joined only every :data:`_PIECES` pieces, so a run that
+        embeds one question at a time copies the table rarely, not at every question."""
+        if not self._vectors:  # nothing asked, nothing embedded yet
+            return np.zeros((0, 0), dtype=np.float32)
+        if len(self._vectors) > _PIECES:
+            self._vectors = [np.concatenate(self._vectors)]
+        if len(self._vectors) == 1:
+            return self._vectors[0][rows]
+        out = np.empty((len(rows), self._vectors[0].shape[1]), dtype=self._vectors[0].dtype)
+        start = 0
+        for piece in self._vectors:
+            inside = (rows >= start) & (rows < start + len(piece))
+            out[inside] = piece[rows[inside] - start]
+            start += len(piece)
+        return out
 
     def _add(self, texts: list[str], bar: Progress | None) -> None:
         vectors = self._embedded(texts, bar)
