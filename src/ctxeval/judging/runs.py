@@ -48,6 +48,7 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 _chain = itertools.chain.from_iterable
+_GET = operator.attrgetter("get")
 _SCORE_TYPES = frozenset({float, np.float64, int})
 # Integer scores below this convert to floats exactly, so they keep their order and their ties.
 _EXACT_INTEGERS = 2.0**53
@@ -92,10 +93,10 @@ def plain_judged(judged: object) -> bool:
 
 def _scores(scored: Sequence[dict[str, float]], total: int) -> FloatArray | None:
     """All scores in query order, or None unless every one passes :func:`plain_scored`. (The
-    list reads every score object; the type check and the copy then find them in cache.
+    tuple reads every score object; the type check and the copy then find them in cache.
     ``struct.pack`` copies floats about twice as fast as ``np.fromiter``, to the same
-    doubles.)"""
-    values = list(_chain(map(dict.values, scored)))
+    doubles, and takes the tuple as its arguments as it is.)"""
+    values = tuple(_chain(map(dict.values, scored)))
     integers = False
     if operator.countOf(map(type, values), float) != total:
         types = set(map(type, values))
@@ -143,13 +144,9 @@ def _retrieved_scores(
     (run scores are finite, so NaN means only that); None when an id cannot be looked up
     (it is not plain). Done before the ids' types are checked: the lookups read every id, and
     the check then finds them in cache."""
-    missing = itertools.repeat(math.nan)
+    lookups = map(map, map(_GET, scored), judged, itertools.repeat(itertools.repeat(math.nan)))
     try:
-        return np.fromiter(
-            _chain(map(s.get, j, missing) for s, j in zip(scored, judged, strict=True)),
-            np.float64,
-            total,
-        )
+        return np.fromiter(_chain(lookups), np.float64, total)
     except Exception:  # an unhashable id, or one whose hash fails: the per-query path tells
         return None
 
