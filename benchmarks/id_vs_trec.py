@@ -170,20 +170,17 @@ def profile_ctxeval(run: Any, qrels: Any, label: str, top: int = 12) -> None:
             cumulative(runs._evaluate_plain_queries),
         ),
         ("    ranks (run_arrays.judge_run)", cumulative(run_arrays.judge_run)),
-        ("      scores: type check + copy (_scores)", cumulative(run_arrays._scores)),
-        ("      run ids: type check (_string_ids)", cumulative(run_arrays._string_ids)),
-        ("      qrels: type check + copy (_grades)", cumulative(run_arrays._grades)),
+        ("      a chunk of queries at a time (_judge_chunk)", cumulative(run_arrays._judge_chunk)),
+        ("        scores: read, type check, copy (_scores)", cumulative(run_arrays._scores)),
         (
-            "      judged documents looked up in the run (_retrieved_scores)",
+            "        judged documents looked up in the run (_retrieved_scores)",
             cumulative(run_arrays._retrieved_scores),
         ),
+        ("        qrels: type check + copy (_grades)", cumulative(run_arrays._grades)),
+        ("        ranks: scores compared or searched (_ranks)", cumulative(run_arrays._ranks)),
+        ("        run ids: type check (_string_ids)", cumulative(run_arrays._string_ids)),
         (
-            "      sort each query's scores (_SortedScores)",
-            cumulative(run_arrays._SortedScores.__init__),
-        ),
-        ("      binary searches (_search)", cumulative(run_arrays._search)),
-        (
-            "      ties: ids of tied documents compared (_tied_before)",
+            "        ties: ids of tied documents compared (_tied_before)",
             cumulative(run_arrays._tied_before),
         ),
         (

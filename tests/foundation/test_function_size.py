@@ -27,10 +27,6 @@ EXCEPTIONS: dict[str, str] = {
         "numba kernel: one compiled loop over every record's LCS table, where a call per step "
         "would cost"
     ),
-    "judging/runs.py::judge_run": (
-        "vectorised run judging: one numpy pipeline over every query of a run, whose steps "
-        "share the same padded arrays"
-    ),
 }
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef

@@ -234,6 +234,68 @@ def test_both_tie_strategies_equal_per_query_path(
     assert messages == evaluate_per_query(run, qrels, measures, ties=ties)[1]
 
 
+@pytest.mark.parametrize(
+    ("chunk_docs", "compared_cells", "compare_each"),
+    [
+        (1 << 13, 1 << 18, False),  # default chunks and ranks; groups sorted by id
+        (2, 1 << 18, True),  # a chunk every query or two
+        (2, 0, True),  # ranks from sorted scores, not compared ones
+        (1 << 13, 0, True),
+        (1 << 13, 0, False),
+    ],
+)
+@settings(max_examples=60)
+@given(data=runs_and_qrels(), ties=st.sampled_from(["trec_eval", "input"]))
+def test_chunks_and_rank_strategies_equal_per_query_path(
+    chunk_docs: int,
+    compared_cells: int,
+    compare_each: bool,
+    data: tuple[dict[str, Any], dict[str, Any]],
+    ties: str,
+) -> None:
+    # The run is judged a chunk of queries at a time; within a chunk, ranks come from comparing
+    # each judged document's score with its whole query's, or, for long queries, from sorted
+    # scores. Every combination must give the per-query path's values and warnings.
+    run, qrels = data
+    measures = ["map", "ndcg", "mrr", "P@3", "bpref"]
+    with (
+        mock.patch.object(run_arrays, "_CHUNK_DOCS", chunk_docs),
+        mock.patch.object(run_arrays, "_COMPARED_CELLS", compared_cells),
+        mock.patch.object(run_arrays, "_compare_each", return_value=compare_each),
+    ):
+        got, messages = evaluate(run, qrels, measures, ties=ties)
+    assert_identical(got, per_query(run, qrels, measures, ties=ties))
+    assert messages == evaluate_per_query(run, qrels, measures, ties=ties)[1]
+
+
+def test_long_queries_are_compared_whole() -> None:
+    # Queries of 300 documents with few judged ones: their scores are compared whole (a row
+    # longer than 255 counts its matches another way), ties included.
+    rng = random.Random(11)
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in range(4):
+        docs = [f"d{x}" for x in rng.sample(range(10_000), 300)]
+        run[f"q{q}"] = {doc: float(rng.randrange(20)) for doc in docs}
+        qrels[f"q{q}"] = {doc: rng.choice([0, 1, 2]) for doc in rng.sample(docs, 6)}
+    scored, judged = list(run.values()), list(qrels.values())
+    lengths = np.array([len(s) for s in scored])
+    positives = sum(grade > 0 for grades in judged for grade in grades.values())
+    assert positives * int(lengths.max()) <= run_arrays._COMPARED_CELLS
+    measures = ["map", "ndcg", "ndcg@10", "mrr", "P@100", "recall@300"]
+    for ties in ("trec_eval", "input"):
+        got, _ = evaluate(run, qrels, measures, ties=ties)
+        assert_identical(got, per_query(run, qrels, measures, ties=ties))
+
+
+@pytest.mark.parametrize("width", [0, 1, 255, 256, 300])
+def test_row_counts(width: int) -> None:
+    mask = np.random.default_rng(width).random((7, width)) < 0.6
+    counts = run_arrays._row_counts(mask)
+    assert counts.dtype == np.int64
+    assert counts.tolist() == np.count_nonzero(mask, axis=1).tolist()
+
+
 def test_large_tie_groups_are_sorted_once() -> None:
     # A block of equal scores holding many graded documents: comparing each with its whole
     # group would cost 300 x 600 comparisons per query; the groups are sorted instead.
@@ -387,6 +449,38 @@ def test_which_queries_take_the_fast_path() -> None:
         MIXED_RUN, MIXED_QRELS, [("map", parse_measure("map"))], "trec_eval", 1.0
     )
     assert list(plain.scores) == ["plain", "int_scores", "numpy_scores", "qrels_list"]
+
+
+def test_scores_beyond_float_range_are_not_plain() -> None:
+    scored: list[dict[str, Any]] = [{"a": 1.0}, {"a": 10**400, "b": 1.0}]
+    judged: list[dict[str, Any]] = [{"a": 1}, {"a": 1}]
+    assert run_arrays.judge_run(scored, judged, ties="trec_eval", relevance_level=1) is None
+    assert run_arrays.judge_run(scored[:1], judged[:1], ties="trec_eval", relevance_level=1)
+
+
+class _UncomparableId:
+    """A qrels id that hashes like "a" but cannot be compared with it."""
+
+    def __hash__(self) -> int:
+        return hash("a")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("cannot compare")
+
+
+def test_ids_that_fail_the_lookup_are_left_to_the_per_query_path() -> None:
+    # Judged documents are looked up in the run before their ids' types are checked: an id
+    # whose lookup fails makes the query not plain, and the per-query path reports it.
+    run = {"q": {"a": 1.0, "b": 0.5}}
+    qrels: dict[str, Any] = {"q": {_UncomparableId(): 1, "b": 1}}
+    assert (
+        run_arrays.judge_run([run["q"]], [qrels["q"]], ties="trec_eval", relevance_level=1) is None
+    )
+    with pytest.raises(InvalidRecordError) as fast:
+        evaluate(run, qrels, ["map"])
+    with pytest.raises(InvalidRecordError) as slow:
+        evaluate_per_query(run, qrels, ["map"])
+    assert str(fast.value) == str(slow.value)
 
 
 def _plain_queries(n: int) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -2,19 +2,24 @@
 
 :func:`~ctxeval.metrics.runs.evaluate_run` can rank and judge one query at a time in Python. For
 the common input, ``{docid: float score}`` dicts with string ids, this module does the same work
-for all queries together:
+for all queries together, a chunk of queries at a time: a chunk holds a few thousand documents,
+so that its Python objects (dict entries, ids, scores), read from memory once, are still in the
+CPU's cache for the later passes over them. For each chunk:
 
-1. every query's scores go into one array, their types checked in the same pass; each query's
-   scores are sorted at once (one 2-D ``np.sort``);
-2. only retrieved documents with a positive grade can earn anything, so only their ranks are
-   needed: the number of documents scoring higher (a vectorised binary search in each query's
-   sorted scores) plus, when others share the score, the number of those the tie rule puts first
-   (docid descending as strings, as trec_eval, or input order): by comparing the document with
-   each member of its tie group, or, when groups are large and hold many graded documents, by
-   sorting each group's ids once (memory stays bounded either way);
-3. those ranks and grades become the padded :class:`~ctxeval.metrics.core.BatchJudgments` that
-   every other path emits too (in blocks of queries, so memory stays bounded), and the
-   vectorised core computes every measure from it, with the same floats as the reference.
+1. its scores go into one array and its grades into another, their types checked in the same
+   passes, and each judged document is looked up in its query's scores;
+2. only retrieved judged documents can earn anything, so only their ranks are needed: the
+   number of documents scoring higher plus, when others share the score, the number of those
+   the tie rule puts first (docid descending as strings, as trec_eval, or input order). Both
+   counts come from comparing each judged document's score with every score of its query (one
+   2-D comparison for the chunk) or, when queries are long or of very uneven lengths, from
+   binary searches in each query's sorted scores. The ids of the documents in a judged
+   document's tie group are then compared with its own, or, when groups are large and hold
+   many judged documents, each group is sorted by id once (memory stays bounded either way);
+3. the ranks, with the grades of every chunk, become the padded
+   :class:`~ctxeval.metrics.core.BatchJudgments` that every other path emits too (in blocks of
+   queries, so memory stays bounded), and the vectorised core computes every measure from it,
+   with the same floats as the reference.
 
 Anything else (ranked lists, integer ids, non-numeric or non-finite scores, integer scores that
 floats cannot hold exactly, invalid qrels) is not handled here: :func:`judge_run` returns
@@ -23,11 +28,13 @@ floats cannot hold exactly, invalid qrels) is not handled here: :func:`judge_run
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import operator
+import struct
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -41,14 +48,20 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 _chain = itertools.chain.from_iterable
+_GET = operator.attrgetter("get")
 _SCORE_TYPES = frozenset({float, np.float64, int})
 # Integer scores below this convert to floats exactly, so they keep their order and their ties.
 _EXACT_INTEGERS = 2.0**53
 _GRADE_TYPES = frozenset({int, float})
 _JUDGED_ID_TYPES = frozenset({str, int})
-# Queries whose scores are type-checked and copied together: large enough to amortise the
-# Python calls, small enough that the second pass over the score objects finds them in cache.
-_CHUNK = 64
+# Documents per chunk (about 100 bytes of Python objects each, to stay in cache between the
+# passes over them; on benchmarks/id_vs_trec.py, 8,192 and 16,384 ran alike and 32,768 about
+# 20% slower), and queries per chunk at most (for runs of many queries with few documents).
+_CHUNK_DOCS = 1 << 13
+_CHUNK_QUERIES = 1 << 10
+# Judged documents x the chunk's longest query: the most scores compared at once; beyond it
+# (long queries), ranks come from binary searches in sorted scores.
+_COMPARED_CELLS = 1 << 18
 
 
 def plain_scored(scored: object) -> bool:
@@ -79,23 +92,21 @@ def plain_judged(judged: object) -> bool:
 
 
 def _scores(scored: Sequence[dict[str, float]], total: int) -> FloatArray | None:
-    """All scores in query order, or None unless every one passes :func:`plain_scored`."""
-    out = np.empty(total, dtype=np.float64)
-    start = 0
+    """All scores in query order, or None unless every one passes :func:`plain_scored`. (The
+    tuple reads every score object; the type check and the copy then find them in cache.
+    ``struct.pack`` copies floats about twice as fast as ``np.fromiter``, to the same
+    doubles, and takes the tuple as its arguments as it is.)"""
+    values = tuple(_chain(map(dict.values, scored)))
     integers = False
-    for first in range(0, len(scored), _CHUNK):
-        values = list(_chain(map(dict.values, scored[first : first + _CHUNK])))
-        n = len(values)
-        if operator.countOf(map(type, values), float) != n:
-            types = set(map(type, values))
-            if not types <= _SCORE_TYPES:
-                return None
-            integers = integers or int in types
-        try:
-            out[start : start + n] = values
-        except OverflowError:
+    if operator.countOf(map(type, values), float) != total:
+        types = set(map(type, values))
+        if not types <= _SCORE_TYPES:
             return None
-        start += n
+        integers = int in types
+    try:
+        out = np.frombuffer(struct.pack(f"{total}d", *values), dtype=np.float64)
+    except (OverflowError, struct.error):  # an int beyond float range
+        return None
     if not np.isfinite(out).all():
         return None
     if integers and not (np.abs(out) < _EXACT_INTEGERS).all():
@@ -106,18 +117,17 @@ def _scores(scored: Sequence[dict[str, float]], total: int) -> FloatArray | None
 def _grades(judged: Sequence[dict[Any, float]], total: int) -> FloatArray | None:
     """All grades in query order, or None unless every one is a finite int or float and every
     id a string or an integer."""
-    if operator.countOf(map(type, judged), dict) != len(judged):
-        return None
     if operator.countOf(map(type, _chain(judged)), str) != total and not (
         set(map(type, _chain(judged))) <= _JUDGED_ID_TYPES
     ):
         return None
-    if operator.countOf(map(type, _chain(map(dict.values, judged))), int) != total and not (
-        set(map(type, _chain(map(dict.values, judged)))) <= _GRADE_TYPES
+    values = list(_chain(map(dict.values, judged)))
+    if operator.countOf(map(type, values), int) != total and not (
+        set(map(type, values)) <= _GRADE_TYPES
     ):
         return None
     try:
-        grades = np.fromiter(_chain(map(dict.values, judged)), np.float64, total)
+        grades = np.fromiter(values, np.float64, total)
     except OverflowError:
         return None
     return grades if np.isfinite(grades).all() else None
@@ -129,15 +139,16 @@ def _string_ids(scored: Sequence[dict[str, float]], total: int) -> bool:
 
 def _retrieved_scores(
     scored: Sequence[dict[str, float]], judged: Sequence[dict[Any, float]], total: int
-) -> FloatArray:
+) -> FloatArray | None:
     """The score of each judged document in its query's run, NaN when it was not retrieved
-    (run scores are finite, so NaN means only that)."""
-    missing = itertools.repeat(math.nan)
-    return np.fromiter(
-        _chain(map(s.get, j, missing) for s, j in zip(scored, judged, strict=True)),
-        np.float64,
-        total,
-    )
+    (run scores are finite, so NaN means only that); None when an id cannot be looked up
+    (it is not plain). Done before the ids' types are checked: the lookups read every id, and
+    the check then finds them in cache."""
+    lookups = map(map, map(_GET, scored), judged, itertools.repeat(itertools.repeat(math.nan)))
+    try:
+        return np.fromiter(_chain(lookups), np.float64, total)
+    except Exception:  # an unhashable id, or one whose hash fails: the per-query path tells
+        return None
 
 
 def _positions(query: IntArray, queries: int) -> IntArray:
@@ -174,7 +185,7 @@ class RunJudgments:
     (documents of equal score but different grades, so the tie rule decided a score). Per
     retrieved judged document (grade 0 or more; positive only without ``num_nonrelevant``), by
     query then rank: ``pair_query``, ``pair_rank`` (0-based), ``pair_grade``. Per positive grade
-    in the qrels, by query then grade descending: ``ideal_query``, ``ideal_grade``.
+    in the qrels, by query (in qrels order within a query): ``ideal_query``, ``ideal_grade``.
     """
 
     def __init__(
@@ -243,6 +254,7 @@ class RunJudgments:
         ideal_n = np.bincount(ideal_query, minlength=queries).astype(np.int64)
         ideal = np.zeros((queries, max(int(ideal_n.max(initial=0)), 1)), dtype=np.float64)
         ideal[ideal_query, _positions(ideal_query, queries)] = self.ideal_grade[lo:hi]
+        ideal = -np.sort(-ideal, axis=1)  # each query's grades highest first, then the padding
         # A dict run cannot repeat a document, so "matches some ground truth" is "is a hit";
         # the relevant documents' first matches, laid out in rank order, are the hits' ranks.
         return BatchJudgments(
@@ -260,15 +272,6 @@ class RunJudgments:
         )
 
 
-def _by_grade_descending(query: IntArray, grade: FloatArray) -> tuple[IntArray, FloatArray]:
-    """Entries grouped by query, re-ordered by grade descending within each query."""
-    if len(grade) == 0:
-        return query, grade
-    distinct, code = np.unique(grade, return_inverse=True)
-    order = np.argsort(query * len(distinct) + (len(distinct) - 1 - code), kind="stable")
-    return query[order], grade[order]
-
-
 def judge_run(
     scored: Sequence[dict[str, float]],
     judged: Sequence[dict[Any, float]],
@@ -279,86 +282,218 @@ def judge_run(
 ) -> RunJudgments | None:
     """Judge every query at once: ``scored[i]`` is query *i*'s ``{docid: score}``, ``judged[i]``
     its ``{docid: grade}``. None unless all of them pass :func:`plain_scored` and
-    :func:`plain_judged` (checked here over the whole run at once). ``judged_nonrelevant``:
-    rank the retrieved documents of grade 0 too, for bpref (False: they earn nothing in any
-    other measure, and the batches then hold no judged non-relevant ranks)."""
+    :func:`plain_judged` (checked here over the whole run, a chunk at a time).
+    ``judged_nonrelevant``: rank the retrieved documents of grade 0 too, for bpref (False: they
+    earn nothing in any other measure, and the batches then hold no judged non-relevant
+    ranks)."""
     queries = len(scored)
+    if (
+        operator.countOf(map(type, scored), dict) != queries
+        or operator.countOf(map(type, judged), dict) != queries
+    ):
+        return None
     lengths = np.fromiter(map(len, scored), np.int64, queries)
-    total = int(lengths.sum())
-    if operator.countOf(map(type, scored), dict) != queries:
-        return None
-    scores = _scores(scored, total)
-    if scores is None or not _string_ids(scored, total):
-        return None
     judged_lengths = np.fromiter(map(len, judged), np.int64, queries)
-    judged_total = int(judged_lengths.sum())
-    grades = _grades(judged, judged_total)
-    if grades is None:
-        return None
+    chunks: list[_Chunk] = []
+    for start, stop in _chunk_bounds(lengths):
+        chunk = _judge_chunk(
+            scored[start:stop],
+            judged[start:stop],
+            _Lengths(lengths[start:stop], judged_lengths[start:stop]),
+            ties=ties,
+            judged_nonrelevant=judged_nonrelevant,
+        )
+        if chunk is None:
+            return None
+        chunks.append(chunk._replace(pair_query=chunk.pair_query + start))
 
+    grades = _joined([c.grades for c in chunks], np.float64)
     judged_query = np.repeat(np.arange(queries, dtype=np.int64), judged_lengths)
-    found = _retrieved_scores(scored, judged, judged_total)
+    positive = grades > 0
+    below_level = (grades >= 0) & (grades < relevance_level)
+    return RunJudgments(
+        lengths=lengths,
+        num_relevant=np.bincount(judged_query[grades >= relevance_level], minlength=queries),
+        num_nonrelevant=(
+            np.bincount(judged_query[below_level], minlength=queries)
+            if judged_nonrelevant
+            else None
+        ),
+        tied=_joined([c.tied for c in chunks], np.bool_),
+        pair_query=_joined([c.pair_query for c in chunks], np.int64),
+        pair_rank=_joined([c.pair_rank for c in chunks], np.int64),
+        pair_grade=_joined([c.pair_grade for c in chunks], np.float64),
+        ideal_query=judged_query[positive],
+        ideal_grade=grades[positive],
+        relevance_level=relevance_level,
+    )
+
+
+def _joined(parts: list[Any], dtype: type) -> Any:
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+def _chunk_bounds(lengths: IntArray) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges of queries, each of about ``_CHUNK_DOCS`` documents (at least one
+    query, at most ``_CHUNK_QUERIES``)."""
+    ends = np.cumsum(lengths).tolist()
+    start, queries = 0, len(ends)
+    while start < queries:
+        before = ends[start - 1] if start else 0
+        stop = bisect.bisect_right(ends, before + _CHUNK_DOCS, start, queries)
+        stop = min(max(stop, start + 1), start + _CHUNK_QUERIES)
+        yield start, stop
+        start = stop
+
+
+class _Lengths(NamedTuple):
+    """A chunk's queries: documents retrieved and documents judged, per query."""
+
+    scored: IntArray
+    judged: IntArray
+
+
+class _Chunk(NamedTuple):
+    """A chunk's judgments (see :class:`RunJudgments`): every judged document's grade, in
+    qrels order; the retrieved judged documents' query, rank and grade, by query then rank;
+    per query, whether the tie rule changed a score."""
+
+    grades: FloatArray
+    pair_query: IntArray
+    pair_rank: IntArray
+    pair_grade: FloatArray
+    tied: BoolArray
+
+
+def _judge_chunk(
+    scored: Sequence[dict[str, float]],
+    judged: Sequence[dict[Any, float]],
+    lengths: _Lengths,
+    *,
+    ties: str,
+    judged_nonrelevant: bool,
+) -> _Chunk | None:
+    """One chunk of queries judged; None unless all of them are plain."""
+    total, judged_total = int(lengths.scored.sum()), int(lengths.judged.sum())
+    scores = _scores(scored, total)
+    found = None if scores is None else _retrieved_scores(scored, judged, judged_total)
+    grades = None if found is None else _grades(judged, judged_total)
+    if scores is None or found is None or grades is None:
+        return None
     # Judged documents retrieved: those with a positive grade earn gains and hits; those of
     # grade 0 (and below the level) are the judged non-relevant ones bpref counts.
     pair = np.flatnonzero(
         ((grades >= 0) if judged_nonrelevant else (grades > 0)) & ~np.isnan(found)
     )
-    pair_query, pair_score, pair_grade = judged_query[pair], found[pair], grades[pair]
-
-    positive = grades > 0
-    ideal_query, ideal_grade = _by_grade_descending(judged_query[positive], grades[positive])
-    num_relevant = np.bincount(judged_query[grades >= relevance_level], minlength=queries)
-    below_level = (grades >= 0) & (grades < relevance_level)
-    num_nonrelevant = (
-        np.bincount(judged_query[below_level], minlength=queries) if judged_nonrelevant else None
-    )
+    queries = len(lengths.scored)
+    pair_query = np.repeat(np.arange(queries, dtype=np.int64), lengths.judged)[pair]
+    pair_grade = grades[pair]
+    ranks = _ranks(scores, lengths.scored, pair_query, found[pair])
+    # The ids are read after the scores: those of tied documents are then in cache when the
+    # tie rule compares them.
+    if not _string_ids(scored, total):
+        return None
+    width = int(lengths.scored.max(initial=0))
+    rank = ranks.greater.copy()
     tied = np.zeros(queries, dtype=np.bool_)
+    shared = np.flatnonzero(ranks.equal > 1)
+    if len(shared):
+        # Documents that share a judged document's score: the tie rule decides how many of
+        # them rank before it, and whether the tie changes a score.
+        groups = _Groups.of_keys(*ranks.group_keys(shared))
+        rank[shared] += _tied_before(
+            ranks,
+            shared,
+            groups,
+            ids=np.fromiter(_chain(scored), object, total),
+            doc=np.fromiter(_chain(judged), object, judged_total)[pair[shared]],
+            ties=ties,
+        )
+        # Only a positive grade's tie can change a score (grade 0 and unjudged are alike).
+        grade = pair_grade[shared]
+        straddles = (grade > 0) & groups.mixed(ranks.equal[shared], grade)
+        tied[pair_query[shared][straddles]] = True
+    order = np.argsort(pair_query * (width + 1) + rank, kind="stable")
+    return _Chunk(grades, pair_query[order], rank[order], pair_grade[order], tied)
 
-    rank = np.zeros(len(pair), dtype=np.int64)
-    if len(pair):
-        width = int(lengths.max())
-        sorted_scores = _SortedScores(scores, lengths, width)
-        length = lengths[pair_query]
-        pair_base = sorted_scores.base[pair_query]
-        below = _search(sorted_scores.ordered, pair_base, length, pair_score, right=False)
-        at_or_below = _search(sorted_scores.ordered, pair_base, length, pair_score, right=True)
-        rank = length - at_or_below
-        equal = at_or_below - below
-        shared = np.flatnonzero(equal > 1)
-        if len(shared):
-            # Documents that share a positive-graded document's score: the tie rule decides
-            # how many of them rank before it, and whether the tie changes a score.
-            keys = np.fromiter(_chain(judged), object, judged_total)
-            rank[shared] += _tied_before(
-                scored,
-                lengths,
-                sorted_scores,
-                query=pair_query[shared],
-                below=below[shared],
-                size=equal[shared],
-                doc=keys[pair[shared]],
-                ties=ties,
-            )
-            group = pair_query[shared] * (width + 1) + below[shared]
-            same = _count_same(group, pair_grade[shared])
-            # Only a positive grade's tie can change a score (grade 0 and unjudged are alike).
-            straddles = (equal[shared] > same) & (pair_grade[shared] > 0)
-            tied[pair_query[shared][straddles]] = True
-        order = np.argsort(pair_query * (width + 1) + rank, kind="stable")
-        pair_query, rank, pair_grade = pair_query[order], rank[order], pair_grade[order]
 
-    return RunJudgments(
-        lengths=lengths,
-        num_relevant=num_relevant,
-        num_nonrelevant=num_nonrelevant,
-        tied=tied,
-        pair_query=pair_query,
-        pair_rank=rank,
-        pair_grade=pair_grade,
-        ideal_query=ideal_query,
-        ideal_grade=ideal_grade,
-        relevance_level=relevance_level,
-    )
+def _ranks(
+    scores: FloatArray, lengths: IntArray, query: IntArray, score: FloatArray
+) -> _ComparedRanks | _SortedRanks:
+    """For documents of score ``score`` in query ``query`` (of a chunk whose queries have
+    ``scores``, ``lengths[q]`` each): how many documents of its query score higher, and how
+    many the same (itself included)."""
+    queries, width = len(lengths), int(lengths.max(initial=0))
+    if len(query) * width <= _COMPARED_CELLS and queries * width <= 2 * len(scores) + 4096:
+        return _ComparedRanks(scores, lengths, query, score, width)
+    return _SortedRanks(scores, lengths, query, score, width)
+
+
+class _ComparedRanks:
+    """Ranks by comparing each document's score with every score of its query, in one
+    (documents x longest query) comparison. ``groups(shared)``: the positions (in ``scores``)
+    of the members of each ``shared`` document's tie group, group after group, and where each
+    group starts in them."""
+
+    def __init__(
+        self, scores: FloatArray, lengths: IntArray, query: IntArray, score: FloatArray, width: int
+    ) -> None:
+        queries = len(lengths)
+        if queries * width == len(scores):
+            padded = scores.reshape(queries, width)
+        else:  # padding: NaN is never higher, nor equal
+            padded = np.full((queries, width), np.nan)
+            padded[np.arange(width) < lengths[:, None]] = scores
+        rows = padded[query]
+        self.greater = _row_counts(rows > score[:, None])
+        self._equal = rows == score[:, None]
+        self.equal = _row_counts(self._equal)
+        self._start = (np.cumsum(lengths) - lengths)[query]
+        self._query = query
+        self._width = width
+        self._queries = queries
+
+    def groups(self, shared: IntArray) -> tuple[IntArray, IntArray]:
+        row, column = np.divmod(np.flatnonzero(self._equal[shared]), self._width)
+        size = self.equal[shared]
+        return self._start[shared][row] + column, np.cumsum(size) - size
+
+    def group_keys(self, shared: IntArray) -> tuple[IntArray, int]:
+        """Each ``shared`` document's tie group as a number, and a bound on those numbers."""
+        return self._query[shared] * self._width + self.greater[shared], self._queries * self._width
+
+
+def _row_counts(mask: BoolArray) -> IntArray:
+    """The number of true values in each row of ``mask``: summed as bytes when rows are
+    shorter than 256 (about twice as fast as ``np.count_nonzero``)."""
+    if mask.shape[1] < 256:
+        counts = np.add.reduce(mask.view(np.uint8), axis=1, dtype=np.uint8)
+    else:
+        counts = np.count_nonzero(mask, axis=1)
+    out: IntArray = counts.astype(np.int64)
+    return out
+
+
+class _SortedRanks:
+    """Ranks by binary searches in each query's sorted scores (long queries, or lengths too
+    uneven to pad). ``groups(shared)`` as :class:`_ComparedRanks`'s."""
+
+    def __init__(
+        self, scores: FloatArray, lengths: IntArray, query: IntArray, score: FloatArray, width: int
+    ) -> None:
+        self._sorted = _SortedScores(scores, lengths, width)
+        self._base = self._sorted.base[query]
+        length = lengths[query]
+        self._below = _search(self._sorted.ordered, self._base, length, score, right=False)
+        at_or_below = _search(self._sorted.ordered, self._base, length, score, right=True)
+        self.greater: IntArray = length - at_or_below
+        self.equal: IntArray = at_or_below - self._below
+
+    def groups(self, shared: IntArray) -> tuple[IntArray, IntArray]:
+        return self._sorted.positions(), self._base[shared] + self._below[shared]
+
+    def group_keys(self, shared: IntArray) -> tuple[IntArray, int]:
+        return self._base[shared] + self._below[shared], len(self._sorted.ordered)
 
 
 class _SortedScores:
@@ -367,7 +502,6 @@ class _SortedScores:
 
     def __init__(self, scores: FloatArray, lengths: IntArray, width: int) -> None:
         queries, total = len(lengths), len(scores)
-        self._lengths = lengths
         self._starts = np.cumsum(lengths) - lengths
         self._padded: FloatArray = np.empty((0, 0))
         self._flat_order: IntArray | None = None
@@ -387,45 +521,33 @@ class _SortedScores:
             self.ordered = scores[self._flat_order]
             self.base = self._starts
 
-    def column_index(self, involved: IntArray) -> tuple[IntArray, IntArray]:
-        """For the queries ``involved``: ``(columns, start)`` such that the document at sorted
-        position *s* of ``involved[r]`` is at position ``columns[start[r] + s]`` in its query's
-        dict (which one it is among equal scores is arbitrary but consistent)."""
+    def positions(self) -> IntArray:
+        """Where the document at each place of ``ordered`` is in ``scores`` (which one it is
+        among equal scores is arbitrary, but each appears once)."""
         if self._flat_order is not None:
-            query = np.repeat(np.arange(len(self._lengths), dtype=np.int64), self._lengths)
-            return self._flat_order - self._starts[query], self._starts[involved]
-        width = self._padded.shape[1]
-        order = np.argsort(self._padded[involved], axis=1).ravel().astype(np.int64)
-        return order, np.arange(len(involved), dtype=np.int64) * width
+            return self._flat_order
+        order = np.argsort(self._padded, axis=1).astype(np.int64)
+        return (order + self._starts[:, None]).ravel()
 
 
 def _tied_before(
-    scored: Sequence[dict[str, float]],
-    lengths: IntArray,
-    sorted_scores: _SortedScores,
+    ranks: _ComparedRanks | _SortedRanks,
+    shared: IntArray,
+    groups: _Groups,
     *,
-    query: IntArray,
-    below: IntArray,
-    size: IntArray,
+    ids: npt.NDArray[np.object_],
     doc: npt.NDArray[np.object_],
     ties: str,
 ) -> IntArray:
-    """For each document *p* that shares its score with others (``size[p]`` documents of
-    query ``query[p]``, sorted positions ``below[p]`` onwards: its tie group), how many of them
-    the tie rule ranks before it."""
-    involved, local = np.unique(query, return_inverse=True)
-    columns, column_start = sorted_scores.column_index(involved)
-    involved_lengths = lengths[involved]
-    id_start = np.cumsum(involved_lengths) - involved_lengths
-    ids = np.fromiter(
-        _chain(map(scored.__getitem__, involved.tolist())), object, int(involved_lengths.sum())
-    )
-    tie = _TieGroups(ids, columns, first=column_start[local] + below, id_start=id_start[local])
-    group = query * (int(lengths.max()) + 1) + below
-    _, first_of_group, group_of = np.unique(group, return_index=True, return_inverse=True)
-    if _compare_each(int(size.sum()), size[first_of_group]):
+    """For each document ``shared[p]`` (id ``doc[p]``, in ``groups``) that shares its score
+    with others, how many of them the tie rule ranks before it; ``ids``: the chunk's ids, in
+    the order of its scores."""
+    positions, first = ranks.groups(shared)
+    size = ranks.equal[shared]
+    tie = _TieGroups(ids, positions, first, pair_major=isinstance(ranks, _ComparedRanks))
+    if _compare_each(int(size.sum()), size[groups.first]):
         return tie.count_each(size, doc, ties)
-    return tie.count_sorted(size, doc, ties, first_of_group, group_of)
+    return tie.count_sorted(size, doc, ties, groups.first, groups.of)
 
 
 def _compare_each(comparisons: int, group_size: IntArray) -> bool:
@@ -438,8 +560,9 @@ def _compare_each(comparisons: int, group_size: IntArray) -> bool:
 
 class _TieGroups:
     """The members of tie groups: the group of pair *p* is ``size[p]`` documents whose columns
-    (positions in their query's dict) are ``columns[first[p]:][:size[p]]`` and whose ids are
-    ``ids[id_start[p] + column]``."""
+    (positions in the chunk, in their queries' dict order) are ``columns[first[p]:][:size[p]]``
+    and whose ids are ``ids[column]``. ``pair_major``: each pair has its own copy of its
+    group's members, pair after pair (``first`` is the running sum of ``size``)."""
 
     # Members compared at once when each document is compared with its whole group: bounds
     # the memory (tens of bytes per member) whatever the size of the groups.
@@ -449,23 +572,23 @@ class _TieGroups:
         self,
         ids: npt.NDArray[np.object_],
         columns: IntArray,
-        *,
         first: IntArray,
-        id_start: IntArray,
+        *,
+        pair_major: bool = False,
     ) -> None:
         self.ids = ids
         self.columns = columns
         self.first = first
-        self.id_start = id_start
+        self.pair_major = pair_major
 
-    def members(self, pairs: IntArray, size: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """For the groups of ``pairs``: each member's owner (index into ``pairs``), column and
-        index into ``ids``."""
+    def members(self, pairs: IntArray, size: IntArray) -> tuple[IntArray, IntArray]:
+        """For the groups of ``pairs``: each member's owner (index into ``pairs``) and
+        column."""
         owner = np.repeat(np.arange(len(pairs), dtype=np.int64), size)
         offset = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(size) - size, size)
         pair = pairs[owner]
         column = self.columns[self.first[pair] + offset]
-        return owner, column, self.id_start[pair] + column
+        return owner, column
 
     def count_each(self, size: IntArray, doc: npt.NDArray[np.object_], ties: str) -> IntArray:
         """Compare each document with every member of its group, a chunk of pairs at a time."""
@@ -476,8 +599,12 @@ class _TieGroups:
             limit = ends[start] + self.CHUNK
             stop = max(int(np.searchsorted(ends, limit, side="right")), start + 1)
             pairs = np.arange(start, stop, dtype=np.int64)
-            owner, column, index = self.members(pairs, size[start:stop])
-            member = self.ids[index]
+            if self.pair_major:  # the members of these pairs, as they are listed
+                owner = np.repeat(np.arange(stop - start, dtype=np.int64), size[start:stop])
+                column = self.columns[self.first[start] :][: len(owner)]
+            else:
+                owner, column = self.members(pairs, size[start:stop])
+            member = self.ids[column]
             if ties == "trec_eval":  # docid descending, compared as strings (trec_eval's strcmp)
                 earlier = member > doc[start:stop][owner]
             else:  # input order: the documents listed earlier in the query's dict
@@ -502,7 +629,7 @@ class _TieGroups:
         """Sort each group's members once, by id, together with the tied documents."""
         group_size = size[first_of_group]
         groups = len(group_size)
-        owner, column, index = self.members(first_of_group, group_size)
+        owner, column = self.members(first_of_group, group_size)
         member_start = np.cumsum(group_size) - group_size
         # One list, group after group: the group's members, then its tied documents.
         doc_order = np.argsort(group_of, kind="stable")
@@ -514,7 +641,7 @@ class _TieGroups:
             group_of[doc_order], groups
         )
         listed = np.empty(len(member_slot) + len(doc_slot), dtype=object)
-        listed[member_slot] = self.ids[index]
+        listed[member_slot] = self.ids[column]
         listed[doc_slot] = doc[doc_order]
         ids: list[str] = listed.tolist()
         is_member = np.ones(len(ids), dtype=np.bool_)
@@ -548,10 +675,33 @@ class _TieGroups:
         return listed_before - member_start[group_of]
 
 
-def _count_same(group: IntArray, grade: FloatArray) -> IntArray:
-    """For each entry, how many entries share its group and its grade (itself included)."""
-    _, code = np.unique(grade, return_inverse=True)
-    key = group * (int(code.max(initial=0)) + 1) + code
-    _, index, counts = np.unique(key, return_inverse=True, return_counts=True)
-    same: IntArray = counts[index]
-    return same
+class _Groups(NamedTuple):
+    """Tie groups of documents, numbered below ``bound``: per document, its group's number
+    (``key``), its group's index among the groups in order (``of``) and how many of these
+    documents are in its group (``sharing``); per group, one of its documents (``first``)."""
+
+    key: IntArray
+    bound: int
+    of: IntArray
+    sharing: IntArray
+    first: IntArray
+
+    @classmethod
+    def of_keys(cls, key: IntArray, bound: int) -> _Groups:
+        one = np.full(bound, -1, dtype=np.int64)
+        one[key] = np.arange(len(key), dtype=np.int64)
+        present = one >= 0
+        index = np.cumsum(present) - 1
+        count = np.bincount(key, minlength=bound)
+        return cls(key, bound, index[key], count[key], one[present])
+
+    def mixed(self, size: IntArray, grade: FloatArray) -> BoolArray:
+        """Per document: whether its tie group (of ``size[p]`` documents) holds another grade
+        than its own (a member of the group that is not among these documents, an unjudged
+        one for instance, counts as another grade)."""
+        one_grade = np.zeros(self.bound, dtype=np.float64)
+        one_grade[self.key] = grade
+        differs = np.zeros(self.bound, dtype=np.bool_)
+        differs[self.key[grade != one_grade[self.key]]] = True
+        mixed: BoolArray = (self.sharing < size) | differs[self.key]
+        return mixed

@@ -383,7 +383,7 @@ def _evaluate_plain_queries(
     for _, batch in judgments.batches(_depth([m for _, m in measures])):
         for column, (_, measure) in zip(columns, measures, strict=True):
             column.extend(measure.values(batch).tolist())
-    rows = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+    rows = map(dict, map(zip, itertools.repeat(keys), zip(*columns, strict=True)))
     no_relevant = (judgments.num_relevant == 0).tolist()
     return _PlainQueries(
         scores=dict(zip(qids, rows, strict=True)),
