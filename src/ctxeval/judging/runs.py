@@ -142,8 +142,8 @@ def _retrieved_scores(
 ) -> FloatArray | None:
     """The score of each judged document in its query's run, NaN when it was not retrieved
     (run scores are finite, so NaN means only that); None when an id cannot be looked up
-    (it is not plain). Done before the ids' types are checked: the lookups read every id, and
-    the check then finds them in cache."""
+    (it is not plain). Done before the judged ids' types are checked: the lookups read every
+    one of them, and the check then finds them in cache."""
     lookups = map(map, map(_GET, scored), judged, itertools.repeat(itertools.repeat(math.nan)))
     try:
         return np.fromiter(_chain(lookups), np.float64, total)
@@ -376,9 +376,13 @@ def _judge_chunk(
     """One chunk of queries judged; None unless all of them are plain."""
     total, judged_total = int(lengths.scored.sum()), int(lengths.judged.sum())
     scores = _scores(scored, total)
-    found = None if scores is None else _retrieved_scores(scored, judged, judged_total)
+    # The run's ids are read before the lookups, which read them again (a dict of strings keeps
+    # no hashes: each probe reads the key's), and the tie rule compares them.
+    if scores is None or not _string_ids(scored, total):
+        return None
+    found = _retrieved_scores(scored, judged, judged_total)
     grades = None if found is None else _grades(judged, judged_total)
-    if scores is None or found is None or grades is None:
+    if found is None or grades is None:
         return None
     # Judged documents retrieved: those with a positive grade earn gains and hits; those of
     # grade 0 (and below the level) are the judged non-relevant ones bpref counts.
@@ -389,10 +393,6 @@ def _judge_chunk(
     pair_query = np.repeat(np.arange(queries, dtype=np.int64), lengths.judged)[pair]
     pair_grade = grades[pair]
     ranks = _ranks(scores, lengths.scored, pair_query, found[pair])
-    # The ids are read after the scores: those of tied documents are then in cache when the
-    # tie rule compares them.
-    if not _string_ids(scored, total):
-        return None
     width = int(lengths.scored.max(initial=0))
     rank = ranks.greater.copy()
     tied = np.zeros(queries, dtype=np.bool_)
