@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxeval.chunking.model import ChunkingRun, HarnessResult
-from ctxeval.comparison.verdict import Standing, Verdict, verdict
+from ctxeval.comparison.verdict import Standing, Verdict, text_lines, verdict
 from ctxeval.cutoffs.cutoff import Cutoff, cutoff_label
 
 __all__ = [
@@ -148,21 +148,9 @@ def verdict_text(outcome: HarnessResult) -> str:
     lines = [judged.to_text()]
     tables, mark = verdict_tables(outcome)
     for header, rows in tables:
-        lines += ["", *_aligned(header, rows)]
+        lines += ["", *text_lines(header, rows, left=1)]
     if mark:
         lines.append(f"*: {mark}")
     lines += ["", f"Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):"]
     lines += [f"  {line}" for line in reach_lines(outcome)]
     return "\n".join(lines)
-
-
-def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return [
-        "  "
-        + "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in [header, *rows]
-    ]

@@ -27,7 +27,7 @@ from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.exact import exact_mean
 from ctxeval.results import EvaluationResult
 
-__all__ = ["Duel", "Standing", "Verdict", "verdict"]
+__all__ = ["Duel", "Standing", "Verdict", "text_lines", "verdict"]
 
 #: Comparisons listed one by one in a sentence; more are summarised as a count and a range.
 _LISTED = 3
@@ -179,7 +179,7 @@ class Verdict:
             lines += [f"{indent}{s.sentence(self.primary)}" for s in self.of(family)]
         if self.conclusion():
             lines.append(f"  {self.conclusion()}")
-        lines += ["", *_aligned(*self.table()), f"  ({self.legend()})"]
+        lines += ["", *text_lines(*self.table()), f"  ({self.legend()})"]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -287,13 +287,14 @@ def _judged(stats: list[dict[str, Any]], adjusted: Any, alpha: float) -> tuple[D
     return tuple(duels)
 
 
-def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A plain-text table, indented, the first three columns left-aligned."""
+def text_lines(header: list[str], rows: list[list[str]], left: int = 3) -> list[str]:
+    """A plain-text table indented by two spaces, its first ``left`` columns left-aligned and
+    the others right-aligned (the verdict's and the harness's grid tables)."""
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
         parts = [
-            c.ljust(w) if i < 3 else c.rjust(w)
+            c.ljust(w) if i < left else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         return "  " + "  ".join(parts).rstrip()
