@@ -638,3 +638,24 @@ def test_an_empty_trec_run_is_named(tmp_path: Path) -> None:
     done = ctxeval("evaluate", "--run", run, "--qrels", qrels)
     assert done.returncode == 0, done.stderr
     assert f"the run {run} is empty" in done.stderr
+
+
+def test_parquet_output_without_pyarrow_fails_before_the_run(tmp_path: Path) -> None:
+    data = _jsonl(tmp_path / "ids.jsonl", ID_RECORDS)
+    output = tmp_path / "out.parquet"
+    script = (
+        "import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.parquet'] = None; "
+        "sys.argv[0] = 'ctxeval'; from ctxeval.cli import main; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "evaluate", str(data), "-o", str(output), "-k", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install" in done.stderr
+    assert "parquet" in done.stderr
+    assert done.stdout == ""  # nothing was scored or printed before the refusal
+    assert not output.exists()

@@ -74,10 +74,13 @@ def check_result_path(
 ) -> Path:
     """Raise :class:`InvalidArgumentError` naming ``flag`` unless ``path`` can take a result
     file: a known extension, not a directory, not an input, in a directory ctxeval may write
-    in. Commands call it before scoring, so a bad path fails at once."""
+    in, and for ``.parquet`` with pyarrow installed. Commands call it before scoring, so a bad
+    path fails at once."""
     target = check_output(path, flag=flag, inputs=inputs, suffixes=RESULT_SUFFIXES)
     if target.suffix.lower() == ".csv":
         check_output(_sidecar(target), flag=f"{flag} (its summary)", inputs=inputs)
+    elif target.suffix.lower() == ".parquet":  # before the run, not after it
+        require("pyarrow.parquet", purpose=f"saving {target}", extra="parquet")
     return target
 
 
