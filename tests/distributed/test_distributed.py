@@ -296,3 +296,17 @@ def test_budgets_and_context_used_equal_the_local_evaluator(
     ).run(k=ks)
     _assert_same(remote, local)
     assert set(remote.summary["context_used"]) == {"3", "300w", "2000c", "512t"}
+
+
+def test_a_cluster_run_reports_progress_block_by_block(client: Any) -> None:
+    # Each block's records are counted as its result comes in, in input order, ending at the
+    # dataset's records (the same counts a local run's progress function gets at its end).
+    path = RUNS / "paragraph.jsonl"
+    records = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    seen: list[int] = []
+    RetrievalEvaluator(
+        path, METRICS, scheduler=client, partition_bytes=30_000, progress=seen.append
+    ).run(k=[1, 3])
+    assert len(seen) > 1  # several blocks, several updates
+    assert seen == sorted(seen)
+    assert seen[-1] == records

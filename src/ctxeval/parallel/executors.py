@@ -217,13 +217,15 @@ class DaskCluster:
         if job.output is not None and "://" not in os.fspath(job.output):
             check_output(job.output, flag="run(output=...)", inputs=job.inputs, directory=True)
         mode = job.modes[0] if len(job.modes) == 1 else job.mode_of(next(job.records(), None))
-        return evaluate_distributed(
-            job,
-            job.plan_for(mode),
-            scheduler=self.scheduler,
-            block_bytes=self.partition_bytes or 64 << 20,
-            block_records=self.partition_records or 20_000,
-        )
+        with _progress(job) as progress:
+            return evaluate_distributed(
+                job,
+                job.plan_for(mode),
+                scheduler=self.scheduler,
+                block_bytes=self.partition_bytes or 64 << 20,
+                block_records=self.partition_records or 20_000,
+                progress=progress,
+            )
 
 
 def cores() -> int:

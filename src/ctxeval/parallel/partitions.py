@@ -42,6 +42,7 @@ from ctxeval.foundation.errors import (
     InvalidRecordError,
 )
 from ctxeval.foundation.optional import require
+from ctxeval.foundation.progress import Progress
 from ctxeval.io.fields import ResolvedFields, as_field_map
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import locate
@@ -284,12 +285,14 @@ def evaluate_distributed(
     block_records: int = 20_000,
     buckets: int = 16,
     retries: int = 3,
+    progress: Progress | None = None,
 ) -> EvaluationResult:
-    """Evaluate the job's dataset on a Dask cluster; see the module docstring."""
+    """Evaluate the job's dataset on a Dask cluster; see the module docstring. ``progress``
+    counts the records of each block as its result comes in."""
     client, cluster = _client(scheduler)
     try:
         groups = _groups(job, block_bytes, block_records)
-        return _evaluate(client, job, plan, groups, buckets, retries)
+        return _evaluate(client, job, plan, groups, (buckets, retries), progress)
     finally:
         if cluster is not None:
             client.close()
@@ -363,9 +366,10 @@ def _evaluate(
     job: Job,
     plan: ScoringPlan,
     groups: list[list[Block]],
-    buckets: int,
-    retries: int,
+    tries: tuple[int, int],
+    progress: Progress | None,
 ) -> EvaluationResult:
+    buckets, retries = tries
     submit = client.submit
     blocks, block_fields, fields_for = _settle_fields(client, groups, job.fields, retries)
 
@@ -420,6 +424,8 @@ def _evaluate(
     # In input order, so that the first bad record stops the run as soon as its block is in.
     for number, future in enumerate(futures):
         aggregator.merge(future.result())
+        if progress is not None:
+            progress.update(counts[number][1])
         if aggregator.skipped and job.on_error == "raise":
             if store is not None:  # no part may be written after the output is removed
                 _settle(futures[number + 1 :])
