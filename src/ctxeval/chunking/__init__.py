@@ -1,7 +1,7 @@
 """Chunking comparisons: chunkers that know their spans, and the harness from documents to report.
 
 - :mod:`~ctxeval.chunking.chunkers`: built-in chunkers (``fixed``, ``sentences``, ``paragraphs``,
-  ``recursive``) by spec;
+  ``recursive``, ``semantic``, ``cluster``) by spec;
 - :mod:`~ctxeval.chunking.splitters`: any chunker (LangChain, chonkie, a function) with its chunks
   located in the document;
 - :mod:`~ctxeval.chunking.questions`: questions and their excerpts, located in the corpus;
@@ -18,9 +18,11 @@ from ctxeval.chunking.chunkers import (
     CHUNKERS,
     Chunk,
     Chunker,
+    ClusterChunker,
     FixedChunker,
     ParagraphChunker,
     RecursiveChunker,
+    SemanticChunker,
     SentenceChunker,
     parse_chunker,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "Chunk",
     "Chunker",
     "ChunkingRun",
+    "ClusterChunker",
     "Excerpt",
     "ExternalChunker",
     "FixedChunker",
@@ -55,6 +58,7 @@ __all__ = [
     "Question",
     "QuestionAttribution",
     "RecursiveChunker",
+    "SemanticChunker",
     "SentenceChunker",
     "as_chunker",
     "attribute",

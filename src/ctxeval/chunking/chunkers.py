@@ -21,7 +21,11 @@ spec, in ctxeval's one spec grammar:
   spaces, then characters, merging pieces up to ``chars`` characters;
 - ``recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=[...])``: LangChain's
   ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` (chroma's ``RecursiveTokenChunker``,
-  whose separators are the default) chunk for chunk (:mod:`ctxeval.chunking.tokens`).
+  whose separators are the default) chunk for chunk (:mod:`ctxeval.chunking.tokens`);
+- ``semantic(percentile=95, buffer=1, embedder='wordllama')``: Greg Kamradt's semantic chunking
+  as LangChain's ``SemanticChunker``, breaks where adjacent sentence groups' embeddings differ
+  most; ``cluster(max_tokens=400, piece_tokens=50, embedder='wordllama')``: chroma's
+  ``ClusterSemanticChunker`` (:mod:`ctxeval.chunking.semantic`).
 
 Word-, token-, sentence- and paragraph-based chunks begin and end on text, never on whitespace;
 character windows are taken as they are (they may begin or end inside a word, as chroma's
@@ -37,6 +41,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ctxeval.chunking.semantic import ClusterGroups, SemanticBreaks
 from ctxeval.chunking.tokens import CHROMA_SEPARATORS, RecursiveTokens, TokenWindows
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
@@ -45,9 +50,11 @@ __all__ = [
     "CHUNKERS",
     "Chunk",
     "Chunker",
+    "ClusterChunker",
     "FixedChunker",
     "ParagraphChunker",
     "RecursiveChunker",
+    "SemanticChunker",
     "SentenceChunker",
     "parse_chunker",
     "position_reporter",
@@ -367,8 +374,73 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+class SemanticChunker(Chunker):
+    """Runs of sentences between the breaks of LangChain's ``SemanticChunker``: one threshold
+    rule of ``percentile`` (95 by default), ``standard_deviation``, ``interquartile``,
+    ``gradient`` or ``chunks`` (:class:`~ctxeval.chunking.semantic.SemanticBreaks`)."""
+
+    name = "semantic"
+
+    def __init__(
+        self,
+        percentile: float | None = None,
+        standard_deviation: float | None = None,
+        interquartile: float | None = None,
+        gradient: float | None = None,
+        chunks: int | None = None,
+        buffer: int = 1,
+        embedder: object = "wordllama",
+        splitter: str = "langchain",
+        min_chars: int | None = None,
+        max_tokens: int | None = None,
+        tokenizer: str | None = None,
+    ) -> None:
+        rules = {"percentile": percentile, "standard_deviation": standard_deviation}
+        rules |= {"interquartile": interquartile, "gradient": gradient, "chunks": chunks}
+        self._engine = SemanticBreaks(
+            rules, buffer, embedder, splitter, min_chars, max_tokens, tokenizer
+        )
+
+    def options(self) -> dict[str, Any]:
+        return self._engine.options()
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return self._engine.spans(text)
+
+
+class ClusterChunker(Chunker):
+    """chroma's ``ClusterSemanticChunker``: pieces of ``piece_tokens`` grouped by dynamic
+    programming into chunks of at most ``max_tokens`` (:class:`~ctxeval.chunking.semantic.
+    ClusterGroups`)."""
+
+    name = "cluster"
+
+    def __init__(
+        self,
+        max_tokens: int = 400,
+        piece_tokens: int = 50,
+        embedder: object = "wordllama",
+        tokenizer: str | None = None,
+    ) -> None:
+        self._engine = ClusterGroups(max_tokens, piece_tokens, embedder, tokenizer)
+
+    def options(self) -> dict[str, Any]:
+        return self._engine.options()
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return self._engine.spans(text)
+
+
 CHUNKERS: dict[str, Callable[..., Chunker]] = {
-    cls.name: cls for cls in (FixedChunker, SentenceChunker, ParagraphChunker, RecursiveChunker)
+    cls.name: cls
+    for cls in (
+        FixedChunker,
+        SentenceChunker,
+        ParagraphChunker,
+        RecursiveChunker,
+        SemanticChunker,
+        ClusterChunker,
+    )
 }
 
 
@@ -376,7 +448,8 @@ def parse_chunker(spec: str) -> Chunker:
     """A built-in chunker from its spec: ``"fixed(chars=800, overlap=400)"``,
     ``"sentences(n=5)"``, ``"paragraphs(max_words=200)"``, ``"recursive(chars=800)"``,
     ``"fixed(tokens=256, overlap=32, tokenizer='cl100k_base')"``,
-    ``"recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=['\\n\\n', ''])"``."""
+    ``"recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=['\\n\\n', ''])"``,
+    ``"semantic(percentile=95)"``, ``"cluster(max_tokens=200)"``."""
     parsed = parse_spec(spec, what="chunker", sequences=True)
     factory = CHUNKERS.get(parsed.name)
     if factory is None:
