@@ -214,9 +214,9 @@ class HarnessResult:
 
     def _ceilings_lines(self) -> list[str]:
         """The ceilings table: one row per chunker (with retrieval, per run)."""
-        rows = [
-            (name, run.attribution, run.statistics) for name, run in self.runs.items()
-        ] or [(name, c.attribution, c.statistics) for name, c in self.ceilings.items()]
+        rows = [(name, run.attribution, run.statistics) for name, run in self.runs.items()] or [
+            (name, c.attribution, c.statistics) for name, c in self.ceilings.items()
+        ]
         said = " (chroma's convention)" if self.convention == "chroma" else ""
         lines = [
             f"Ceilings (best any retriever could do with these chunks){said}:",

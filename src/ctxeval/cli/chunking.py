@@ -124,7 +124,8 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     "default bm25): none, no retrieval at all (chunk statistics and ceilings only, in "
     "seconds: no runs, no verdict); bm25, bm25(k1=1.2, b=0.75); dense, exact cosine search "
     "over WordLlama's offline embeddings (pip install 'ctxeval[dense]'), or "
-    "dense(embedder='model2vec:FOLDER') or dense(embedder='sentence-transformers:FOLDER') over a model saved in a local folder "
+    "dense(embedder='model2vec:FOLDER') or dense(embedder='sentence-transformers:FOLDER') "
+    "over a model saved in a local folder "
     "(never downloaded); rrf('bm25', 'dense', k=60) or "
     "wsum('bm25', 'dense', norm='z-score') to fuse them.",
 )
