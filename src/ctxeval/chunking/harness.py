@@ -115,9 +115,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     ``corpus`` (a directory, file or ``{name: text}``) and ``questions`` (see
     :func:`~ctxeval.chunking.load_questions`), retrieving with ``retriever`` (``"bm25"`` or a
     callable ``(question, chunks) -> positions``) deep enough for every cut-off of ``k``;
-    ``retriever=None`` (or ``"none"``) retrieves nothing: each chunker's statistics and
-    ceilings only (:attr:`HarnessResult.ceilings`; no runs, comparison or verdict, so
-    ``compare_metrics``, ``primary``, ``baseline`` and ``report`` are refused and ``k`` unused).
+    ``None`` (or ``"none"``): statistics and ceilings only (:attr:`HarnessResult.ceilings`).
 
     ``k`` holds numbers of chunks and size budgets (``"300w"``, ``"2000c"``, ``"512t"``):
     chunkings whose chunks differ in size are compared fairly at a budget, where each feeds the
@@ -143,24 +141,15 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     with its total and the time left; a function is called with each step's count done, step
     after step. Interrupted (Ctrl-C), it raises
     :class:`~ctxeval.chunking.model.HarnessInterrupted`, a ``KeyboardInterrupt`` saying during
-    which step, and which files were written and which not. ``convention="chroma"`` follows
-    chroma's chunking_evaluation (:mod:`ctxeval.chunking.chroma`): the span measures, the
-    chunks' places, the ceilings and attribution.
+    which step, and which files were written and which not. ``convention="chroma"``: chroma's
+    span measures, ceiling and attribution (:mod:`ctxeval.chunking.chroma`).
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
-    check_convention(convention)
-    if convention == "chroma":
-        metrics, primary = chroma_metrics(metrics), chroma_metrics([primary])[0]
-        compare_metrics = compare_metrics and chroma_metrics(compare_metrics)
+    metrics, compare_metrics, primary = _as_in(convention, metrics, compare_metrics, primary)
     wanted = _check_measures(compare_metrics or metrics, metrics, ks, primary)
     strategy = _chunk_strategy(matching)
-    settings = _Settings(
-        check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
-        _token_counter(token_counter),
-        attribution_rule(attribution),
-        convention,
-    )
+    settings = _settings(budget_policy, token_counter, attribution, convention)
     resolved = _chunkers(chunkers)
     retrievers = _retrievers(retriever, (compare_metrics, primary, baseline, report))
     names = _run_names(resolved, retrievers)
@@ -169,11 +158,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     tests = {"baseline": baseline, "seed": seed, "n_resamples": n_resamples}
     try:
         job = _load((corpus, questions), (strategy, ks, metrics, settings), steps, plan)
-        if not retrievers:
-            outcome = _ceilings(resolved, job)
-        else:
-            runs = _grid(resolved, retrievers, names, job)
-            outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
+        outcome = _results(resolved, (retrievers, names), job, (wanted, tests))
         if plan is not None:
             with steps.bar("writing", "files", len(plan.targets())) as bar:
                 plan.write(outcome, bar)
@@ -181,6 +166,47 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         raise HarnessInterrupted(steps.interrupted(plan)) from exc
     job.timings["total"] = time.perf_counter() - started
     return outcome
+
+
+def _settings(
+    budget_policy: object, token_counter: object, attribution: object, convention: str | None
+) -> _Settings:
+    return _Settings(
+        check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
+        _token_counter(token_counter),
+        attribution_rule(attribution),
+        convention,
+    )
+
+
+def _results(
+    chunkers: Mapping[str, Chunker],
+    retrieving: tuple[dict[str, object], Mapping[tuple[str, str], str]],
+    job: _Job,
+    comparing: tuple[tuple[Sequence[str], str], dict[str, Any]],
+) -> HarnessResult:
+    """Every run compared; without retrievers, the chunkers' ceilings alone."""
+    retrievers, names = retrieving
+    if not retrievers:
+        return _ceilings(chunkers, job)
+    runs = _grid(chunkers, retrievers, names, job)
+    return _outcome(runs, job, _retriever_spec(retrievers), *comparing)
+
+
+def _as_in(
+    convention: object,
+    metrics: Sequence[str],
+    compare_metrics: Sequence[str] | None,
+    primary: str,
+) -> tuple[Sequence[str], Sequence[str] | None, str]:
+    """The measures as ``convention`` has them: chroma's span measures under ``"chroma"``
+    (named as the user wrote them: ``span_iou`` is ``span_iou(convention='chroma')``)."""
+    check_convention(convention)
+    if convention != "chroma":
+        return metrics, compare_metrics, primary
+    chosen = chroma_metrics(compare_metrics) if compare_metrics else compare_metrics
+    named = chroma_metrics([primary])[0] if isinstance(primary, str) else primary
+    return chroma_metrics(metrics), chosen, named
 
 
 def _load(inputs: tuple[Any, Any], how: tuple[Any, ...], steps: _Steps, plan: Any) -> _Job:
