@@ -234,3 +234,29 @@ def test_bad_conventions_and_mixes_are_refused() -> None:
         compare_chunkers(CORPUS, QUESTIONS, TWO, convention="chromadb")
     with pytest.raises(InvalidArgumentError, match="cannot be one of several"):
         compare_chunkers(CORPUS, QUESTIONS, TWO, retriever={"a": "bm25", "b": None})
+
+
+def test_with_retrieval_the_runs_see_chromas_chunks_and_span_measures() -> None:
+    document = "red fox. red fox. blue sky."
+    questions = [{"id": "q", "question": "fox", "excerpts": spans([(9, 16)])}]
+    chunkers = {"it": splitter("red fox.", "red fox.", "blue sky."), "whole": "fixed(words=50)"}
+    outcome = compare_chunkers(
+        {"d": document},
+        questions,
+        chunkers,
+        retriever=lambda question, chunks: list(range(len(chunks))),
+        k=[3],
+        primary="span_iou",
+        compare_metrics=["span_iou"],
+        n_resamples=20,
+        convention="chroma",
+    )
+    run = outcome.runs["it"]
+    placed_spans = [(s["start"], s["end"]) for s in run.records[0]["retrieved_spans"]]
+    assert placed_spans == [(0, 7), (0, 7), (18, 26)]  # chroma's places, not the chunker's
+    assert run.records[0]["retrieved_context"] == ["red fox", "red fox", "blue sky"]
+    assert run.result.aggregate["span_iou(convention='chroma')@3"] == 0.0
+    assert "span_iou@3" not in run.result.aggregate
+    assert run.attribution.span_ceiling == 0.0
+    assert outcome.summary()["convention"] == "chroma"
+    assert outcome.verdict is not None
