@@ -190,8 +190,13 @@ class _DocumentChunks:
         self.starts = np.array([c.start for c in chunks], dtype=np.int64)
         self.ends = np.array([c.end for c in chunks], dtype=np.int64)
 
-    def overlapping(self, start: int, end: int) -> list[Chunk]:
-        hits = np.flatnonzero((self.starts < end) & (self.ends > start))
+    def overlapping(self, start: int, end: int, touching: bool = False) -> list[Chunk]:
+        """The chunks sharing a character with ``[start, end)``; with ``touching``, also those
+        that only touch it (chroma's rule: ``max(starts) <= min(ends)``)."""
+        if touching:
+            hits = np.flatnonzero((self.starts <= end) & (self.ends >= start))
+        else:
+            hits = np.flatnonzero((self.starts < end) & (self.ends > start))
         return [self.chunks[i] for i in hits]
 
 
@@ -206,13 +211,17 @@ def attribute(
     budget_policy: BudgetPolicy = "whole",
     token_counter: str | TokenCounter = "rouge",
     progress: Callable[[int], None] | None = None,
+    convention: str | None = None,
 ) -> Attribution:
     """Attribute every excerpt of ``questions`` at each of ``ks`` (numbers of chunks or size
     budgets), given the chunking's ``chunks`` and each question's retrieved chunk positions
     (``rankings``, best first). Budgets take chunks under ``budget_policy``, counting tokens
     with ``token_counter``, as :class:`~ctxeval.RetrievalEvaluator` does. ``progress`` is
-    called with 1 as each question's excerpts are judged."""
+    called with 1 as each question's excerpts are judged. ``convention="chroma"`` counts a
+    chunk that only touches an excerpt as overlapping it (for reachability and the span
+    ceiling), as chroma's ``_full_precision_score`` does."""
     judge = attribution_rule(rule)
+    touch = convention == "chroma"
     grouped: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         grouped.setdefault(chunk.doc, []).append(chunk)
@@ -220,7 +229,7 @@ def attribute(
     retrieved = [[chunks[i] for i in ranking] for ranking in rankings]
     per_question = []
     for question, got in zip(questions, retrieved, strict=True):
-        per_question.append(_question(question, by_doc, got, strategy, judge))
+        per_question.append(_question(question, by_doc, got, (strategy, judge), touch))
         if progress is not None:
             progress(1)
     sizes = ContextSizes([[c.text for c in got] for got in retrieved], token_counter)
@@ -298,9 +307,13 @@ def _question(
     question: Question,
     by_doc: Mapping[str, _DocumentChunks],
     retrieved: Sequence[Chunk],
-    strategy: MatchingStrategy,
-    rule: Rule,
+    judging: tuple[MatchingStrategy, Rule],
+    touching: bool = False,
 ) -> QuestionAttribution:
+    """One question's excerpts: the first retrieved chunk matching each, whether a chunk
+    overlapping it (or, with ``touching``, only touching it) matches it, and the span
+    ceiling."""
+    strategy, rule = judging
     excerpts = question.excerpts
     first_found: list[int | None] = [None] * len(excerpts)
     relevant = _matching(retrieved, excerpts, strategy, rule)
@@ -312,14 +325,17 @@ def _question(
         document = by_doc.get(excerpt.doc)
         if reachable[j] or document is None:
             continue
-        candidates = document.overlapping(excerpt.start, excerpt.end)
+        candidates = document.overlapping(excerpt.start, excerpt.end, touching)
         reachable[j] = bool(_matching(candidates, [excerpt], strategy, rule).any())
-    return QuestionAttribution(
-        question.id, tuple(reachable), tuple(first_found), _span_ceiling(question, by_doc)
-    )
+    ceiling = _span_ceiling(question, by_doc, touching)
+    return QuestionAttribution(question.id, tuple(reachable), tuple(first_found), ceiling)
 
 
-def _span_ceiling(question: Question, by_doc: Mapping[str, _DocumentChunks]) -> float:
+def _span_ceiling(
+    question: Question, by_doc: Mapping[str, _DocumentChunks], touch: bool = False
+) -> float:
+    """|G ∩ C| / |G ∪ C|: G the union of the excerpts' spans, C the union of the chunks
+    overlapping G (with ``touch``, also those only touching it: chroma's precision Ω)."""
     inside = union = 0
     for doc in dict.fromkeys(excerpt.doc for excerpt in question.excerpts):
         gold = merge_spans([(e.start, e.end) for e in question.excerpts if e.doc == doc])
@@ -328,7 +344,7 @@ def _span_ceiling(question: Question, by_doc: Mapping[str, _DocumentChunks]) -> 
             [
                 (c.start, c.end)
                 for start, end in gold
-                for c in (document.overlapping(start, end) if document else [])
+                for c in (document.overlapping(start, end, touch) if document else [])
             ]
         )
         common = intersection_length(gold, touching)

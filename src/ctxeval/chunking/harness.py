@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 from ctxeval.chunking.attribution import attribute, attribution_rule, mean_of
+from ctxeval.chunking.chroma import check_convention, chroma_metrics, place_as_chroma
 from ctxeval.chunking.chunkers import Chunk, Chunker, reporting_positions
 from ctxeval.chunking.grid import harness_verdict
 from ctxeval.chunking.model import (
     HARNESS_METRICS,
+    ChunkingCeilings,
     ChunkingRun,
     HarnessInterrupted,
     HarnessResult,
@@ -106,12 +108,14 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     overwrite: bool = False,
     report: str | os.PathLike[str] | None = None,
     progress: bool | Callable[[int], None] | None = False,
+    convention: str | None = None,
 ) -> HarnessResult:
     """Compare ``chunkers`` (``{name: chunker}``: a spec such as ``"sentences(n=3)"``, a
     :class:`~ctxeval.chunking.Chunker`, a LangChain/chonkie splitter or a function) on
     ``corpus`` (a directory, file or ``{name: text}``) and ``questions`` (see
     :func:`~ctxeval.chunking.load_questions`), retrieving with ``retriever`` (``"bm25"`` or a
-    callable ``(question, chunks) -> positions``) deep enough for every cut-off of ``k``.
+    callable ``(question, chunks) -> positions``) deep enough for every cut-off of ``k``;
+    ``None`` (or ``"none"``): statistics and ceilings only (:attr:`HarnessResult.ceilings`).
 
     ``k`` holds numbers of chunks and size budgets (``"300w"``, ``"2000c"``, ``"512t"``):
     chunkings whose chunks differ in size are compared fairly at a budget, where each feeds the
@@ -137,27 +141,24 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     with its total and the time left; a function is called with each step's count done, step
     after step. Interrupted (Ctrl-C), it raises
     :class:`~ctxeval.chunking.model.HarnessInterrupted`, a ``KeyboardInterrupt`` saying during
-    which step, and which files were written and which not.
+    which step, and which files were written and which not. ``convention="chroma"``: chroma's
+    span measures, ceiling and attribution (:mod:`ctxeval.chunking.chroma`).
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
+    metrics, compare_metrics, primary = _as_in(convention, metrics, compare_metrics, primary)
     wanted = _check_measures(compare_metrics or metrics, metrics, ks, primary)
     strategy = _chunk_strategy(matching)
-    settings = _Settings(
-        check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
-        _token_counter(token_counter),
-        attribution_rule(attribution),
-    )
+    settings = _settings(budget_policy, token_counter, attribution, convention)
     resolved = _chunkers(chunkers)
-    retrievers = _retrievers(retriever)  # resolved once: each text is embedded once a run
+    retrievers = _retrievers(retriever, (compare_metrics, primary, baseline, report))
     names = _run_names(resolved, retrievers)
     plan = _output_plan(out_dir, report, list(names.values()), overwrite, (corpus, questions))
     steps = _Steps(progress)
     tests = {"baseline": baseline, "seed": seed, "n_resamples": n_resamples}
     try:
         job = _load((corpus, questions), (strategy, ks, metrics, settings), steps, plan)
-        runs = _grid(resolved, retrievers, names, job)
-        outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
+        outcome = _results(resolved, (retrievers, names), job, (wanted, tests))
         if plan is not None:
             with steps.bar("writing", "files", len(plan.targets())) as bar:
                 plan.write(outcome, bar)
@@ -165,6 +166,47 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         raise HarnessInterrupted(steps.interrupted(plan)) from exc
     job.timings["total"] = time.perf_counter() - started
     return outcome
+
+
+def _settings(
+    budget_policy: object, token_counter: object, attribution: object, convention: str | None
+) -> _Settings:
+    return _Settings(
+        check_budget_policy("compare_chunkers(budget_policy=...)", budget_policy),
+        _token_counter(token_counter),
+        attribution_rule(attribution),
+        convention,
+    )
+
+
+def _results(
+    chunkers: Mapping[str, Chunker],
+    retrieving: tuple[dict[str, object], Mapping[tuple[str, str], str]],
+    job: _Job,
+    comparing: tuple[tuple[Sequence[str], str], dict[str, Any]],
+) -> HarnessResult:
+    """Every run compared; without retrievers, the chunkers' ceilings alone."""
+    retrievers, names = retrieving
+    if not retrievers:
+        return _ceilings(chunkers, job)
+    runs = _grid(chunkers, retrievers, names, job)
+    return _outcome(runs, job, _retriever_spec(retrievers), *comparing)
+
+
+def _as_in(
+    convention: object,
+    metrics: Sequence[str],
+    compare_metrics: Sequence[str] | None,
+    primary: str,
+) -> tuple[Sequence[str], Sequence[str] | None, str]:
+    """The measures as ``convention`` has them: chroma's span measures under ``"chroma"``
+    (named as the user wrote them: ``span_iou`` is ``span_iou(convention='chroma')``)."""
+    check_convention(convention)
+    if convention != "chroma":
+        return metrics, compare_metrics, primary
+    chosen = chroma_metrics(compare_metrics) if compare_metrics else compare_metrics
+    named = chroma_metrics([primary])[0] if isinstance(primary, str) else primary
+    return chroma_metrics(metrics), chosen, named
 
 
 def _load(inputs: tuple[Any, Any], how: tuple[Any, ...], steps: _Steps, plan: Any) -> _Job:
@@ -215,6 +257,47 @@ def _outcome(
         top,
         settings.tokens,
         judged,
+        convention=settings.convention,
+    )
+
+
+def _ceilings(chunkers: Mapping[str, Chunker], job: _Job) -> HarnessResult:
+    """Without retrieval: each chunker's chunks, statistics and ceilings (nothing retrieved,
+    no run evaluated, no comparison)."""
+    found: dict[str, ChunkingCeilings] = {}
+    nothing: list[list[int]] = [[] for _ in job.questions]
+    for name, chunker in chunkers.items():
+        clock = time.perf_counter()
+        chunks, statistics = _chunk(name, chunker, job)
+        clock = _tick(job.timings, "chunking", clock)
+        with job.steps.bar(f"ceilings of {name}", "questions", len(job.questions)) as bar:
+            attribution = attribute(
+                job.questions,
+                chunks,
+                nothing,
+                job.strategy,
+                (),
+                rule=job.settings.rule,
+                progress=bar.update,
+                convention=job.settings.convention,
+            )
+        _tick(job.timings, "attribution", clock)
+        found[name] = ChunkingCeilings(name, chunker.spec, chunks, statistics, attribution)
+    rule = job.settings.rule
+    return HarnessResult(
+        {},
+        None,
+        job.ks,
+        job.questions,
+        "none",
+        job.strategy.spec,
+        job.timings,
+        job.settings.policy,
+        rule if isinstance(rule, str) else rule.spec,
+        job.ks[-1],
+        job.settings.tokens,
+        ceilings=found,
+        convention=job.settings.convention,
     )
 
 
@@ -287,6 +370,7 @@ class _Settings:
     policy: BudgetPolicy
     tokens: str | TokenCounter
     rule: Any
+    convention: str | None = None
 
 
 @dataclass
@@ -404,9 +488,13 @@ def _retriever_spec(retrievers: Mapping[str, object]) -> str:
     return ", ".join(f"{name}={spec_of(r)}" for name, r in retrievers.items())
 
 
-def _retrievers(retriever: object) -> dict[str, object]:
+def _retrievers(retriever: object, needing_runs: tuple[object, ...]) -> dict[str, object]:
     """``{name: retriever}``: one retriever (named by its spec's name), or a mapping of them
-    (names as for chunkers), each resolved once."""
+    (names as for chunkers), each resolved once; none (``{}``) for ``None`` or ``"none"``,
+    when nothing of ``needing_runs`` (compare_metrics, primary, baseline, report) is asked."""
+    if retriever is None or retriever == "none":
+        _check_no_retrieval(needing_runs)
+        return {}
     if not isinstance(retriever, Mapping):
         resolved = as_retriever(retriever)
         return {spec_of(resolved).partition("(")[0]: resolved}
@@ -419,8 +507,34 @@ def _retrievers(retriever: object) -> dict[str, object]:
                 f"retriever name {name!r}: use letters, digits, '.', '_' and '-' (a run is "
                 "named CHUNKER+RETRIEVER), starting with a letter or digit"
             )
+        if given is None or given == "none":
+            raise InvalidArgumentError(
+                f"retriever {name!r}: 'none' (no retrieval) cannot be one of several "
+                "retrievers; give retriever=None alone, or leave it out"
+            )
         named[name] = as_retriever(given)
     return share_embeddings(named)
+
+
+def _check_no_retrieval(needing_runs: tuple[object, ...]) -> None:
+    """Without retrieval there are no runs: the options that need them are refused."""
+    compare_metrics, primary, baseline, report = needing_runs
+    asked = [
+        name
+        for name, value, default in (
+            ("compare_metrics", compare_metrics, None),
+            ("primary", str(primary).partition("(")[0], "context_recall"),
+            ("baseline", baseline, None),
+            ("report", report, None),
+        )
+        if value != default
+    ]
+    if asked:
+        raise InvalidArgumentError(
+            f"compare_chunkers(retriever=None): {', '.join(asked)} need runs, and without "
+            "retrieval there are none (only chunk statistics and ceilings); leave "
+            f"{'it' if len(asked) == 1 else 'them'} out, or give a retriever"
+        )
 
 
 def share_embeddings(retrievers: Mapping[str, object]) -> dict[str, object]:
@@ -535,6 +649,7 @@ def _run(
             budget_policy=job.settings.policy,
             token_counter=job.settings.tokens,
             progress=bar.update,
+            convention=job.settings.convention,
         )
     _tick(job.timings, "attribution", clock)
     used = result.summary["context_used"]
@@ -565,6 +680,8 @@ def _chunk(name: str, chunker: Chunker, job: _Job) -> tuple[list[Chunk], dict[st
     finally:
         bar.close()
     statistics = chunk_statistics(chunks)
+    if job.settings.convention == "chroma":
+        chunks = place_as_chroma(chunks, job.documents, name)
     located = getattr(chunker, "locating", None)
     if located is not None:
         statistics["located"] = {key: n - before.get(key, 0) for key, n in located.items()}

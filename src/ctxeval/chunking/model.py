@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxeval.chunking.attribution import Attribution
+from ctxeval.chunking.chroma import chroma_metrics
 from ctxeval.chunking.chunkers import Chunk
 from ctxeval.chunking.questions import Question
 from ctxeval.comparison import ComparisonReport
@@ -25,6 +26,8 @@ from ctxeval.results import EvaluationResult
 
 __all__ = [
     "HARNESS_METRICS",
+    "NO_RETRIEVAL",
+    "ChunkingCeilings",
     "ChunkingRun",
     "HarnessInterrupted",
     "HarnessResult",
@@ -43,6 +46,13 @@ HARNESS_METRICS: tuple[str, ...] = (
     "span_recall",
     "span_precision",
     "span_iou",
+)
+
+#: What the harness says when it ran without a retriever (``retriever=None``, ``--retriever
+#: none``).
+NO_RETRIEVAL = (
+    "No retrieval (retriever none): chunk statistics and ceilings only; no runs were "
+    "evaluated, so there are no retrieval metrics, comparison or verdict."
 )
 
 
@@ -74,12 +84,38 @@ class ChunkingRun:
 
 
 @dataclass
+class ChunkingCeilings:
+    """One chunker without retrieval (``retriever=None``): its chunks, their statistics and
+    what any retriever could reach with them (``attribution``: its ``ceiling`` and
+    ``span_ceiling``; no cut-offs, nothing retrieved)."""
+
+    name: str
+    spec: str
+    chunks: list[Chunk]
+    statistics: dict[str, Any]
+    attribution: Attribution
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunker": self.name,
+            "spec": self.spec,
+            "statistics": self.statistics,
+            "ceilings": {
+                "rule": self.attribution.rule,
+                "ceiling_recall": self.attribution.ceiling,
+                "ceiling_span_iou": self.attribution.span_ceiling,
+            },
+        }
+
+
+@dataclass
 class HarnessResult:
     """What :func:`~ctxeval.chunking.compare_chunkers` found: one :class:`ChunkingRun` per
     chunker (by name), the paired comparison, and the seconds each step took."""
 
     runs: dict[str, ChunkingRun]
-    comparison: ComparisonReport
+    comparison: ComparisonReport | None
+    """The paired comparison of the runs; None without retrieval (:attr:`ceilings`)."""
     ks: tuple[Cutoff, ...]
     questions: list[Question]
     retriever: str
@@ -92,6 +128,12 @@ class HarnessResult:
     token_counter: Any = "rouge"
     verdict: Verdict | None = None
     """Which run to pick at each cut-off on the primary measure (None for a single run)."""
+    ceilings: dict[str, ChunkingCeilings] = field(default_factory=dict)
+    """Without retrieval (``retriever=None``): each chunker's statistics and ceilings (and
+    :attr:`runs` is empty)."""
+    convention: str | None = None
+    """``"chroma"`` when the span measures, ceilings and attribution follow chroma's
+    chunking_evaluation; None for ctxeval's own."""
 
     def __post_init__(self) -> None:
         if self.top is None:
@@ -104,12 +146,17 @@ class HarnessResult:
 
     def summary(self) -> dict[str, Any]:
         """Everything but the per-query rows, as plain JSON-ready data."""
+        if self.comparison is None:
+            return self._ceilings_summary()
+        chroma = {} if self.convention is None else {"convention": self.convention}
+        metrics = chroma_metrics(HARNESS_METRICS) if chroma else list(HARNESS_METRICS)
         return {
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "questions": len(self.questions),
             "retriever": self.retriever,
             "matching": self.matching,
-            "metrics": list(HARNESS_METRICS),
+            "metrics": metrics,
+            **chroma,
             "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
             "compared_at": cutoff_label(self.top),
             "budget_policy": self.budget_policy,
@@ -129,8 +176,25 @@ class HarnessResult:
             "comparison": self.comparison.to_dict(),
         }
 
+    def _ceilings_summary(self) -> dict[str, Any]:
+        """The summary without retrieval: what exists (statistics, ceilings), and saying so."""
+        return {
+            "verdict": None,
+            "retrieval": None,
+            "note": NO_RETRIEVAL,
+            "questions": len(self.questions),
+            "retriever": "none",
+            "matching": self.matching,
+            "convention": self.convention,
+            "attribution": self.attribution,
+            "chunkers": {name: c.to_dict() for name, c in self.ceilings.items()},
+            "comparison": None,
+        }
+
     def attribution_text(self) -> str:
         """A table of the three shares at each k and the ceilings, one row per chunker."""
+        if self.comparison is None:
+            return "\n".join([NO_RETRIEVAL, *self._ceilings_lines()])
         lines = [
             "Miss attribution (share of ground-truth excerpts; macro over questions; rule: "
             f"{self.attribution}), with the mean context fed per question:",
@@ -146,16 +210,25 @@ class HarnessResult:
                     f"{att.missed[k]:>7.3f} {att.unreachable[k]:>7.3f} "
                     f"{used['chunks']:>7.2f} {used['words']:>7.1f}"
                 )
-        lines.append("Ceilings (best any retriever could do with these chunks):")
-        lines.append(f"  {'chunker':<20} {'recall':>7} {'span IoU':>9} {'chunks':>7} {'words':>7}")
-        for name, run in self.runs.items():
-            stats = run.statistics
+        return "\n".join(lines + self._ceilings_lines())
+
+    def _ceilings_lines(self) -> list[str]:
+        """The ceilings table: one row per chunker (with retrieval, per run)."""
+        rows = [(name, run.attribution, run.statistics) for name, run in self.runs.items()] or [
+            (name, c.attribution, c.statistics) for name, c in self.ceilings.items()
+        ]
+        said = " (chroma's convention)" if self.convention == "chroma" else ""
+        lines = [
+            f"Ceilings (best any retriever could do with these chunks){said}:",
+            f"  {'chunker':<20} {'recall':>7} {'span IoU':>9} {'chunks':>7} {'words':>7}",
+        ]
+        for name, attribution, stats in rows:
             lines.append(
-                f"  {name:<20} {run.attribution.ceiling:>7.3f} "
-                f"{run.attribution.span_ceiling:>9.3f} {stats['chunks']:>7} "
+                f"  {name:<20} {attribution.ceiling:>7.3f} "
+                f"{attribution.span_ceiling:>9.3f} {stats['chunks']:>7} "
                 f"{stats['words']['mean']:>7.1f}"
             )
-        return "\n".join(lines)
+        return lines
 
 
 def comparison_cutoff(ks: Sequence[Cutoff], fed: Mapping[str, float] | None = None) -> Cutoff:

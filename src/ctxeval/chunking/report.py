@@ -15,6 +15,7 @@ from ctxeval.chunking.grid import REACH, reach_lines, verdict_tables
 from ctxeval.chunking.model import ChunkingRun, HarnessResult
 from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
+from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
 from ctxeval.report import figure_html, html_report, pyplot
 from ctxeval.report.page import breakable, table
@@ -216,7 +217,10 @@ def _verdict(outcome: HarnessResult) -> str:
 
 
 def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking comparison") -> str:
-    """The harness's report as one self-contained HTML page."""
+    """The harness's report as one self-contained HTML page (of runs: not without
+    retrieval, which the harness refuses before any work)."""
+    if outcome.comparison is None:
+        raise InvalidArgumentError("a report needs runs; without retrieval there are none")
     figures = "".join((_sizes(outcome), _recall_curves(outcome), _attribution_bars(outcome)))
     note = (
         '<p class="note">Questions: '

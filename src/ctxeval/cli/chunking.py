@@ -125,9 +125,11 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     multiple=True,
     metavar="[NAME=]SPEC",
     help="A retriever (repeat to compare chunker x retriever pairs, runs named CHUNKER+NAME; "
-    "default bm25): bm25, bm25(k1=1.2, b=0.75); dense, exact cosine search over WordLlama's "
-    "offline embeddings (pip install 'ctxeval[dense]'), or dense(embedder='model2vec:FOLDER') "
-    "or dense(embedder='sentence-transformers:FOLDER') over a model saved in a local folder "
+    "default bm25): none, no retrieval at all (chunk statistics and ceilings only, in "
+    "seconds: no runs, no verdict); bm25, bm25(k1=1.2, b=0.75); dense, exact cosine search "
+    "over WordLlama's offline embeddings (pip install 'ctxeval[dense]'), or "
+    "dense(embedder='model2vec:FOLDER') or dense(embedder='sentence-transformers:FOLDER') "
+    "over a model saved in a local folder "
     "(never downloaded); rrf('bm25', 'dense', k=60) or "
     "wsum('bm25', 'dense', norm='z-score') to fuse them.",
 )
@@ -177,6 +179,15 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     help="Chunk matching strategy: rouge-chunk, exact-chunk, fuzzy-chunk, with options.",
 )
 @budget_options
+@click.option(
+    "--convention",
+    type=click.Choice(["chroma"]),
+    default=None,
+    help="chroma: follow chroma's chunking_evaluation for the span measures, the span ceiling "
+    "(its precision omega) and attribution: each chunk placed at the first occurrence of its "
+    "text (a trailing '.' dropped), a chunk only touching an excerpt counted as overlapping "
+    "it. Default: ctxeval's own (see docs/metrics.md for each difference).",
+)
 @click.option("--out-dir", required=True, type=click.Path(), help="Directory for the outputs.")
 @click.option(
     "--overwrite", is_flag=True, help="Replace the harness's files in a non-empty --out-dir."
@@ -219,11 +230,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     chunkers = parse_chunker_options(options["chunkers"])
     if not chunkers:
         fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
-    retrievers = parse_retriever_options(options["retrievers"] or ("bm25",))
-    if options["cache_dir"] is not None:
-        from ctxeval.chunking.retrieval import with_cache_dir
-
-        retrievers = {n: with_cache_dir(r, options["cache_dir"]) for n, r in retrievers.items()}
+    retrievers = _retrievers(options)
     run_names = [c if len(retrievers) == 1 else f"{c}+{r}" for c in chunkers for r in retrievers]
     if options["baseline"] is not None and options["baseline"] not in run_names:
         from ctxeval.foundation.specs import unknown_name
@@ -251,7 +258,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             corpus,
             questions,
             chunkers,
-            retriever=retrievers if len(retrievers) > 1 else next(iter(retrievers.values())),
+            retriever=_one_or_all(retrievers),
             k=options["ks"] or (1, 3, 5, 10),
             matching=strategy,
             budget_policy=options["budget_policy"],
@@ -266,13 +273,53 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
             overwrite=options["overwrite"],
             report=options["report_path"],
             progress=options["progress"],
+            convention=options["convention"],
         )
     for warning in caught:
         show_warning(warning.message, warning.category, warning.filename, warning.lineno)
     _print(outcome, options["fmt"])
-    click.echo(f"ctxeval: wrote {len(outcome.runs)} runs to {options['out_dir']}", err=True)
+    wrote = f"{len(outcome.runs)} runs" if retrievers else "summary.json (no runs: no retrieval)"
+    click.echo(f"ctxeval: wrote {wrote} to {options['out_dir']}", err=True)
     if options["report_path"]:
         click.echo(f"ctxeval: wrote {options['report_path']}", err=True)
+
+
+def _one_or_all(retrievers: dict[str, Any]) -> Any:
+    """What ``compare_chunkers`` takes: None (no retrieval), the one retriever, or them all."""
+    if len(retrievers) == 1:
+        return next(iter(retrievers.values()))
+    return retrievers or None
+
+
+def _retrievers(options: dict[str, Any]) -> dict[str, Any]:
+    """``--retriever`` options as ``{name: retriever}``: ``{}`` for ``--retriever none`` (no
+    retrieval), which refuses the options that need runs, each named."""
+    given = options["retrievers"] or ("bm25",)
+    if "none" not in (value.strip() for value in given):
+        retrievers = parse_retriever_options(given)
+        if options["cache_dir"] is not None:
+            from ctxeval.chunking.retrieval import with_cache_dir
+
+            cache = options["cache_dir"]
+            retrievers = {n: with_cache_dir(r, cache) for n, r in retrievers.items()}
+        return retrievers
+    if len(given) > 1:
+        fail("--retriever none (no retrieval) cannot be combined with other --retriever options")
+    needing = [
+        ("-k", bool(options["ks"])),
+        ("--metric", bool(options["metric_columns"])),
+        ("--primary", options["primary"] != "context_recall"),
+        ("--baseline", options["baseline"] is not None),
+        ("--report", options["report_path"] is not None),
+        ("--cache-dir", options["cache_dir"] is not None),
+    ]
+    for flag, asked in needing:
+        if asked:
+            fail(
+                f"{flag} needs retrieval runs, and --retriever none retrieves nothing (chunk "
+                f"statistics and ceilings only); leave out {flag}, or give a retriever"
+            )
+    return {}
 
 
 def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
@@ -310,6 +357,9 @@ def _print(outcome: Any, fmt: str) -> None:
     from ctxeval.chunking.grid import verdict_text
 
     comparison = outcome.comparison
+    if comparison is None:  # no retrieval: the statistics and ceilings, and saying so
+        click.echo(outcome.attribution_text())
+        return
     if outcome.verdict is not None:
         click.echo(verdict_text(outcome))
         click.echo("")
