@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ctxeval.chunking.attribution import attribute, attribution_rule, mean_of
+from ctxeval.chunking.checks import check_harness
 from ctxeval.chunking.chunkers import Chunk, Chunker, reporting_positions
 from ctxeval.chunking.grid import harness_verdict
 from ctxeval.chunking.model import (
@@ -158,6 +159,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
         job = _load((corpus, questions), (strategy, ks, metrics, settings), steps, plan)
         runs = _grid(resolved, retrievers, names, job)
         outcome = _outcome(runs, job, _retriever_spec(retrievers), wanted, tests)
+        outcome.warnings = check_harness(outcome, resolved, job.documents)
         if plan is not None:
             with steps.bar("writing", "files", len(plan.targets())) as bar:
                 plan.write(outcome, bar)

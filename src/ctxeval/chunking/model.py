@@ -92,6 +92,8 @@ class HarnessResult:
     token_counter: Any = "rouge"
     verdict: Verdict | None = None
     """Which run to pick at each cut-off on the primary measure (None for a single run)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the harness warned of (:mod:`ctxeval.chunking.checks`), one message each."""
 
     def __post_init__(self) -> None:
         if self.top is None:
@@ -106,6 +108,7 @@ class HarnessResult:
         """Everything but the per-query rows, as plain JSON-ready data."""
         return {
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
+            "warnings": list(self.warnings),
             "questions": len(self.questions),
             "retriever": self.retriever,
             "matching": self.matching,
