@@ -5,7 +5,7 @@
 
 - **documents shorter than a chunker's target size**: a document no longer than the target is
   one chunk, the whole document, whatever the chunker, so chunkers whose targets exceed most
-  documents make the same chunks and tie (warned per chunker, when at least
+  documents make the same chunks and tie (warned per chunker, when more than
   :data:`SHORT_DOCUMENT_SHARE` of the documents are one chunk);
 - **chunkers with the same chunks**: the same spans in every document, named together;
 - **chunks many times their chunker's target size**: over :data:`OVERSIZE_FACTOR` times a size
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 SHORT_DOCUMENT_SHARE = 0.5
-"""Warn when at least this share of the documents are one chunk each: most of the corpus is
+"""Warn when more than this share of the documents are one chunk each: most of the corpus is
 then chunked alike by every chunker whose target they fit."""
 
 OVERSIZE_FACTOR = 4.0
@@ -103,7 +103,7 @@ def _short_documents(
     for chunk in chunks:
         per_document[chunk.doc] = per_document.get(chunk.doc, 0) + 1
     whole = [doc for doc, count in per_document.items() if count == 1]
-    if not documents or len(whole) < SHORT_DOCUMENT_SHARE * len(documents):
+    if not documents or len(whole) <= SHORT_DOCUMENT_SHARE * len(documents):
         return []
     words = int(np.median([len(_WORD.findall(text)) for text in documents.values()]))
     return [
