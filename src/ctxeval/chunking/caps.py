@@ -93,13 +93,14 @@ def _pieces(start: int, end: int, measure: Measure, cap: int) -> Iterator[Span]:
 def capped_windows(
     units: Sequence[Span], n: int, overlap: int, fits: Callable[[int, int], bool] | None
 ) -> list[Span]:
-    """Groups of up to ``n`` consecutive units, the next starting ``n - overlap`` units on; with
-    ``fits``, a group also stops before the unit that would make it not fit (a group is at least
-    one unit), and the next starts ``taken - overlap`` units on (at least one). Without ``fits``
-    these are exactly the uncapped windows; the last group ends at the last unit."""
+    """Groups of up to ``n`` consecutive units, each starting ``overlap`` units before the end
+    of the one before; with ``fits``, a group also stops before the unit that would make it not
+    fit (a group is at least one unit), and a group that could hold nothing but the overlap
+    starts after the previous one instead (no chunk lies inside the one before). Without
+    ``fits`` these are exactly the uncapped windows; the last group ends at the last unit."""
     out: list[Span] = []
     count = len(units)
-    start = 0
+    start = previous = 0
     while start < count:
         end = min(start + n, count)
         if fits is not None:
@@ -107,8 +108,11 @@ def capped_windows(
             while taken < end and fits(units[start][0], units[taken][1]):
                 taken += 1
             end = taken
+        if end <= previous:  # only the overlap fits: begin after the previous group
+            start = previous
+            continue
         out.append((units[start][0], units[end - 1][1]))
         if end == count:
             break
-        start += max(1, end - start - overlap)
+        previous, start = end, max(start + 1, end - overlap)
     return out
