@@ -126,7 +126,8 @@ def test_capped_spans_hold_their_text_and_fit(spec: str, text: str) -> None:
     chunks = parse_chunker(spec).chunk(text, "d")
     for chunk in chunks:
         assert text[chunk.start : chunk.end] == chunk.text
-        assert not chunk.text[0].isspace() and not chunk.text[-1].isspace()
+        assert not chunk.text[0].isspace()
+        assert not chunk.text[-1].isspace()
         # No chunk over the cap unless it is a single word.
         assert _size(spec, chunk.text) <= cap or len(_WORD.findall(chunk.text)) == 1
     assert [c.start for c in chunks] == sorted(c.start for c in chunks)
