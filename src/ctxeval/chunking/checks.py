@@ -4,7 +4,8 @@
 (:class:`ChunkingWarning`, one line each) of:
 
 - **documents shorter than a chunker's target size**: a document no longer than the target is
-  one chunk, the whole document, whatever the chunker, so chunkers whose targets exceed most
+  one chunk, the whole document (within the size the chunker states, if it states one in words
+  or characters), whatever the chunker, so chunkers whose targets exceed most
   documents make the same chunks and tie (warned per chunker, when more than
   :data:`SHORT_DOCUMENT_SHARE` of the documents are one chunk);
 - **chunkers with the same chunks**: the same spans in every document, named together;
@@ -98,11 +99,17 @@ def check_harness(
 def _short_documents(
     name: str, chunker: Chunker, chunks: Sequence[Chunk], documents: Mapping[str, str]
 ) -> list[str]:
-    """Documents the chunker left whole (one chunk each), when they are many."""
-    per_document: dict[str, int] = {}
+    """Documents the chunker left whole (one chunk each, within the size it states: a long
+    paragraph alone is not short), when they are most of the corpus."""
+    per_document: dict[str, list[Chunk]] = {}
     for chunk in chunks:
-        per_document[chunk.doc] = per_document.get(chunk.doc, 0) + 1
-    whole = [doc for doc, count in per_document.items() if count == 1]
+        per_document.setdefault(chunk.doc, []).append(chunk)
+    stated = _stated_size(chunker)
+    whole = [
+        doc
+        for doc, found in per_document.items()
+        if len(found) == 1 and (stated is None or _size(found[0], stated[1]) <= stated[0])
+    ]
     if not documents or len(whole) <= SHORT_DOCUMENT_SHARE * len(documents):
         return []
     words = int(np.median([len(_WORD.findall(text)) for text in documents.values()]))
@@ -113,6 +120,11 @@ def _short_documents(
         f"way, so such chunkers tie on them (the median document has {words:,} words: choose "
         "sizes below the documents' lengths, or a corpus of longer documents)"
     ]
+
+
+def _size(chunk: Chunk, unit: str) -> int:
+    """The chunk's size in ``unit``: ``"chars"`` or ``"words"``."""
+    return len(chunk.text) if unit == "chars" else len(_WORD.findall(chunk.text))
 
 
 def _stated_size(chunker: Chunker | None) -> tuple[int, str] | None:
@@ -142,10 +154,7 @@ def _oversized(name: str, chunker: Chunker | None, run: ChunkingRun) -> list[str
     line = factor * size
     if run.statistics[unit]["max"] <= line:
         return []
-    if unit == "chars":
-        sizes = [len(chunk.text) for chunk in run.chunks]
-    else:
-        sizes = [len(_WORD.findall(chunk.text)) for chunk in run.chunks]
+    sizes = [_size(chunk, unit) for chunk in run.chunks]
     over = sum(1 for value in sizes if value > line)
     said = "characters" if unit == "chars" else "words"
     spec = run.spec
