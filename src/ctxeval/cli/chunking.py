@@ -31,11 +31,12 @@ Examples (from the repository's root):
       --out-dir grid-runs --primary span_iou
 
 \b
-Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M),
-paragraphs(max_words=N), recursive(chars=N); LLM tokens, as LangChain and chroma:
-fixed(tokens=N, overlap=M, tokenizer='cl100k_base'), recursive(tokens=N, overlap=M,
-tokenizer='cl100k_base', separators=[...]). Questions: JSONL {id, question, excerpts}
-(texts or {doc, start, end} spans) or chroma's questions CSV. See docs/chunking.md.
+Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M,
+max_words=N|max_tokens=N), paragraphs(max_words=N, split=True), recursive(chars=N);
+LLM tokens, as LangChain and chroma: fixed(tokens=N, overlap=M, tokenizer='cl100k_base'),
+recursive(tokens=N, overlap=M, tokenizer='cl100k_base', separators=[...]). Questions:
+JSONL {id, question, excerpts} (texts or {doc, start, end} spans) or chroma's questions CSV.
+See docs/chunking.md.
 """
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
