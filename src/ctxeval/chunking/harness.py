@@ -124,15 +124,14 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     ``metrics`` are measure specs evaluated at every cut-off; ``compare_metrics`` the result
     columns compared with significance (``"context_recall@300w"``; a name without ``@`` is at
     :func:`comparison_cutoff`: the largest budget when there are budgets, else the largest k;
-    default: every metric there), against ``baseline`` (default:
-    the first chunker). ``primary`` is the measure of the verdict (one of ``metrics``): at every
-    cut-off, the best run and its paired tests against every other run, Holm-corrected over the
-    whole verdict (:mod:`ctxeval.chunking.grid`). ``attribution`` is the rule that says
-    whether a chunk holds an excerpt (``"match"``: the matching strategy;
-    ``"overlap(min=0.7)"``: its span covers that share of the excerpt's characters; see
-    :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives the run files, results,
-    statistics and summary (a non-empty directory is refused unless ``overwrite``); ``report``
-    an HTML report.
+    default: every metric there), against ``baseline`` (default: the first chunker). ``primary``
+    is the measure of the verdict (one of ``metrics``): at every cut-off, the best run and its
+    paired tests against every other run, Holm-corrected over the whole verdict
+    (:mod:`ctxeval.chunking.grid`). ``attribution`` is the rule that says whether a chunk holds
+    an excerpt (``"match"``: the matching strategy; ``"overlap(min=0.7)"``: its span covers that
+    share of the excerpt's characters; see :mod:`ctxeval.chunking.attribution`). ``out_dir``
+    receives the run files, results, statistics and summary (a non-empty directory is refused
+    unless ``overwrite``); ``report`` an HTML report.
 
     ``progress`` draws each step's bar on stderr (``True``; ``None``: when it is a terminal),
     with its total and the time left; a function is called with each step's count done, step
