@@ -13,6 +13,7 @@ from ctxeval.chunking import (
     HARNESS_METRICS,
     BM25Retriever,
     Chunk,
+    ChunkingWarning,
     compare_chunkers,
     retrieval_depth,
 )
@@ -116,14 +117,15 @@ def test_a_live_retriever_callable(tmp_path: Path) -> None:
         seen.append(id(chunks))
         return [(i, 1.0 / (n + 1)) for n, i in enumerate(reversed(range(len(chunks))))][:4]
 
-    outcome = compare_chunkers(
-        {"a": "one two three. four five six. seven eight nine."},
-        [{"id": "x", "question": "nine", "excerpts": ["seven eight nine."]}],
-        {"s1": "sentences(n=1)", "s3": "sentences(n=3)"},
-        retriever=reversed_order,
-        k=[1, 3],
-        n_resamples=10,
-    )
+    with pytest.warns(ChunkingWarning, match="chunker s3 "):  # three sentences: one chunk
+        outcome = compare_chunkers(
+            {"a": "one two three. four five six. seven eight nine."},
+            [{"id": "x", "question": "nine", "excerpts": ["seven eight nine."]}],
+            {"s1": "sentences(n=1)", "s3": "sentences(n=3)"},
+            retriever=reversed_order,
+            k=[1, 3],
+            n_resamples=10,
+        )
     record = outcome.runs["s1"].records[0]
     assert record["retrieved_context"] == ["seven eight nine.", "four five six.", "one two three."]
     assert record["retrieved_scores"] == [1.0, 0.5, 1 / 3]

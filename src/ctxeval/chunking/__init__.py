@@ -8,12 +8,14 @@
 - :mod:`~ctxeval.chunking.retrieval`: BM25 (bm25s) or any callable retriever;
 - :mod:`~ctxeval.chunking.attribution`: found / missed by the retriever / unreachable, ceilings;
 - :mod:`~ctxeval.chunking.harness`: :func:`compare_chunkers`;
+- :mod:`~ctxeval.chunking.checks`: what it warns of (:class:`ChunkingWarning`);
 - :mod:`~ctxeval.chunking.model`: what it returns (:class:`HarnessResult`, one
   :class:`ChunkingRun` per chunker);
 - :mod:`~ctxeval.chunking.outputs` and :mod:`~ctxeval.chunking.report`: files and the report.
 """
 
 from ctxeval.chunking.attribution import Attribution, QuestionAttribution, attribute
+from ctxeval.chunking.checks import ChunkingWarning
 from ctxeval.chunking.chunkers import (
     CHUNKERS,
     Chunk,
@@ -46,6 +48,7 @@ __all__ = [
     "Chunk",
     "Chunker",
     "ChunkingRun",
+    "ChunkingWarning",
     "ClusterChunker",
     "Excerpt",
     "ExternalChunker",

@@ -15,8 +15,11 @@ spec, in ctxeval's one spec grammar:
   tokens, LangChain's ``TokenTextSplitter`` (chroma's ``FixedTokenChunker``) chunk for chunk
   (:mod:`ctxeval.chunking.tokens`);
 - ``sentences(n=5, overlap=0)``: groups of ``n`` sentences of ctxeval's offline splitter;
+  ``max_words=N`` (or ``max_tokens=N``, ``tokenizer=...``) caps a group's size, cutting a longer
+  sentence at word boundaries;
 - ``paragraphs(max_words=200)``: paragraphs (separated by blank lines), consecutive ones merged
-  while the group stays within ``max_words`` words; a longer paragraph is its own chunk;
+  while the group stays within ``max_words`` words; a longer paragraph is its own chunk, or with
+  ``split=True`` is cut into sentences (and words) so that no chunk is over ``max_words``;
 - ``recursive(chars=800)``: LangChain's recursive rule: split on blank lines, then lines, then
   spaces, then characters, merging pieces up to ``chars`` characters;
 - ``recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=[...])``: LangChain's
@@ -41,10 +44,17 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ctxeval.chunking.caps import Measure, capped_windows, fit_units, token_measure, word_measure
 from ctxeval.chunking.semantic import ClusterGroups, SemanticBreaks
-from ctxeval.chunking.tokens import CHROMA_SEPARATORS, RecursiveTokens, TokenWindows
+from ctxeval.chunking.tokens import (
+    CHROMA_SEPARATORS,
+    RecursiveTokens,
+    TokenWindows,
+    check_tokenizer,
+)
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.specs import check_options, parse_spec, unknown_name
+from ctxeval.text.tokenizers import llm_token_counter
 
 __all__ = [
     "CHUNKERS",
@@ -223,11 +233,22 @@ class FixedChunker(Chunker):
 
 
 class SentenceChunker(Chunker):
-    """Groups of ``n`` consecutive sentences of an offline splitter (ctxeval's default)."""
+    """Groups of ``n`` consecutive sentences of an offline splitter (ctxeval's default); with
+    ``max_words`` (or ``max_tokens``, of ``tokenizer`` or ROUGE tokens), a group also stops
+    before the sentence that would take it over the cap, and a longer sentence is cut at word
+    boundaries (:mod:`ctxeval.chunking.caps`)."""
 
     name = "sentences"
 
-    def __init__(self, n: int = 5, overlap: int = 0, splitter: str = "default") -> None:
+    def __init__(
+        self,
+        n: int = 5,
+        overlap: int = 0,
+        splitter: str = "default",
+        max_words: int | None = None,
+        max_tokens: int | None = None,
+        tokenizer: str | None = None,
+    ) -> None:
         self.n = _positive("sentences", "n", n)
         self.overlap = _positive("sentences", "overlap", overlap, zero=True)
         if overlap >= n:
@@ -238,14 +259,21 @@ class SentenceChunker(Chunker):
 
         self.splitter = splitter
         self._split = get_splitter(splitter).split
+        self.max_words, self.max_tokens, self.tokenizer = _sentence_cap(
+            max_words, max_tokens, tokenizer
+        )
+        self._count = None if tokenizer is None else llm_token_counter(tokenizer)
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n": self.n, "overlap": self.overlap}
         if self.splitter != "default":
             out["splitter"] = self.splitter
-        return out
+        caps: dict[str, Any] = {"max_words": self.max_words, "max_tokens": self.max_tokens}
+        caps["tokenizer"] = self.tokenizer
+        return {**out, **{key: value for key, value in caps.items() if value is not None}}
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def sentences(self, text: str) -> list[tuple[int, int]]:
+        """The spans of the splitter's sentences, in order."""
         located: list[tuple[int, int]] = []
         position = 0
         report = _REPORTER.get()
@@ -261,32 +289,96 @@ class SentenceChunker(Chunker):
                 )
             position = start + len(sentence)
             located.append((start, position))
-        return [
-            (located[a][0], located[b - 1][1])
-            for a, b in _windows(len(located), self.n, self.overlap)
-        ]
+        return located
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        located = self.sentences(text)
+        if self.max_words is None and self.max_tokens is None:
+            return capped_windows(located, self.n, self.overlap, None)
+        if self.max_words is not None:
+            measure, cap = word_measure(text), self.max_words
+        else:
+            measure, cap = token_measure(text, self._count), int(self.max_tokens or 0)
+        units = fit_units(located, measure, cap)
+        return capped_windows(units, self.n, self.overlap, lambda s, e: measure.size(s, e) <= cap)
+
+
+def _sentence_cap(
+    max_words: object, max_tokens: object, tokenizer: object
+) -> tuple[int | None, int | None, str | None]:
+    """``sentences(...)``'s cap, checked: at most one of ``max_words`` and ``max_tokens``, and
+    a ``tokenizer`` only with ``max_tokens``."""
+    if max_words is not None and max_tokens is not None:
+        raise InvalidArgumentError(
+            f"sentences(max_words={max_words!r}, max_tokens={max_tokens!r}): give one cap, "
+            "in words or in tokens"
+        )
+    if tokenizer is not None and max_tokens is None:
+        raise InvalidArgumentError(
+            f"sentences(tokenizer={tokenizer!r}): a tokenizer goes with max_tokens, e.g. "
+            f"sentences(n=3, max_tokens=128, tokenizer={tokenizer!r})"
+        )
+    words = None if max_words is None else _positive("sentences", "max_words", max_words)
+    tokens = None if max_tokens is None else _positive("sentences", "max_tokens", max_tokens)
+    name = None
+    if tokenizer is not None:
+        name = check_tokenizer(f"sentences(max_tokens={max_tokens!r})", tokenizer)
+    return words, tokens, name
 
 
 class ParagraphChunker(Chunker):
-    """Paragraphs (blank-line separated), merged while a group stays within ``max_words``."""
+    """Paragraphs (blank-line separated), merged while a group stays within ``max_words``; a
+    longer paragraph is its own chunk, or, with ``split=True``, is cut into its sentences (a
+    sentence still longer into runs of words) merged the same way, so that no chunk is over
+    ``max_words``."""
 
     name = "paragraphs"
 
-    def __init__(self, max_words: int = 200) -> None:
+    def __init__(self, max_words: int = 200, split: bool = False) -> None:
         self.max_words = _positive("paragraphs", "max_words", max_words)
+        if not isinstance(split, bool):
+            raise InvalidArgumentError(
+                f"paragraphs(split={split!r}): give True (cut paragraphs longer than max_words) "
+                "or False"
+            )
+        self.split = split
+        self._sentences: SentenceChunker | None = None
+
+    def options(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"max_words": self.max_words}
+        return {**out, "split": True} if self.split else out
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        paragraphs = [match.span() for match in _reported(_PARAGRAPH.finditer(text))]
+        measure = word_measure(text)
+        units = self._split_long(text, paragraphs, measure) if self.split else paragraphs
         out: list[tuple[int, int]] = []
         words = 0
-        for paragraph in _reported(_PARAGRAPH.finditer(text)):
-            count = len(_WORD.findall(paragraph.group()))
+        for start, end in units:
+            count = measure.size(start, end)
             if out and words + count <= self.max_words:
-                out[-1] = (out[-1][0], paragraph.end())
+                out[-1] = (out[-1][0], end)
                 words += count
             else:
-                out.append((paragraph.start(), paragraph.end()))
+                out.append((start, end))
                 words = count
         return out
+
+    def _split_long(
+        self, text: str, paragraphs: list[tuple[int, int]], measure: Measure
+    ) -> list[tuple[int, int]]:
+        """Each paragraph over ``max_words`` replaced by its sentences, each of those over it
+        by runs of ``max_words`` words."""
+        sentences = self._sentences or SentenceChunker(n=1)
+        self._sentences = sentences
+        units: list[tuple[int, int]] = []
+        for start, end in paragraphs:
+            if measure.size(start, end) <= self.max_words:
+                units.append((start, end))
+                continue
+            inside = [(start + s, start + e) for s, e in sentences.sentences(text[start:end])]
+            units.extend(fit_units(inside or [(start, end)], measure, self.max_words))
+        return units
 
 
 class RecursiveChunker(Chunker):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ctxeval.chunking.attribution import attribute, attribution_rule, mean_of
+from ctxeval.chunking.checks import check_harness
 from ctxeval.chunking.chroma import check_convention, chroma_metrics, place_as_chroma
 from ctxeval.chunking.chunkers import Chunk, Chunker, reporting_positions
 from ctxeval.chunking.grid import harness_verdict
@@ -127,15 +128,14 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     ``metrics`` are measure specs evaluated at every cut-off; ``compare_metrics`` the result
     columns compared with significance (``"context_recall@300w"``; a name without ``@`` is at
     :func:`comparison_cutoff`: the largest budget when there are budgets, else the largest k;
-    default: every metric there), against ``baseline`` (default:
-    the first chunker). ``primary`` is the measure of the verdict (one of ``metrics``): at every
-    cut-off, the best run and its paired tests against every other run, Holm-corrected over the
-    whole verdict (:mod:`ctxeval.chunking.grid`). ``attribution`` is the rule that says
-    whether a chunk holds an excerpt (``"match"``: the matching strategy;
-    ``"overlap(min=0.7)"``: its span covers that share of the excerpt's characters; see
-    :mod:`ctxeval.chunking.attribution`). ``out_dir`` receives the run files, results,
-    statistics and summary (a non-empty directory is refused unless ``overwrite``); ``report``
-    an HTML report.
+    default: every metric there), against ``baseline`` (default: the first chunker). ``primary``
+    is the measure of the verdict (one of ``metrics``): at every cut-off, the best run and its
+    paired tests against every other run, Holm-corrected over the whole verdict
+    (:mod:`ctxeval.chunking.grid`). ``attribution`` is the rule that says whether a chunk holds
+    an excerpt (``"match"``: the matching strategy; ``"overlap(min=0.7)"``: its span covers that
+    share of the excerpt's characters; see :mod:`ctxeval.chunking.attribution`). ``out_dir``
+    receives the run files, results, statistics and summary (a non-empty directory is refused
+    unless ``overwrite``); ``report`` an HTML report.
 
     ``progress`` draws each step's bar on stderr (``True``; ``None``: when it is a terminal),
     with its total and the time left; a function is called with each step's count done, step
@@ -159,6 +159,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     try:
         job = _load((corpus, questions), (strategy, ks, metrics, settings), steps, plan)
         outcome = _results(resolved, (retrievers, names), job, (wanted, tests))
+        outcome.warnings = check_harness(outcome, resolved, job.documents)
         if plan is not None:
             with steps.bar("writing", "files", len(plan.targets())) as bar:
                 plan.write(outcome, bar)

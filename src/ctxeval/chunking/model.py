@@ -134,6 +134,8 @@ class HarnessResult:
     convention: str | None = None
     """``"chroma"`` when the span measures, ceilings and attribution follow chroma's
     chunking_evaluation; None for ctxeval's own."""
+    warnings: list[str] = field(default_factory=list)
+    """What the harness warned of (:mod:`ctxeval.chunking.checks`), one message each."""
 
     def __post_init__(self) -> None:
         if self.top is None:
@@ -152,6 +154,7 @@ class HarnessResult:
         metrics = chroma_metrics(HARNESS_METRICS) if chroma else list(HARNESS_METRICS)
         return {
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
+            "warnings": list(self.warnings),
             "questions": len(self.questions),
             "retriever": self.retriever,
             "matching": self.matching,
@@ -180,6 +183,7 @@ class HarnessResult:
         """The summary without retrieval: what exists (statistics, ceilings), and saying so."""
         return {
             "verdict": None,
+            "warnings": list(self.warnings),
             "retrieval": None,
             "note": NO_RETRIEVAL,
             "questions": len(self.questions),

@@ -29,7 +29,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,8 @@ class _Finder:
             return None
         if found.how in self.counts:
             self.counts[found.how] += 1
-        return Excerpt(span.doc, span.start, span.end, self.corpus[span.doc][span.start : span.end])
+        text = self.corpus[span.doc][span.start : span.end]
+        return Excerpt(span.doc, span.start, span.end, text, found.how)
 
     def report(self, source: object) -> None:
         if any(self.counts.values()):
@@ -87,12 +88,15 @@ _EXCERPT_KEYS = ("text", "content", "doc", "start", "end")
 
 @dataclass(frozen=True, slots=True)
 class Excerpt:
-    """A ground-truth excerpt: ``text`` is exactly ``corpus[doc][start:end]``."""
+    """A ground-truth excerpt: ``text`` is exactly ``corpus[doc][start:end]``; ``located``
+    says how its span was found: ``"given"`` (a span in the questions), or its text located
+    ``"exact"``-ly, ``"normalised"`` or ``"fuzzy"`` (not part of its identity)."""
 
     doc: str
     start: int
     end: int
     text: str
+    located: str = field(default="given", compare=False)
 
     def span(self) -> dict[str, Any]:
         return {"doc": self.doc, "start": self.start, "end": self.end}

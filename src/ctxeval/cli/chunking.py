@@ -31,15 +31,15 @@ Examples (from the repository's root):
       --out-dir grid-runs --primary span_iou
 
 \b
-Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M),
-paragraphs(max_words=N), recursive(chars=N); LLM tokens, as LangChain and chroma:
-fixed(tokens=N, overlap=M, tokenizer='cl100k_base'), recursive(tokens=N, overlap=M,
-tokenizer='cl100k_base', separators=[...]); semantic, offline with WordLlama (or
-embedder='model2vec:FOLDER'): semantic(percentile=95, buffer=1) (LangChain's SemanticChunker:
-breaks where adjacent sentence groups differ most; or standard_deviation=, interquartile=,
-gradient=, chunks=; max_tokens=N caps a chunk), cluster(max_tokens=400, piece_tokens=50)
-(chroma's ClusterSemanticChunker). Questions: JSONL {id, question, excerpts} (texts or {doc,
-start, end} spans) or chroma's questions CSV. See docs/chunking.md.
+Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M,
+max_words=N|max_tokens=N), paragraphs(max_words=N, split=True), recursive(chars=N);
+LLM tokens, as LangChain and chroma: fixed(tokens=N, overlap=M, tokenizer='cl100k_base'),
+recursive(tokens=N, overlap=M, tokenizer='cl100k_base', separators=[...]); semantic, offline
+with WordLlama (or embedder='model2vec:FOLDER'): semantic(percentile=95, buffer=1) (LangChain's
+SemanticChunker: breaks where adjacent sentence groups differ most; or standard_deviation=,
+interquartile=, gradient=, chunks=; max_tokens=N caps a chunk), cluster(max_tokens=400,
+piece_tokens=50) (chroma's ClusterSemanticChunker). Questions: JSONL {id, question, excerpts}
+(texts or {doc, start, end} spans) or chroma's questions CSV. See docs/chunking.md.
 """
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
