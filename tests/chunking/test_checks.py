@@ -8,6 +8,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from ctxeval.chunking import Chunk, ChunkingWarning, compare_chunkers
 from ctxeval.chunking.checks import (
     APPROXIMATE_EXCERPT_SHARE,
@@ -216,3 +218,18 @@ def test_without_retrieval_the_chunkers_are_checked_too() -> None:
     assert raised[0].startswith("chunker p (paragraphs(max_words=10)): 10 chunks over 4 times")
     assert raised[1].startswith("chunkers s1 and w6 make the same chunks")
     assert len(raised) == 2
+
+
+def test_an_oversized_semantic_chunk_is_told_its_cap() -> None:
+    # One vector for every sentence: no distance passes the threshold, so each document is one
+    # chunk, 48 words, over 10 times the median of a corpus of short documents.
+    from ctxeval.chunking import SemanticChunker
+
+    def same(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 3))
+
+    corpus = {f"s{i}": _sentence(i, 3) for i in range(12)} | {"long": _document(500, 8)}
+    raised, _ = _run(corpus, {"sem": SemanticChunker(embedder=same), "w": "fixed(words=3)"})
+    oversized = [message for message in raised if message.startswith("chunker sem")]
+    assert len(oversized) == 1
+    assert oversized[0].endswith("(cap it: semantic(..., max_tokens=N))")

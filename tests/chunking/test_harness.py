@@ -150,7 +150,10 @@ def test_bm25_breaks_ties_by_chunk_order_and_drops_zero_scores() -> None:
             {"chunkers": {"bad name": "fixed(words=10)", "y": "fixed(words=2)"}},
             "chunker name 'bad name'",
         ),
-        ({"chunkers": {"w": "fixed(words=2)"}}, "at least two chunkers"),
+        (
+            {"chunkers": {"w": "fixed(words=2)"}},
+            "a comparison needs at least two runs: two chunkers",
+        ),
         ({"chunkers": {"w": "fixed(words=2)", "w.result": "fixed(words=3)"}}, "'.result'"),
         ({"retriever": "bm52"}, "unknown retriever 'bm52'"),
         ({"retriever": lambda q, c: ["x"]}, "return chunk positions"),
@@ -324,3 +327,18 @@ def test_each_text_is_embedded_once_across_the_grid() -> None:
     )  # fmt: skip
     assert second.asked == []  # the fused retriever's dense part is the same retriever
     assert len(first.asked) == len(set(first.asked))  # and each text was embedded once
+
+
+def test_one_chunker_is_enough_for_two_retrievers_or_none() -> None:
+    # Under two retrievers one chunker makes two runs to compare; without retrieval, one
+    # chunker's statistics and ceilings are the answer. Under one retriever it is refused above.
+    corpus = {"a": "the fox jumps over the lazy dog. " * 8}
+    questions = [{"id": "q", "question": "fox", "excerpts": ["the fox jumps"]}]
+    retrievers = {"first": lambda q, c: [0, 1], "last": lambda q, c: [len(c) - 1]}
+    compared = compare_chunkers(
+        corpus, questions, {"w": "fixed(words=8)"}, retriever=retrievers, k=[1], n_resamples=10
+    )
+    assert sorted(compared.runs) == ["w+first", "w+last"]
+    alone = compare_chunkers(corpus, questions, {"w": "fixed(words=8)"}, retriever=None)
+    assert list(alone.ceilings) == ["w"]
+    assert alone.ceilings["w"].attribution.ceiling == 1.0

@@ -274,7 +274,7 @@ CASES: list[tuple[str, Callable[[Path], object], str]] = [
     (
         "one chunker",
         _one_chunker,
-        "got 1 --chunker; a comparison needs at least two, e.g. --chunker",
+        "got 1 --chunker; a comparison needs at least two runs: two chunkers, e.g. --chunker",
     ),
     (
         "a tokenizer object",

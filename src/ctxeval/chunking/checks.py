@@ -37,6 +37,7 @@ from ctxeval.chunking.chunkers import (
     FixedChunker,
     ParagraphChunker,
     RecursiveChunker,
+    SemanticChunker,
     SentenceChunker,
 )
 from ctxeval.chunking.model import ChunkingCeilings, ChunkingRun, HarnessResult
@@ -174,6 +175,8 @@ def _cap_hint(chunker: Chunker | None) -> str:
         return "cap it: sentences(..., max_words=N), or max_tokens=N"
     if isinstance(chunker, ParagraphChunker):
         return f"cut long paragraphs: paragraphs(max_words={chunker.max_words}, split=True)"
+    if isinstance(chunker, SemanticChunker):
+        return "cap it: semantic(..., max_tokens=N)"
     return "choose a chunker that caps its size"
 
 

@@ -150,8 +150,8 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     wanted = _check_measures(compare_metrics or metrics, metrics, ks, primary)
     strategy = _chunk_strategy(matching)
     settings = _settings(budget_policy, token_counter, attribution, convention)
-    resolved = _chunkers(chunkers)
     retrievers = _retrievers(retriever, (compare_metrics, primary, baseline, report))
+    resolved = _chunkers(chunkers, fewest=2 if len(retrievers) == 1 else 1)
     names = _run_names(resolved, retrievers)
     plan = _output_plan(out_dir, report, list(names.values()), overwrite, (corpus, questions))
     steps = _Steps(progress)
@@ -453,17 +453,20 @@ def _chunk_strategy(matching: object) -> MatchingStrategy:
     return strategy
 
 
-def _chunkers(chunkers: Mapping[str, object]) -> dict[str, Chunker]:
+def _chunkers(chunkers: Mapping[str, object], fewest: int) -> dict[str, Chunker]:
+    """The chunkers resolved; at least ``fewest``: two under one retriever (a comparison needs
+    two runs), one under several retrievers (they are compared) or none (ceilings only)."""
     if not isinstance(chunkers, Mapping):
         raise InvalidArgumentTypeError(
             "chunkers: give {name: chunker}, e.g. "
             '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}; got '
             f"{type_name(chunkers)}"
         )
-    if len(chunkers) < 2:
+    if len(chunkers) < fewest:
         said = (
-            f"chunkers: got {len(chunkers)}; a comparison needs at least two chunkers, e.g. "
-            '{"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}'
+            f"chunkers: got {len(chunkers)}; a comparison needs at least two runs: two "
+            'chunkers, e.g. {"fixed": "fixed(words=100)", "sentences": "sentences(n=3)"}, or '
+            "two retrievers (retriever=None for one chunker's ceilings alone)"
         )
         raise InvalidArgumentError(said, fixes=(Fix("chunkers", len(chunkers), said),))
     resolved: dict[str, Chunker] = {}

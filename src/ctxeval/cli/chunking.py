@@ -116,7 +116,7 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     "chunkers",
     multiple=True,
     metavar="NAME=SPEC",
-    help="A chunker to compare (repeat; at least two for a comparison), e.g. "
+    help="A chunker to compare (repeat; at least two under one retriever), e.g. "
     "fixed='fixed(words=100, overlap=10)'.",
 )
 @click.option(

@@ -69,8 +69,9 @@ FLAGS: dict[str, Say] = {
     "tokenizer_object": "or, from Python, an object with a tokenize(text) -> list[str] method",
     "corpus": "--corpus PATH",
     "chunkers": (
-        "got {value} --chunker; a comparison needs at least two, e.g. "
-        '--chunker fixed="fixed(words=100)" --chunker sentences="sentences(n=3)"'
+        "got {value} --chunker; a comparison needs at least two runs: two chunkers, e.g. "
+        '--chunker fixed="fixed(words=100)" --chunker sentences="sentences(n=3)", or two '
+        "retrievers (--retriever none for one chunker's ceilings alone)"
     ),
     "missing_queries": _missing_queries,
     "format": _format,
