@@ -75,7 +75,34 @@ def long_truths(n: int, seed: int = 0) -> list[dict[str, Any]]:
     return records
 
 
-DATASETS = {"corpus": corpus_records, "distinct": text_records, "long ground truths": long_truths}
+def long_texts(n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """Long texts on both sides: 400-600-word chunks and 1-3 ground truths of 150-250 words, each
+    a window of one of the record's chunks (relevant) or of the prose anywhere, half and half:
+    each LCS step spans four 64-bit words, and the length bound rules nothing out."""
+    words = corpus().words
+    rng = random.Random(seed)
+    records = text_records(n, seed=seed, chunk_words=(400, 600))
+    for r in records:
+        truths = []
+        for _ in range(len(r["ground_truth_context"])):
+            size = rng.randint(150, 250)
+            if rng.random() < 0.5:
+                host = rng.choice(r["retrieved_context"]).split()
+                start = rng.randrange(len(host) - size)
+                truths.append(" ".join(host[start : start + size]))
+            else:
+                start = rng.randrange(len(words) - size)
+                truths.append(" ".join(words[start : start + size]))
+        r["ground_truth_context"] = list(dict.fromkeys(truths))
+    return records
+
+
+DATASETS = {
+    "corpus": corpus_records,
+    "distinct": text_records,
+    "long ground truths": long_truths,
+    "long texts": long_texts,
+}
 Keys = tuple[list[list[Any]], list[list[Any]]]
 
 
