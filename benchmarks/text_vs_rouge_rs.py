@@ -19,6 +19,8 @@ per record and their means.
 - **rouge-score-rs**: the obvious Python around its ``RougeScorer(["rougeL"]).score_batch``: one
   call for every (ground truth, chunk) pair of the records, then each record's decisions,
   precision, recall and the means (:func:`run_rouge_rs`).
+- **ctxeval's floor**: the same ctxeval run with a strategy that finds nothing relevant at no
+  cost (:class:`NoMatch`): everything but matching, the most a faster matcher could give.
 
 "One core": ctxeval ``workers=1``, rouge-score-rs with ``RAYON_NUM_THREADS=1``. "Every core":
 ctxeval ``workers=os.cpu_count()`` (worker processes), rouge-score-rs with its default thread pool
@@ -72,7 +74,28 @@ SYSTEMS = {
     "rouge-rs": "rouge-score-rs",
     "never": "ctxeval, no kernel",
     "always": "ctxeval, kernel",
+    "floor": "ctxeval's floor",
 }
+
+
+class NoMatch:
+    """ctxeval's floor: a strategy that finds nothing relevant at no cost, so that a run costs
+    everything but matching (reading and checking the dicts, the context's words, judging, the
+    measures, the rows, the aggregate)."""
+
+    unit = "chunk"
+    spec = "no-match"
+
+    def units(self, texts: list[str]) -> list[str]:
+        return list(texts)
+
+    def match(self, retrieved: list[str], ground_truth: list[str]) -> Any:
+        import numpy as np
+
+        return np.zeros((len(retrieved), len(ground_truth)), dtype=bool)
+
+    def match_records(self, records: list[tuple[list[str], list[str]]]) -> list[Any]:
+        return [self.match(r, g) for r, g in records]
 
 
 Values = tuple[list[tuple[float, float]], list[float]]
@@ -103,11 +126,15 @@ def run_rouge_rs(scorer: Any, records: list[dict[str, Any]]) -> Values:
     return out, [sum(column) / len(out) for column in zip(*out, strict=True)]
 
 
-def run_ctxeval(records: list[dict[str, Any]], workers: int) -> Values:
+def run_ctxeval(records: list[dict[str, Any]], workers: int, matching: Any = None) -> Values:
     from ctxeval import RetrievalEvaluator
 
     result = RetrievalEvaluator(
-        records, ["context_precision", "context_recall"], workers=workers, progress=False
+        records,
+        ["context_precision", "context_recall"],
+        matching=matching,
+        workers=workers,
+        progress=False,
     ).run(k=K)
     columns = (f"context_precision@{K}", f"context_recall@{K}")
     rows = [(row[columns[0]], row[columns[1]]) for row in result.per_query]
@@ -137,11 +164,12 @@ def child(system: str, data: str, cores: str, records: int, repeats: int) -> dic
 
         warm = [run]
     else:
+        matching = NoMatch() if system == "floor" else None
 
         def run(records: list[dict[str, Any]]) -> Values:
-            return run_ctxeval(records, workers)
+            return run_ctxeval(records, workers, matching)
 
-        warm = [lambda r: run_ctxeval(r, 1), run] if workers > 1 else [run]
+        warm = [lambda r: run_ctxeval(r, 1, matching), run] if workers > 1 else [run]
     pass_ = 0
     values = None
     for call in warm:
@@ -159,7 +187,7 @@ def child(system: str, data: str, cores: str, records: int, repeats: int) -> dic
         assert got == values, "an appended token changed a value"
         del records_
     status = ""
-    if system != "rouge-rs":
+    if system in ("never", "always"):
         from ctxeval.matching.rouge import compiled
 
         status = compiled.status()
@@ -172,7 +200,7 @@ def measure(args: argparse.Namespace, system: str, data: str, cores: str) -> dic
     if system == "rouge-rs":
         if cores == "1":
             env["RAYON_NUM_THREADS"] = "1"
-    else:
+    elif system != "floor":
         env["CTXEVAL_COMPILED"] = system
     command = [sys.executable, __file__, "--child", f"{system},{data},{cores}"]
     command += ["--records", str(args.records), "--repeats", str(args.repeats)]
@@ -191,7 +219,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="processes per system, alternated")
     parser.add_argument("--cores", default="1,all", help="'1', 'all' or both (comma-separated)")
     parser.add_argument(
-        "--systems", default="rouge-rs,never,always", help=f"of {', '.join(SYSTEMS)}"
+        "--systems",
+        default="rouge-rs,never,always,floor",
+        help=f"of {', '.join(SYSTEMS)} (floor: ctxeval with a strategy that matches nothing)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -219,11 +249,14 @@ def main() -> None:
                 for system in order:
                     found = measure(args, system, data, cores)
                     rows, means = found["values"]
-                    if reference is None:
+                    if system == "floor":
+                        pass  # it matches nothing: its values are zeros
+                    elif reference is None:
                         reference = (rows, means)
-                    assert rows == reference[0], f"{system} {data} {cores}: values differ"
-                    # the means: ctxeval's are exact, the script's a float sum
-                    assert all(map(math.isclose, means, reference[1])), (means, reference[1])
+                    else:
+                        assert rows == reference[0], f"{system} {data} {cores}: values differ"
+                        # the means: ctxeval's are exact, the script's a float sum
+                        assert all(map(math.isclose, means, reference[1])), means
                     if system == "always":
                         assert found["kernel"] == "in use", found["kernel"]
                     wall, cpu = min(found["wall"]), min(found["cpu"])
