@@ -131,6 +131,16 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
                 "Array.from(document.querySelectorAll('table.queries tbody tr'))"
                 ".slice(0, 3).map(r => r.cells[0].textContent)"
             )
+            # "save as SVG": the figure as a file of its own (the download itself prevented)
+            saved = page.evaluate(
+                """async () => {
+                  const link = document.querySelector('figure a.save');
+                  link.addEventListener('click', e => e.preventDefault());
+                  link.click();
+                  const text = await (await fetch(link.href)).text();
+                  return [link.getAttribute('download'), link.href.slice(0, 5), text];
+                }"""
+            )
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
@@ -147,6 +157,11 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
     # Each figure is drawn at a readable size, with its marks.
     assert len(figures) == 3
     assert all(width > 100 and height > 100 and marks > 10 for width, height, marks in figures)
+    name, scheme, text = saved
+    assert (name, scheme) == ("metrics-at-every-cut-off.svg", "blob:")
+    assert text.startswith('<svg xmlns="http://www.w3.org/2000/svg" viewBox=')
+    assert text.count("<polyline") >= 3
+    assert text.endswith("</svg>")
     assert title == "ctxeval: retrieval comparison"
     assert headings[:3] == ["What was compared", "Comparison", "Metrics at every cut-off"]
     assert (tmp_path / "report.png").stat().st_size > 10_000

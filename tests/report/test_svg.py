@@ -77,7 +77,9 @@ def test_marks_carry_their_numbers_and_text_is_escaped() -> None:
     assert "<title>a &lt;b&gt; &amp; c</title>" in drawing
     assert ">x &lt; y</text>" in drawing
     assert "http" not in drawing  # inline in HTML: no namespace, nothing fetched
-    assert svg.figure(drawing, "cap & tion", full=True).startswith('<figure class="full"><svg ')
+    shown = svg.figure(drawing, "cap & tion", name="a&b", full=True)
+    assert shown.startswith('<figure class="full"><svg ')
+    assert '<figcaption>cap &amp; tion <a class="save" href="#" download="a&amp;b.svg">' in shown
 
 
 def test_a_legend_row_wraps_at_its_width() -> None:

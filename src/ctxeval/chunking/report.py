@@ -112,6 +112,7 @@ def _sizes(outcome: HarnessResult) -> str:
         drawing,
         "Chunk sizes per chunker (box: quartiles, orange: median; triangle: mean; whiskers to "
         "the furthest size within 1.5 box lengths; circles: sizes beyond).",
+        name="chunk-sizes",
     )
 
 
@@ -177,6 +178,7 @@ def _recall_curves(outcome: HarnessResult) -> str:
         "Excerpts found against the context actually fed (each point a cut-off: a k or a "
         "budget; a colour per chunker, a line style per retriever); dotted: the chunker's "
         "ceiling. Compare chunkers at the same x, not the same k: a budget puts them there.",
+        name="found-against-words-fed",
     )
 
 
@@ -205,6 +207,7 @@ def _attribution_bars(outcome: HarnessResult) -> str:
         drawing,
         "Miss attribution: found; missed by the retriever (a chunk holds the excerpt but was not "
         "retrieved); unreachable (no chunk of this chunking holds it).",
+        name="miss-attribution",
     )
 
 

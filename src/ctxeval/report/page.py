@@ -117,6 +117,14 @@ document.querySelectorAll("table.queries").forEach(function (table) {
   if (differ) { differ.addEventListener("change", filter); }
   filter();
 });
+// "save as SVG" under a figure: the drawing as a file of its own.
+document.querySelectorAll("figure a.save").forEach(function (link) {
+  link.addEventListener("click", function () {
+    var drawing = link.closest("figure").querySelector("svg");
+    var text = new XMLSerializer().serializeToString(drawing);
+    link.href = URL.createObjectURL(new Blob([text], {type: "image/svg+xml"}));
+  });
+});
 """
 
 
@@ -299,6 +307,7 @@ def curves_plot(curves: Mapping[str, Mapping[str, Sequence[CurvePoint]]], alpha:
         f"Each metric at every cut-off (macro mean), per run; the band is the "
         f"{100 * (1 - alpha):g}% percentile bootstrap interval of the mean "
         f"({BAND_RESAMPLES} resamples). Hover over a point for its numbers.",
+        name="metrics-at-every-cut-off",
     )
 
 
@@ -380,6 +389,7 @@ def first_rank_plot(results: Mapping[str, EvaluationResult]) -> str:
         f"Rank of the first relevant retrieved context per query, at @{at} (the deepest "
         "cut-off the runs share); 'none': not found there.",
         full=True,
+        name="first-relevant-rank",
     )
 
 
@@ -441,6 +451,7 @@ def scatter_plot(report: ComparisonReport, metric: str) -> str:
         f"{metric} per query: baseline on x, each other run on y; above the diagonal the other "
         "run does better (a bubble per distinct pair, its number: how many queries).",
         full=len(others) > 1,
+        name=f"per-query-{metric}",
     )
 
 

@@ -308,8 +308,10 @@ def svg(width: float, height: float, body: str, label: str) -> str:
     )
 
 
-def figure(drawing: str, caption: str, *, full: bool = False) -> str:
-    """A figure: the drawing and its caption (``full``: it takes a whole row of the page's
-    grid of figures, for a wide drawing)."""
+def figure(drawing: str, caption: str, *, name: str, full: bool = False) -> str:
+    """A figure: the drawing, its caption and a link that saves the drawing as ``name.svg``
+    (the page's script fills it in when clicked); ``full``: it takes a whole row of the page's
+    grid of figures, for a wide drawing."""
     wide = ' class="full"' if full else ""
-    return f"<figure{wide}>{drawing}<figcaption>{_esc(caption)}</figcaption></figure>"
+    save = f'<a class="save" href="#" download="{_esc(name)}.svg">save as SVG</a>'
+    return f"<figure{wide}>{drawing}<figcaption>{_esc(caption)} {save}</figcaption></figure>"
