@@ -233,3 +233,35 @@ def test_an_oversized_semantic_chunk_is_told_its_cap() -> None:
     oversized = [message for message in raised if message.startswith("chunker sem")]
     assert len(oversized) == 1
     assert oversized[0].endswith("(cap it: semantic(..., max_tokens=N))")
+
+
+def test_an_oversized_chunk_of_a_capped_semantic_chunker_is_not_told_to_cap_it() -> None:
+    # semantic(max_tokens=5) cuts between sentences only: a 48-word sentence stays whole, over
+    # 10 times the median (3 words). Telling it to "cap it" would name the cap it already has.
+    from ctxeval.chunking import SemanticChunker
+
+    def same(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 3))
+
+    corpus = {f"s{i}": _sentence(i, 3) for i in range(12)} | {"long": _sentence(500, 48)}
+    capped = SemanticChunker(embedder=same, max_tokens=5)
+    raised, _ = _run(corpus, {"sem": capped, "w": "fixed(words=3)"})
+    oversized = [message for message in raised if message.startswith("chunker sem")]
+    assert len(oversized) == 1
+    assert "cap it" not in oversized[0]
+    assert oversized[0].endswith(
+        "(semantic(max_tokens=5) cuts only between sentences: a longer sentence stays whole; "
+        "lower max_tokens, or give a splitter that finds more sentences, e.g. "
+        "splitter='newline')"
+    )
+
+
+def test_an_oversized_chunk_of_a_capped_sentence_chunker_is_told_to_lower_the_cap() -> None:
+    # sentences(n=1, max_tokens=70): the 70-word sentence fits the cap, 11.7 times the median.
+    corpus = dict(NORMAL)
+    corpus["run-on"] = _document(7000, 3) + " " + _sentence(8000, words=70)
+    raised, _ = _run(corpus, {"s": "sentences(n=1, max_tokens=70)", "w": "fixed(words=9)"})
+    assert len(raised) == 1
+    assert raised[0].endswith(
+        "(lower its cap: sentences(..., max_tokens=70) makes chunks of up to 70 tokens)"
+    )

@@ -170,12 +170,22 @@ def _oversized(
 
 
 def _cap_hint(chunker: Chunker | None) -> str:
-    """How to cap the chunker's size."""
+    """How to cap the chunker's size (or, when it has a cap already, what the cap leaves)."""
+    cap = None if chunker is None else chunker.options().get("max_tokens")
     if isinstance(chunker, SentenceChunker):
+        if cap is not None:  # a capped group is never over its cap: the cap is high
+            said = f"sentences(..., max_tokens={cap}) makes chunks of up to {cap} tokens"
+            return f"lower its cap: {said}"
         return "cap it: sentences(..., max_words=N), or max_tokens=N"
     if isinstance(chunker, ParagraphChunker):
         return f"cut long paragraphs: paragraphs(max_words={chunker.max_words}, split=True)"
     if isinstance(chunker, SemanticChunker):
+        if cap is not None:  # the cap cuts between sentences, never inside one
+            return (
+                f"semantic(max_tokens={cap}) cuts only between sentences: a longer sentence "
+                "stays whole; lower max_tokens, or give a splitter that finds more sentences, "
+                "e.g. splitter='newline'"
+            )
         return "cap it: semantic(..., max_tokens=N)"
     return "choose a chunker that caps its size"
 
