@@ -233,3 +233,73 @@ def test_an_oversized_semantic_chunk_is_told_its_cap() -> None:
     oversized = [message for message in raised if message.startswith("chunker sem")]
     assert len(oversized) == 1
     assert oversized[0].endswith("(cap it: semantic(..., max_tokens=N))")
+
+
+def test_an_oversized_chunk_of_a_capped_semantic_chunker_is_not_told_to_cap_it() -> None:
+    # semantic(max_tokens=5) cuts between sentences only: a 48-word sentence stays whole, over
+    # 10 times the median (3 words). Telling it to "cap it" would name the cap it already has.
+    from ctxeval.chunking import SemanticChunker
+
+    def same(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 3))
+
+    corpus = {f"s{i}": _sentence(i, 3) for i in range(12)} | {"long": _sentence(500, 48)}
+    capped = SemanticChunker(embedder=same, max_tokens=5)
+    raised, _ = _run(corpus, {"sem": capped, "w": "fixed(words=3)"})
+    oversized = [message for message in raised if message.startswith("chunker sem")]
+    assert len(oversized) == 1
+    assert "cap it" not in oversized[0]
+    assert oversized[0].endswith(
+        "(semantic(max_tokens=5) cuts only between sentences: a longer sentence stays whole; "
+        "lower max_tokens, or give a splitter that finds more sentences, e.g. "
+        "splitter='newline')"
+    )
+
+
+def test_an_oversized_chunk_of_a_capped_sentence_chunker_is_told_to_lower_the_cap() -> None:
+    # sentences(n=1, max_tokens=70): the 70-word sentence fits the cap, 11.7 times the median.
+    corpus = dict(NORMAL)
+    corpus["run-on"] = _document(7000, 3) + " " + _sentence(8000, words=70)
+    raised, _ = _run(corpus, {"s": "sentences(n=1, max_tokens=70)", "w": "fixed(words=9)"})
+    assert len(raised) == 1
+    assert raised[0].endswith(
+        "(lower its size: sentences(..., max_tokens=70) makes chunks of up to 70 tokens)"
+    )
+
+
+def test_a_token_chunker_is_told_its_size_not_to_choose_one_that_caps_it() -> None:
+    # recursive(tokens=80): the short documents are one chunk each (median 6 words) and the
+    # 70-word document is one chunk too, within its 80 tokens: a chunker that caps its size,
+    # whose size is high for this corpus.
+    corpus = {f"s{i}": _sentence(i) for i in range(12)} | {"long": _sentence(900, words=70)}
+    chunkers = {"r": "recursive(tokens=80)", "f": "fixed(tokens=80)"}
+    raised, _ = _run(corpus, chunkers)
+    oversize = [m for m in raised if "times" in m]
+    assert [m.partition(":")[0] for m in oversize] == [
+        "chunker r (recursive(tokens=80, overlap=0))",
+        "chunker f (fixed(tokens=80, overlap=0))",
+    ]
+    assert oversize[0].endswith(
+        "(lower its size: recursive(..., tokens=80) makes chunks of up to 80 tokens)"
+    )
+    assert oversize[1].endswith(
+        "(lower its size: fixed(..., tokens=80) makes chunks of up to 80 tokens)"
+    )
+    assert not any("choose a chunker that caps its size" in m for m in raised)
+
+
+def test_a_cluster_chunker_is_told_to_lower_max_tokens() -> None:
+    from ctxeval.chunking import ClusterChunker
+
+    def same(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 3))
+
+    corpus = {f"s{i}": _sentence(i) for i in range(12)} | {"long": _sentence(900, words=70)}
+    cluster = ClusterChunker(max_tokens=80, piece_tokens=10, embedder=same)
+    raised, _ = _run(corpus, {"c": cluster, "w": "fixed(words=5)"})
+    oversize = [m for m in raised if m.startswith("chunker c ")]
+    assert len(oversize) == 1
+    assert oversize[0].endswith(
+        "(lower max_tokens: cluster(..., max_tokens=80) makes chunks of up to that many tokens "
+        "(longer only where no run of pieces scores above zero))"
+    )

@@ -130,6 +130,16 @@ def test_touching_and_placing_directly() -> None:
     assert place_as_chroma(chunks, {"d": document}) == [Chunk("d", 0, 7, "One two")]
 
 
+def test_a_chunk_chroma_cannot_place_stops_with_the_chunk_named() -> None:
+    # Not reachable through the harness (a chunk's text is its document's), but place_as_chroma
+    # takes any chunks: one whose text is nowhere in its document is named, never guessed.
+    chunks = [Chunk("d", 0, 7, "One two"), Chunk("d", 9, 14, "zebra quagga okapi")]
+    with pytest.raises(
+        InvalidArgumentError, match=r"cannot place chunk 1 of document 'd' \(at 9\)"
+    ):
+        place_as_chroma(chunks, {"d": "One two.\nThree four five."}, name="mine")
+
+
 def test_the_span_measures_take_chroma_convention() -> None:
     assert chroma_metrics(["context_recall", "span_iou", "span_recall@5"]) == [
         "context_recall",

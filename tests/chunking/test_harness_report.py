@@ -107,3 +107,21 @@ def test_harness_report_in_a_headless_browser(grid, tmp_path: Path) -> None:
     # Nothing is clipped or scrolls sideways at 1,280 px: tables wrap to fit.
     assert overflowing == []
     assert page_width <= 1280
+
+
+def test_the_note_says_when_the_numbers_are_chromas_convention(outcome) -> None:
+    # Under --convention chroma the span columns and the span ceiling are chroma's: the note
+    # says so, as the terminal's ceilings table does; the default's note does not.
+    chroma = compare_chunkers(
+        ROOT / "fixtures" / "corpus",
+        ROOT / "fixtures" / "questions.jsonl",
+        {"fixed": "fixed(words=100, overlap=10)", "sentences": "sentences(n=3)"},
+        k=[5],
+        n_resamples=20,
+        convention="chroma",
+    )
+    said = "convention: chroma's chunking_evaluation (span measures, span ceiling, attribution:"
+    page = harness_report(chroma)
+    section = page[page.index("<h2>Chunkings</h2>") : page.index("<h2>Comparison</h2>")]
+    assert said in section
+    assert "convention:" not in harness_report(outcome)

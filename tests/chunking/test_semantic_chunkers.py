@@ -447,6 +447,8 @@ def test_specs_round_trip(spec: str, canonical: str) -> None:
         ("semantic(embedder='wordlama')", "did you mean 'wordllama'"),
         ("semantic(percentil=95)", "did you mean 'percentile'"),
         ("semantic(splitter='nope')", "unknown sentence splitter 'nope'"),
+        ("semantic(splitter='nope')", r"^semantic\(splitter='nope'\): .*'langchain'"),
+        ("semantic(splitter='langchian')", "did you mean 'langchain'"),
         ("cluster(max_tokens=40)", "give max_tokens as a whole number >= 50"),
         ("cluster(piece_tokens=0)", "give piece_tokens as a whole number >= 1"),
         ("cluster(max_tokens=400, tokenizer='cl100k')", "unknown tokenizer 'cl100k'"),

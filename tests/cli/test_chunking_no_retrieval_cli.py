@@ -97,3 +97,18 @@ def test_none_with_other_retrievers_and_a_bad_convention_are_exit_2(tmp_path: Pa
     bad = CliRunner().invoke(app, [*args, "--convention", "chromadb"])
     assert bad.exit_code == 2
     assert "Invalid value for '--convention'" in bad.output
+
+
+def test_a_named_none_is_said_as_no_retrieval(tmp_path: Path) -> None:
+    # --retriever x=none is not an unknown retriever 'none' (the help lists none): it is told to
+    # be written bare, alone or beside other retrievers.
+    args = ["chunking", str(CORPUS), str(QUESTIONS), *CHUNKERS, "--out-dir", str(tmp_path / "o")]
+    alone = CliRunner().invoke(app, [*args, "--retriever", "x=none"])
+    assert alone.exit_code == 2
+    assert alone.output.strip() == (
+        "ctxeval: error: --retriever x=none: no retrieval takes no name; write --retriever none"
+    )
+    mixed = CliRunner().invoke(app, [*args, "--retriever", "x=none", "--retriever", "bm25"])
+    assert mixed.exit_code == 2
+    assert "--retriever none (no retrieval) cannot be combined" in mixed.output
+    assert not (tmp_path / "o").exists()

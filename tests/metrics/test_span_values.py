@@ -341,3 +341,15 @@ def test_offsets_too_large_for_64_bits_are_an_error() -> None:
     ]
     with pytest.raises(ValueError, match="smaller batch_size"):
         make_measure("span_recall", 1).values(SpanBatch.from_records(records))
+
+
+def test_span_measures_put_in_a_convention_keep_their_options() -> None:
+    from ctxeval.metrics.measures import in_span_convention
+
+    assert in_span_convention(
+        ["ndcg@5", "span_iou(unit='tokens')@200w", "span_recall(convention='chroma')"], "chroma"
+    ) == [
+        "ndcg@5",
+        "span_iou(convention='chroma', unit='tokens')@200w",
+        "span_recall(convention='chroma')",
+    ]

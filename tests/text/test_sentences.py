@@ -798,3 +798,24 @@ def test_missing_sentencex_is_reported_with_an_install_hint(
         "the 'sentencex' sentence splitter needs sentencex: pip install sentencex; "
         f"or use another splitter (valid names: {VALID_NAMES})"
     )
+
+
+def test_sentence_spans_locate_each_sentence_after_the_previous_one() -> None:
+    from ctxeval.foundation.errors import InvalidArgumentError
+    from ctxeval.text.sentences import sentence_spans
+
+    text = "Go. Go.  Stop!"
+    assert list(sentence_spans(["Go.", "Go.", "Stop!"], text, "here")) == [(0, 3), (4, 7), (9, 14)]
+    with pytest.raises(InvalidArgumentError, match=r"^here: the splitter returned a sentence "):
+        list(sentence_spans(["Go.", "GO."], text, "here"))
+
+
+def test_a_splitter_that_rewrites_sentences_is_named_by_the_chunkers() -> None:
+    from ctxeval.chunking import SemanticChunker, SentenceChunker
+    from ctxeval.foundation.errors import InvalidArgumentError
+
+    shouting = SentenceChunker(n=1, splitter=lambda text: [text.upper()])  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"^sentences\(\.\.\.\): the splitter returned"):
+        shouting.spans("Quiet here.")
+    semantic = SemanticChunker(splitter="newline", embedder=lambda texts: [[1.0] for _ in texts])
+    assert semantic.spans("One.\nTwo.") == [(0, 9)]

@@ -34,6 +34,7 @@ import numpy as np
 from ctxeval.chunking.chunkers import (
     Chunk,
     Chunker,
+    ClusterChunker,
     FixedChunker,
     ParagraphChunker,
     RecursiveChunker,
@@ -170,7 +171,24 @@ def _oversized(
 
 
 def _cap_hint(chunker: Chunker | None) -> str:
-    """How to cap the chunker's size."""
+    """How to cap the chunker's size, or, when it has a size in tokens already (a group within
+    it is 10 times the median: the size is high for these documents), to lower it."""
+    options = {} if chunker is None else chunker.options()
+    if isinstance(chunker, SemanticChunker) and "max_tokens" in options:
+        return (  # the cap cuts between sentences, never inside one
+            f"semantic(max_tokens={options['max_tokens']}) cuts only between sentences: a longer "
+            "sentence stays whole; lower max_tokens, or give a splitter that finds more "
+            "sentences, e.g. splitter='newline'"
+        )
+    if isinstance(chunker, ClusterChunker):
+        return (
+            f"lower max_tokens: cluster(..., max_tokens={options['max_tokens']}) makes chunks of "
+            "up to that many tokens (longer only where no run of pieces scores above zero)"
+        )
+    for key in ("max_tokens", "tokens"):
+        if chunker is not None and key in options:
+            said = f"{chunker.name}(..., {key}={options[key]})"
+            return f"lower its size: {said} makes chunks of up to {options[key]} tokens"
     if isinstance(chunker, SentenceChunker):
         return "cap it: sentences(..., max_words=N), or max_tokens=N"
     if isinstance(chunker, ParagraphChunker):

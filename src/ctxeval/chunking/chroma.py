@@ -32,7 +32,7 @@ from rapidfuzz import fuzz, utils
 
 from ctxeval.chunking.chunkers import Chunk
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.metrics.measures import make_measure, parse_measure
+from ctxeval.metrics.measures import in_span_convention
 
 __all__ = [
     "CONVENTIONS",
@@ -65,14 +65,7 @@ def check_convention(convention: object, where: str = "compare_chunkers(conventi
 
 def chroma_metrics(metrics: Iterable[str]) -> list[str]:
     """The measure specs with each span measure in chroma's convention (others as given)."""
-    chosen = []
-    for spec in metrics:
-        measure = parse_measure(spec)
-        if measure.definition.family == "span":
-            options = dict(measure.options) | {"convention": "chroma"}
-            spec = str(make_measure(measure.name, measure.k, **options))
-        chosen.append(spec)
-    return chosen
+    return in_span_convention(metrics, "chroma")
 
 
 def touching(start: int, end: int, other_start: int, other_end: int) -> bool:

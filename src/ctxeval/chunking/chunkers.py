@@ -274,21 +274,15 @@ class SentenceChunker(Chunker):
 
     def sentences(self, text: str) -> list[tuple[int, int]]:
         """The spans of the splitter's sentences, in order."""
+        from ctxeval.text.sentences import sentence_spans
+
         located: list[tuple[int, int]] = []
-        position = 0
         report = _REPORTER.get()
-        for number, sentence in enumerate(self._split(text), 1):
+        spans = sentence_spans(self._split(text), text, "sentences(...)")
+        for number, span in enumerate(spans, 1):
             if report is not None and not number % _REPORT_EVERY:
-                report(position)
-            # The splitter's sentences are verbatim substrings, in order.
-            start = text.find(sentence, position)
-            if start < 0:
-                raise InvalidArgumentError(
-                    f"sentences(...): the splitter returned a sentence that is not in the text "
-                    f"({sentence[:40]!r}); use a splitter that keeps sentences verbatim"
-                )
-            position = start + len(sentence)
-            located.append((start, position))
+                report(span[0])
+            located.append(span)
         return located
 
     def spans(self, text: str) -> list[tuple[int, int]]:

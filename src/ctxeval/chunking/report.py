@@ -287,7 +287,8 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
         '<p class="note">Questions: '
         f"{len(outcome.questions)}; retriever: {_esc(outcome.retriever)}; matching: "
         f"{_esc(outcome.matching)}; attribution rule: {_esc(outcome.attribution)}; budget "
-        f"policy: {_esc(outcome.budget_policy)}; compared at {_esc(cutoff_label(outcome.top))}. "
+        f"policy: {_esc(outcome.budget_policy)}; compared at {_esc(cutoff_label(outcome.top))}"
+        f"{_convention_note(outcome)}. "
         "A chunking with bigger chunks feeds the model more text at the same k: compare at a "
         "budget (equal context), read recall against the words fed, and the misses against "
         "the ceiling (see docs/chunking.md). The queries further down show the chunks fed at "
@@ -308,6 +309,16 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
         title=title,
         sections=[("Chunkings", section)],
         lead=[("Verdict", _verdict(outcome))] if outcome.verdict is not None else [],
+    )
+
+
+def _convention_note(outcome: HarnessResult) -> str:
+    """The note's words for a convention other than ctxeval's own."""
+    if outcome.convention != "chroma":
+        return ""
+    return (
+        "; convention: chroma's chunking_evaluation (span measures, span ceiling, attribution: "
+        "each chunk placed at the first occurrence of its text, touching chunks counted)"
     )
 
 

@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from ctxeval.chunking.tokens import CHROMA_SEPARATORS, RecursiveTokens, check_tokenizer
 from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.specs import parse_spec, unknown_name
 from ctxeval.retrieval.embedders import EmbeddingCache, as_embedder
 from ctxeval.text.tokenizers import llm_token_counter
 
@@ -283,24 +284,17 @@ def _sentence_spans(splitter: str) -> Callable[[str], list[Span]]:
             f"semantic(splitter={splitter!r}): name a sentence splitter, 'langchain' (LangChain's "
             "regex, the default) or one of ctxeval's, e.g. 'sentencex'"
         )
-    from ctxeval.text.sentences import get_splitter
+    from ctxeval.text.sentences import SPLITTER_NAMES, get_splitter, sentence_spans
 
+    name = parse_spec(splitter, what="sentence splitter").name
+    if name not in SPLITTER_NAMES:  # the names semantic(...) takes: LangChain's rule too
+        known = ["langchain", *SPLITTER_NAMES]
+        raise unknown_name(
+            splitter, "sentence splitter", name, known, where=f"semantic(splitter={splitter!r})"
+        )
     split = get_splitter(splitter).split
-
-    def located(text: str) -> list[Span]:
-        out, position = [], 0
-        for sentence in split(text):
-            start = text.find(sentence, position)
-            if start < 0:
-                raise InvalidArgumentError(
-                    f"semantic(splitter={splitter!r}): the splitter returned a sentence that is "
-                    f"not in the text ({sentence[:40]!r}); use one that keeps sentences verbatim"
-                )
-            position = start + len(sentence)
-            out.append((start, position))
-        return out
-
-    return located
+    where = f"semantic(splitter={splitter!r})"
+    return lambda text: list(sentence_spans(split(text), text, where))
 
 
 def _langchain_spans(text: str) -> list[Span]:

@@ -295,7 +295,8 @@ def _retrievers(options: dict[str, Any]) -> dict[str, Any]:
     """``--retriever`` options as ``{name: retriever}``: ``{}`` for ``--retriever none`` (no
     retrieval), which refuses the options that need runs, each named."""
     given = options["retrievers"] or ("bm25",)
-    if "none" not in (value.strip() for value in given):
+    nones = [value for value in given if _maybe_named(value)[1] == "none"]
+    if not nones:
         retrievers = parse_retriever_options(given)
         if options["cache_dir"] is not None:
             from ctxeval.chunking.retrieval import with_cache_dir
@@ -305,6 +306,8 @@ def _retrievers(options: dict[str, Any]) -> dict[str, Any]:
         return retrievers
     if len(given) > 1:
         fail("--retriever none (no retrieval) cannot be combined with other --retriever options")
+    if nones[0].strip() != "none":
+        fail(f"--retriever {nones[0]}: no retrieval takes no name; write --retriever none")
     needing = [
         ("-k", bool(options["ks"])),
         ("--metric", bool(options["metric_columns"])),

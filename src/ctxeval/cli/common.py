@@ -491,15 +491,9 @@ def batch_size(options: dict[str, Any]) -> dict[str, Any]:
 
 def chroma_measures(specs: Sequence[str]) -> list[str]:
     """The -m specs with the span measures in the chroma convention (others as given)."""
-    from ctxeval.metrics.measures import make_measure, parse_measure
+    from ctxeval.metrics.measures import in_span_convention
 
-    chosen = []
-    for spec in specs:
-        measure = parse_measure(spec)
-        if measure.definition.family == "span":
-            options = dict(measure.options) | {"convention": "chroma"}
-            spec = str(make_measure(measure.name, measure.k, **options))
-        chosen.append(spec)
+    chosen = in_span_convention(specs, "chroma")
     if chosen == list(specs):
         fail("--convention chroma applies to span measures; none of the -m measures is one")
     return chosen

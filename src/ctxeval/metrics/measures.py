@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,6 +46,7 @@ __all__ = [
     "Measure",
     "MeasureDefinition",
     "implementation",
+    "in_span_convention",
     "parse_measure",
 ]
 
@@ -340,6 +341,19 @@ class Measure:
 def make_measure(name: str, k: Cutoff = None, **options: Any) -> Measure:
     """A measure from its canonical name and options (validated; defaults dropped)."""
     return parse_measure(str(Measure(name, k, tuple(sorted(options.items())))))
+
+
+def in_span_convention(specs: Iterable[str], convention: str) -> list[str]:
+    """The measure specs with each span measure in ``convention`` (``span_iou@5`` under
+    ``"chroma"`` is ``span_iou(convention='chroma')@5``), the others as given."""
+    chosen = []
+    for spec in specs:
+        measure = parse_measure(spec)
+        if measure.definition.family == "span":
+            options = dict(measure.options) | {"convention": convention}
+            spec = str(make_measure(measure.name, measure.k, **options))
+        chosen.append(spec)
+    return chosen
 
 
 def parse_measure(spec: str | Measure) -> Measure:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
@@ -45,6 +45,7 @@ __all__ = [
     "SentencexSplitter",
     "default_splitter",
     "get_splitter",
+    "sentence_spans",
 ]
 
 
@@ -516,3 +517,19 @@ def get_splitter(
         f"splitter: expected a splitter name (str), a SentenceSplitter or a function "
         f"str -> list[str], got {type_name(spec)}; valid names: {_valid_names_text()}"
     )
+
+
+def sentence_spans(sentences: Iterable[str], text: str, where: str) -> Iterator[tuple[int, int]]:
+    """The spans of a splitter's ``sentences`` in ``text``, each found after the previous one
+    (a splitter keeps its sentences verbatim and in order); a sentence that is not in the text
+    is an :class:`~ctxeval.foundation.errors.InvalidArgumentError` starting with ``where``."""
+    position = 0
+    for sentence in sentences:
+        start = text.find(sentence, position)
+        if start < 0:
+            raise InvalidArgumentError(
+                f"{where}: the splitter returned a sentence that is not in the text "
+                f"({sentence[:40]!r}); use a splitter that keeps sentences verbatim"
+            )
+        position = start + len(sentence)
+        yield start, position
