@@ -107,7 +107,7 @@ def test_default_output_collapses_identical_columns_and_shows_the_signal(
     )
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert "matching rouge-chunk(threshold=0.7); convention trec_eval; cut-offs 10" in text
+    assert "matching rouge-chunk(threshold=0.7); rank convention trec_eval; cut-offs 10" in text
     # The default family: recall and NDCG at the deepest cut-off, 2 metrics x 2 runs.
     assert "Holm-adjusted p < 0.05 over 4 comparisons (2 metrics x 2 runs)" in text
     paragraph = next(line for line in text.splitlines() if line.startswith("context_recall@10"))
@@ -204,7 +204,7 @@ def test_trec_runs_compare_with_the_numbers_of_evaluate(tmp_path: Path) -> None:
     text = ctxeval("compare", a, b, "--qrels", qrels, "--n-resamples", "100")
     assert text.returncode == 0, text.stderr
     # TREC's default measures: judged by id, rank measures with trec_eval's options.
-    assert "matching by id; convention trec_eval; cut-offs 5, 10, 100, all" in text.stdout
+    assert "matching by id; rank convention trec_eval; cut-offs 5, 10, 100, all" in text.stdout
 
 
 def test_a_trec_run_needs_qrels_and_no_dataset_options(tmp_path: Path) -> None:
@@ -383,7 +383,7 @@ def test_the_header_says_how_the_compared_metrics_were_judged(
     )  # fmt: skip
     assert both.returncode == 0, both.stderr
     assert both.stdout.splitlines()[1] == (
-        "matching rouge-chunk(threshold=0.7); spans located in the corpus; convention "
+        "matching rouge-chunk(threshold=0.7); spans located in the corpus; rank convention "
         "trec_eval; cut-offs 10"
     )
     # -m names rank measures: their convention is read from their specs.
@@ -393,7 +393,7 @@ def test_the_header_says_how_the_compared_metrics_were_judged(
     )  # fmt: skip
     assert exponential.returncode == 0, exponential.stderr
     assert exponential.stdout.splitlines()[1] == (
-        "matching rouge-chunk(threshold=0.7); convention custom (gain='exponential'); cut-offs 10"
+        "matching rouge-chunk(threshold=0.7); rank convention custom (gain='exponential'); cut-offs 10"
     )
 
 

@@ -215,10 +215,10 @@ def test_the_settings_line_describes_the_metrics_compared() -> None:
     assert spans.settings_line() == "spans located in the corpus; cut-offs 5"
     ranked = compare(runs, metrics=["ndcg@5"], n_resamples=10)
     assert ranked.settings_line() == (
-        "matching rouge-chunk(threshold=0.7); convention trec_eval; cut-offs 5"
+        "matching rouge-chunk(threshold=0.7); rank convention trec_eval; cut-offs 5"
     )
     every = compare(runs, metrics=["span_iou@5", "ndcg@5"], n_resamples=10)
     assert every.settings_line() == (
-        "matching rouge-chunk(threshold=0.7); spans located in the corpus; convention "
+        "matching rouge-chunk(threshold=0.7); spans located in the corpus; rank convention "
         "trec_eval; cut-offs 5"
     )

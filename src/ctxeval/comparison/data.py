@@ -299,7 +299,7 @@ class ComparisonData:
             parts.append(shown if shown.startswith("spans ") else f"matching {shown}")
         if "rank" in families and any(s.convention for s in self.settings.values()):
             conventions = {run: s.convention or "not recorded" for run, s in self.settings.items()}
-            parts.append(f"convention {shared_setting(conventions)}")
+            parts.append(f"rank convention {shared_setting(conventions)}")
         parts.append(f"cut-offs {self.setting('ks')}")
         return "; ".join(parts)
 
