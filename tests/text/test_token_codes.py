@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import tokenize as rouge_tokenize
 
-from ctxeval.text.token_codes import MAX_CHARACTERS, rouge_codes
+from ctxeval.matching.rouge import compiled
+from ctxeval.text.token_codes import LOWER_TO_ASCII, MAX_CHARACTERS, rouge_codes
 
 
 def reference(text: str) -> list[str]:
@@ -79,6 +80,14 @@ def test_texts_outside_ascii_lower_first() -> None:
     codes = rouge_codes(texts)
     assert codes[0] == codes[1]
     assert codes[2] == codes[3]
+
+
+def test_the_characters_lowercased_first_are_the_kernels() -> None:
+    # tests/matching/test_compiled.py recomputes the kernel's list from the Unicode tables.
+    assert LOWER_TO_ASCII == compiled.LOWER_TO_ASCII
+    # Without them, one encode of the joined texts; with them, text by text.
+    assert_same_partition(["caf\u00e9 na\u00efve K", "k", "\u6771 x"])
+    assert_same_partition(["caf\u00e9 \u212a", "k", "\u0130stanbul i stanbul", "x"])
 
 
 def test_enough_distinct_tokens_to_pass_the_surrogates() -> None:
