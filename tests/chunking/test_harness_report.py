@@ -10,8 +10,6 @@ import pytest
 from ctxeval.chunking import compare_chunkers
 from ctxeval.chunking.report import harness_report, write_harness_report
 
-pytest.importorskip("matplotlib")
-
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -49,7 +47,7 @@ def test_the_chunking_section_comes_first_with_its_table_and_plots(outcome) -> N
     assert page.index("<h2>Chunkings</h2>") < page.index("<h2>Comparison</h2>")
     section = page[page.index("<h2>Chunkings</h2>") : page.index("<h2>Comparison</h2>")]
     # chunk sizes, recall against context, attribution bars
-    assert section.count('<img src="data:image/png;base64,') == 3
+    assert section.count("<figure") == section.count("<svg ") == 3
     fixed = outcome.runs["fixed"]
     assert f"<td>{fixed.statistics['chunks']}</td>" in section
     assert f"{fixed.attribution.ceiling:.4f}" in section
@@ -77,8 +75,9 @@ def test_harness_report_in_a_headless_browser(grid, tmp_path: Path) -> None:
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
             page.goto(path.as_uri())
             page.wait_for_load_state("load")
-            images = page.evaluate(
-                "Array.from(document.images).map(i => [i.complete, i.naturalWidth])"
+            figures = page.evaluate(
+                "Array.from(document.querySelectorAll('figure svg'))"
+                ".map(s => [s.getBoundingClientRect().width, s.getBoundingClientRect().height])"
             )
             headings = page.evaluate(
                 "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
@@ -95,9 +94,10 @@ def test_harness_report_in_a_headless_browser(grid, tmp_path: Path) -> None:
         finally:
             browser.close()
     assert errors == []
-    # three chunking plots, then the comparison's: every image of the page loads
-    assert len(images) == path.read_text(encoding="utf-8").count("<img") >= 4
-    assert all(complete and width > 100 for complete, width in images)
+    # three chunking plots, then the comparison's: every figure is drawn, none wider than
+    # the page
+    assert len(figures) == path.read_text(encoding="utf-8").count("<svg ") >= 4
+    assert all(100 < width <= 1280 and height > 100 for width, height in figures)
     assert headings[:4] == ["Verdict", "What was compared", "Chunkings", "Comparison"]
     text, scroll_width, width = verdict
     # The verdict opens the page, a sentence per cut-off, and fits the page's width.

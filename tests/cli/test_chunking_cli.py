@@ -59,7 +59,7 @@ def test_the_harness_writes_runs_results_summary_and_report(harness_run) -> None
     page = report.read_text()
     assert "Chunkings" in page
     assert "Miss attribution" in page
-    assert "<img" in page
+    assert "<svg " in page  # the plots, drawn inline
 
 
 def test_no_progress_is_drawn_when_stderr_is_no_terminal(harness_run) -> None:

@@ -25,8 +25,6 @@ from ctxeval.comparison import compare
 from ctxeval.report import html_report, write_html_report
 from ctxeval.results import EvaluationResult
 
-pytest.importorskip("matplotlib")
-
 RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 NAMES = ("fixed-100", "sentence-3", "paragraph")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -49,7 +47,9 @@ def test_report_has_every_section(evaluated: tuple[dict, dict], tmp_path: Path) 
     page = html_report(report, results, datasets=datasets)
     for name in NAMES:
         assert name in page
-    assert page.count('<img src="data:image/png;base64,') == 3  # curves, first rank, scatter
+    # curves, first rank, scatter: drawn as inline SVG, no image fetched or embedded
+    assert page.count("<figure") == page.count("<svg ") == 3
+    assert "<img" not in page
     assert "Queries where the runs disagree most" in page
     assert "Ground truth" in page
     assert f"{report.row('ndcg@10').means['fixed-100']:.4f}" in page
@@ -109,9 +109,10 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
             page.goto(page_path.as_uri())
             page.wait_for_load_state("load")
-            images = page.evaluate(
-                "Array.from(document.images)"
-                ".map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
+            figures = page.evaluate(
+                "Array.from(document.querySelectorAll('figure svg'))"
+                ".map(s => [s.getBoundingClientRect().width, s.getBoundingClientRect().height,"
+                " s.querySelectorAll('circle, rect, polyline').length])"
             )
             title = page.title()
             headings = page.evaluate(
@@ -130,6 +131,16 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
                 "Array.from(document.querySelectorAll('table.queries tbody tr'))"
                 ".slice(0, 3).map(r => r.cells[0].textContent)"
             )
+            # "save as SVG": the figure as a file of its own (the download itself prevented)
+            saved = page.evaluate(
+                """async () => {
+                  const link = document.querySelector('figure a.save');
+                  link.addEventListener('click', e => e.preventDefault());
+                  link.click();
+                  const text = await (await fetch(link.href)).text();
+                  return [link.getAttribute('download'), link.href.slice(0, 5), text];
+                }"""
+            )
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         finally:
             browser.close()
@@ -143,8 +154,14 @@ def test_report_in_a_headless_browser(evaluated: tuple[dict, dict], tmp_path: Pa
     )
     assert differing == f"{differ} of {queries} queries shown"
     assert first_ids == ["q001", "q002", "q003"]
-    assert len(images) == 3
-    assert all(complete and width > 100 and height > 100 for complete, width, height in images)
+    # Each figure is drawn at a readable size, with its marks.
+    assert len(figures) == 3
+    assert all(width > 100 and height > 100 and marks > 10 for width, height, marks in figures)
+    name, scheme, text = saved
+    assert (name, scheme) == ("metrics-at-every-cut-off.svg", "blob:")
+    assert text.startswith('<svg xmlns="http://www.w3.org/2000/svg" viewBox=')
+    assert text.count("<polyline") >= 3
+    assert text.endswith("</svg>")
     assert title == "ctxeval: retrieval comparison"
     assert headings[:3] == ["What was compared", "Comparison", "Metrics at every cut-off"]
     assert (tmp_path / "report.png").stat().st_size > 10_000

@@ -19,8 +19,6 @@ from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeE
 from ctxeval.results import EvaluationResult
 from ctxeval.results.backends import REPORT_BACKEND, ReportBackend, report_backend
 
-pytest.importorskip("matplotlib")
-
 RECORDS = [
     {
         "id": f"q{i}",

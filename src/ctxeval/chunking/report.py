@@ -5,7 +5,6 @@ context actually retrieved, and miss attribution."""
 from __future__ import annotations
 
 import html
-import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,13 +16,13 @@ from ctxeval.cutoffs.budgets import ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.io.atomic import atomic_write
-from ctxeval.report import figure_html, html_report, pyplot
+from ctxeval.report import html_report, svg
 from ctxeval.report.page import breakable, table
 
 __all__ = ["harness_report", "write_harness_report"]
 
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
-_STYLES = ["-", "--", "-.", ":"]
+_CEILING = "1.5 4.5"  # dotted: a chunker's ceiling
 _SHARES = (("found", "#2ca02c"), ("missed", "#ff7f0e"), ("unreachable", "#7f7f7f"))
 
 
@@ -66,88 +65,150 @@ def _chunkings(outcome: HarnessResult) -> dict[str, ChunkingRun]:
     return first
 
 
-def _sizes(outcome: HarnessResult) -> str:
-    plt = pyplot()
-    chunkings = _chunkings(outcome)
-    fig, ax = plt.subplots(figsize=(6.4, 1.2 + 0.5 * len(chunkings)))
-    names = list(chunkings)
-    data = [[len(c.text.split()) for c in chunkings[n].chunks] for n in names]
-    # matplotlib 3.10 renamed vert=False to orientation="horizontal" (and deprecated vert).
-    sideways = (
-        {"orientation": "horizontal"}
-        if "orientation" in inspect.signature(ax.boxplot).parameters
-        else {"vert": False}
+def _box_marks(frame: svg.Frame, row: float, name: str, box: Mapping[str, Any]) -> str:
+    """One chunker's box, whiskers, outliers and mean (a triangle) at height ``row``."""
+    x, y = frame.x, frame.y(row)
+    tip = (
+        f"{name}: words per chunk min {box['min']:.0f}, quartiles {box['q1']:g} / "
+        f"{box['median']:g} / {box['q3']:g}, mean {box['mean']:.1f}, max {box['max']:.0f}"
     )
-    ax.boxplot(data, showmeans=True, **sideways)
-    ax.set_yticks(range(1, len(names) + 1), names)
-    ax.set_xlabel("words per chunk")
-    ax.grid(alpha=0.3, axis="x")
-    return figure_html(fig, "Chunk sizes per chunker (box: quartiles; triangle: mean).")
+    rule = '<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}"/>'
+    lines = [
+        rule.format(x(box["low"]), y, x(box["q1"]), y),
+        rule.format(x(box["q3"]), y, x(box["high"]), y),
+        rule.format(x(box["low"]), y - 7, x(box["low"]), y + 7),
+        rule.format(x(box["high"]), y - 7, x(box["high"]), y + 7),
+    ]
+    outliers = "".join(f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3"/>' for v in box["beyond"])
+    mean = x(box["mean"])
+    return (
+        f'<g stroke="#1d2330" fill="none">{"".join(lines)}{outliers}'
+        f'<rect x="{x(box["q1"]):.1f}" y="{y - 12:.1f}" width="{x(box["q3"]) - x(box["q1"]):.1f}"'
+        f' height="24" fill="#fff"><title>{_esc(tip)}</title></rect></g>'
+        f'<line x1="{x(box["median"]):.1f}" y1="{y - 12:.1f}" x2="{x(box["median"]):.1f}" '
+        f'y2="{y + 12:.1f}" stroke="#ff7f0e" stroke-width="2"/>'
+        f'<polygon points="{mean:.1f},{y - 5:.1f} {mean - 5:.1f},{y + 4:.1f} '
+        f'{mean + 5:.1f},{y + 4:.1f}" fill="#2ca02c"/>'
+    )
 
 
-def _recall_curves(outcome: HarnessResult) -> str:
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    points: dict[Cutoff, list[tuple[float, float]]] = {k: [] for k in outcome.ks}
+def _sizes(outcome: HarnessResult) -> str:
+    chunkings = _chunkings(outcome)
+    boxes = {
+        name: svg.box_stats([len(c.text.split()) for c in run.chunks])
+        for name, run in chunkings.items()
+    }
+    largest = max((float(box["max"]) for box in boxes.values()), default=1.0)
+    left = 16 + max(svg.text_width(name) for name in chunkings)
+    frame = svg.Frame(
+        left, 10, 500 - left, 40.0 * len(boxes), svg.padded(0, largest), (len(boxes) + 0.5, 0.5)
+    )
+    y_ticks = [(i + 1.0, name) for i, name in enumerate(boxes)]
+    parts = [
+        svg.axes(frame, svg.ticks(0, largest, 8), y_ticks, x_label="words per chunk", grid="x")
+    ]
+    parts += [_box_marks(frame, i + 1.0, name, box) for i, (name, box) in enumerate(boxes.items())]
+    drawing = svg.svg(520, frame.bottom + 44, "".join(parts), "chunk sizes per chunker")
+    return svg.figure(
+        drawing,
+        "Chunk sizes per chunker (box: quartiles, orange: median; triangle: mean; whiskers to "
+        "the furthest size within 1.5 box lengths; circles: sizes beyond).",
+        name="chunk-sizes",
+    )
+
+
+def _recall_lines(outcome: HarnessResult, frame: svg.Frame) -> tuple[str, list[Any]]:
+    """Each run's line (a colour per chunker, a dash per retriever), each cut-off labelled once
+    under its lowest point, and the legend's entries."""
     chunkers = list(_chunkings(outcome))
-    styles: dict[str, str] = {}  # a colour per chunker, a line style per retriever (a grid)
+    styles: dict[str, str] = {}
+    parts: list[str] = []
+    entries: list[Any] = []
+    lowest: dict[Cutoff, tuple[float, float]] = {}
     for name, run in outcome.runs.items():
         color = _COLORS[chunkers.index(run.chunker or name) % len(_COLORS)]
         retriever = name.removeprefix(f"{run.chunker}+") if run.chunker else ""
-        style = styles.setdefault(retriever, _STYLES[len(styles) % len(_STYLES)])
-        xs = [run.context[k]["words"] for k in outcome.ks]
-        ys = [run.attribution.found[k] for k in outcome.ks]
-        ax.plot(xs, ys, marker="o", color=color, linestyle=style, label=name)
-        for k, x, y in zip(outcome.ks, xs, ys, strict=True):
-            points[k].append((x, y))
-    for name, run in _chunkings(outcome).items():
-        color = _COLORS[chunkers.index(name) % len(_COLORS)]
-        ax.axhline(run.attribution.ceiling, color=color, linestyle=(0, (1, 3)), linewidth=1)
-    # Each cut-off labelled once, under its lowest point (a budget puts every run at about the
-    # same x; one label per run would print over the others).
-    for k, found in points.items():
-        x, y = min(found, key=lambda point: point[1])
-        ax.annotate(
-            cutoff_label(k),
-            (x, y),
-            fontsize=7,
-            xytext=(0, -11),
-            ha="center",
-            textcoords="offset points",
+        dash = styles.setdefault(retriever, svg.DASHES[len(styles) % 3])
+        points = [(run.context[k]["words"], run.attribution.found[k]) for k in outcome.ks]
+        parts.append(svg.polyline([(frame.x(x), frame.y(y)) for x, y in points], color, dash=dash))
+        for k, (x, y) in zip(outcome.ks, points, strict=True):
+            tip = f"{name} @{cutoff_label(k)}: found {y:.4f}, {x:.1f} words fed"
+            parts.append(svg.circle(frame.x(x), frame.y(y), 3.4, color, tip=tip))
+            if k not in lowest or y < lowest[k][1]:
+                lowest[k] = (x, y)
+        entries.append((name, color, "line", dash))
+    parts += [
+        svg.text(frame.x(x), frame.y(y) + 15, cutoff_label(k), size=9)
+        for k, (x, y) in lowest.items()
+    ]
+    return "".join(parts), entries
+
+
+def _recall_curves(outcome: HarnessResult) -> str:
+    widest = max(run.context[k]["words"] for run in outcome.runs.values() for k in outcome.ks)
+    frame = svg.Frame(62, 10, 446, 300, svg.padded(0, widest), (0, 1.02))
+    parts = [
+        svg.axes(
+            frame,
+            svg.ticks(0, frame.x_range[1], 7),
+            svg.ticks(0, 1, 5),
+            x_label="mean words fed per question",
+            y_label="found (context recall)" if outcome.attribution == "match" else "found",
         )
-    ax.plot([], [], color="0.4", linestyle=(0, (1, 3)), linewidth=1, label="ceiling (dotted)")
-    ax.set_xlabel("mean words fed per question")
-    ax.set_ylabel("found (context recall)" if outcome.attribution == "match" else "found")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=9)
-    return figure_html(
-        fig,
+    ]
+    for i, (name, run) in enumerate(_chunkings(outcome).items()):
+        y = frame.y(run.attribution.ceiling)
+        parts.append(
+            svg.polyline(
+                [(frame.left, y), (frame.right, y)],
+                _COLORS[i % len(_COLORS)],
+                dash=_CEILING,
+                width=1.2,
+                tip=f"{name}: ceiling {run.attribution.ceiling:.4f}",
+            )
+        )
+    lines, entries = _recall_lines(outcome, frame)
+    entries.append(("ceiling (dotted)", "#666", "rule", _CEILING))
+    key, height = svg.legend_row(frame.left, frame.bottom + 42, frame.width, entries)
+    parts += [lines, key]
+    drawing = svg.svg(
+        520, frame.bottom + 46 + height, "".join(parts), "excerpts found against words fed"
+    )
+    return svg.figure(
+        drawing,
         "Excerpts found against the context actually fed (each point a cut-off: a k or a "
         "budget; a colour per chunker, a line style per retriever); dotted: the chunker's "
         "ceiling. Compare chunkers at the same x, not the same k: a budget puts them there.",
+        name="found-against-words-fed",
     )
 
 
 def _attribution_bars(outcome: HarnessResult) -> str:
-    plt = pyplot()
-    labels = [f"{name} @{cutoff_label(k)}" for name in outcome.runs for k in outcome.ks]
-    fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.28 * len(labels)))
-    left = [0.0] * len(labels)
-    for share, color in _SHARES:
-        values = [
-            getattr(run.attribution, share)[k] for run in outcome.runs.values() for k in outcome.ks
-        ]
-        ax.barh(labels, values, left=left, color=color, label=share)
-        left = [a + b for a, b in zip(left, values, strict=True)]
-    ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("share of ground-truth excerpts")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=9, frameon=False)
-    return figure_html(
-        fig,
+    labels = [(name, k) for name in outcome.runs for k in outcome.ks]
+    left = 14 + max(svg.text_width(f"{name} @{cutoff_label(k)}") for name, k in labels)
+    frame = svg.Frame(left, 30, 500 - left, 20.0 * len(labels), (0, 1), (len(labels), 0))
+    y_ticks = [(i + 0.5, f"{name} @{cutoff_label(k)}") for i, (name, k) in enumerate(labels)]
+    parts = [
+        svg.axes(
+            frame, svg.ticks(0, 1, 5), y_ticks, x_label="share of ground-truth excerpts", grid=""
+        )
+    ]
+    for i, (name, k) in enumerate(labels):
+        start = 0.0
+        for share, color in _SHARES:
+            value = getattr(outcome.runs[name].attribution, share)[k]
+            tip = f"{name} @{cutoff_label(k)}: {share} {value:.4f}"
+            x0, x1 = frame.x(start), frame.x(start + value)
+            parts.append(svg.rect(x0, frame.y(i + 0.1), x1 - x0, 16, color, tip=tip))
+            start += value
+    entries = [(share, color, "box", "") for share, color in _SHARES]
+    parts.append(svg.legend_row(frame.left + frame.width / 2 - 130, 4, 300, entries)[0])
+    drawing = svg.svg(520, frame.bottom + 44, "".join(parts), "miss attribution")
+    return svg.figure(
+        drawing,
         "Miss attribution: found; missed by the retriever (a chunk holds the excerpt but was not "
         "retrieved); unreachable (no chunk of this chunking holds it).",
+        name="miss-attribution",
     )
 
 

@@ -14,9 +14,9 @@ import numpy as np
 
 from ctxeval.comparison.stats import mean_interval, random_stream
 from ctxeval.cutoffs.cutoff import budget_problem, parse_budget
-from ctxeval.results import EvaluationResult
+from ctxeval.results import EvaluationResult, PerQueryTable
 
-__all__ = ["BAND_RESAMPLES", "CurvePoint", "metric_curves"]
+__all__ = ["BAND_RESAMPLES", "CurvePoint", "column_values", "metric_curves"]
 
 #: Resamples of each band: a drawn band needs far fewer than a p-value, and a report draws one
 #: per run, metric and cut-off.
@@ -76,6 +76,15 @@ def metric_curves(
     return curves
 
 
+def column_values(result: EvaluationResult, column: str) -> list[object]:
+    """One column of a result's per-query rows (None where a row lacks it), read from the
+    table's column when the rows are a :class:`PerQueryTable` (no row is built)."""
+    rows = result.per_query
+    if isinstance(rows, PerQueryTable):
+        return rows.column(column)
+    return [row.get(column) for row in rows]
+
+
 def _point(
     run: str,
     column: str,
@@ -88,7 +97,7 @@ def _point(
     unit: str = "k",
 ) -> CurvePoint | None:
     values = np.array(
-        [row[column] for row in result.per_query if row.get(column) is not None],
+        [value for value in column_values(result, column) if value is not None],
         dtype=np.float64,
     )
     if not len(values):

@@ -116,7 +116,7 @@ class ComparisonReport(ComparisonData):
         that the queries where the runs disagree show their retrieved texts or ids.
         ``options``: ``title``, ``focus`` (the per-query table's metric, one of
         :attr:`metrics`), ``worst`` (queries shown in full), ``sections`` (extra ``(title,
-        html)`` panels). Plots need matplotlib (``pip install 'ctxeval[report]'``).
+        html)`` panels). The plots are inline SVG: nothing to install.
 
         As with ``--report``: an existing file is replaced; a path that is one of the runs'
         files or datasets, a directory, or does not end in .html/.htm is refused before

@@ -381,21 +381,7 @@ def _evaluate(
     counts = client.gather([submit(_counts, s, pure=False) for s in surveys])
     first_index, positioned = place_blocks(blocks, counts)
 
-    # Duplicate ids across blocks, bucket by bucket on the workers.
-    found: dict[int, dict[int, str]] = {}
-    duplicate_futures = [
-        submit(
-            _duplicates,
-            positioned,
-            *[submit(_bucket_of, s, b, pure=False) for s in surveys],
-            pure=False,
-            retries=retries,
-        )
-        for b in range(buckets)
-    ]
-    for part in client.gather(duplicate_futures):
-        for number, positions in part.items():
-            found.setdefault(number, {}).update(positions)
+    found = _duplicates_across(client, positioned, surveys, tries)
 
     # Score every block; rows to one Parquet part per block.
     store = None if job.output is None else parts_store(job.output)
@@ -443,6 +429,30 @@ def _evaluate(
         }
         store.write_header(header)
     return result
+
+
+def _duplicates_across(
+    client: Any, positioned: list[Block], surveys: list[Any], tries: tuple[int, int]
+) -> dict[int, dict[int, str]]:
+    """Duplicate ids across blocks, found bucket by bucket on the workers: ``{block number:
+    {position: where the id was first claimed}}``."""
+    buckets, retries = tries
+    submit = client.submit
+    found: dict[int, dict[int, str]] = {}
+    duplicate_futures = [
+        submit(
+            _duplicates,
+            positioned,
+            *[submit(_bucket_of, s, b, pure=False) for s in surveys],
+            pure=False,
+            retries=retries,
+        )
+        for b in range(buckets)
+    ]
+    for part in client.gather(duplicate_futures):
+        for number, positions in part.items():
+            found.setdefault(number, {}).update(positions)
+    return found
 
 
 def _evaluate_local(

@@ -1,8 +1,8 @@
 """Self-contained HTML reports: a comparison of runs, or a single run.
 
-One file each, images embedded as PNG data URIs and a small inline script (sorting and
-filtering the per-query table), no network: it opens from disk or as an e-mail attachment.
-Plots need matplotlib (``pip install 'ctxeval[report]'``); the rest is the standard library.
+One file each, plots drawn as inline SVG by :mod:`ctxeval.report.svg` and a small inline script
+(sorting and filtering the per-query table), no network: it opens from disk or as an e-mail
+attachment. It needs nothing beyond ctxeval's own dependencies (no plotting library).
 
 - :func:`write_html_report` / :func:`html_report`: a :class:`ComparisonReport` and the results it
   compared: what was compared, the tables, per-k curves with bootstrap bands, the context each
@@ -30,12 +30,10 @@ from ctxeval.report.page import (
     breakable,
     curves_plot,
     escape,
-    figure_html,
     first_rank_plot,
     fmt,
     page,
     panel,
-    pyplot,
     query_table,
     runs_table,
     scatter_plot,
@@ -53,9 +51,7 @@ from ctxeval.results.backends import check_html_path
 from ctxeval.results.result import queries_from
 
 __all__ = [
-    "figure_html",
     "html_report",
-    "pyplot",
     "result_html",
     "write_html_report",
     "write_result_report",

@@ -3,20 +3,17 @@ and the plots (per-k curves with bands, first relevant rank, per-query scatter).
 
 from __future__ import annotations
 
-import base64
 import functools
 import html
-import io
 import math
 from collections.abc import Mapping, Sequence
 from importlib import metadata
-from typing import Any
 
 from ctxeval.comparison import ComparisonReport
-from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint
+from ctxeval.comparison.curves import BAND_RESAMPLES, CurvePoint, column_values
 from ctxeval.comparison.family import characters_fed, deepest_columns, label_depth
 from ctxeval.comparison.settings import RunSettings
-from ctxeval.foundation.optional import require
+from ctxeval.report import svg
 from ctxeval.results import EvaluationResult
 
 __all__ = [
@@ -25,12 +22,11 @@ __all__ = [
     "ctxeval_version",
     "curves_plot",
     "escape",
-    "figure_html",
     "first_rank_plot",
+    "first_ranks",
     "fmt",
     "page",
     "panel",
-    "pyplot",
     "query_table",
     "runs_table",
     "scatter_plot",
@@ -63,7 +59,8 @@ th.sort::after { content: " \\2195"; color: #999; }
 td.best { font-weight: 700; } .sig { color: #c0392b; font-weight: 700; }
 .up { color: #1e8449; } .down { color: #c0392b; }
 .figs { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 16px; }
-figure { margin: 0; } figure img { width: 100%; height: auto; }
+figure { margin: 0; } figure svg { max-width: 100%; height: auto; display: block; }
+.figs figure.full { grid-column: 1 / -1; }
 figcaption, .note { color: #5b6475; font-size: 13px; }
 .tools { margin: 0 0 8px; display: flex; gap: 16px; align-items: center; font-size: 14px; }
 .tools input[type=search] { flex: 1; padding: 5px 8px; }
@@ -120,6 +117,14 @@ document.querySelectorAll("table.queries").forEach(function (table) {
   if (differ) { differ.addEventListener("change", filter); }
   filter();
 });
+// "save as SVG" under a figure: the drawing as a file of its own.
+document.querySelectorAll("figure a.save").forEach(function (link) {
+  link.addEventListener("click", function () {
+    var drawing = link.closest("figure").querySelector("svg");
+    var text = new XMLSerializer().serializeToString(drawing);
+    link.href = URL.createObjectURL(new Blob([text], {type: "image/svg+xml"}));
+  });
+});
 """
 
 
@@ -136,25 +141,6 @@ def fmt(value: float | None, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value:.{digits}f}"
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot on the Agg backend (needs ``ctxeval[report]``), for report plots."""
-    purpose = "drawing the HTML report's plots"
-    require("matplotlib", purpose=purpose, extra="report").use("Agg")
-    return require("matplotlib.pyplot", purpose=purpose, extra="report")
-
-
-def figure_html(fig: Any, caption: str) -> str:
-    """A matplotlib figure as an embedded PNG ``<figure>`` with its caption (closes ``fig``)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    pyplot().close(fig)
-    src = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-    return (
-        f'<figure><img src="{src}" alt="{escape(caption)}">'
-        f"<figcaption>{escape(caption)}</figcaption></figure>"
-    )
 
 
 def panel(title: str, body: str, *, opened: bool = True) -> str:
@@ -248,36 +234,80 @@ def runs_table(
 
 
 # -- plots ----------------------------------------------------------------------------------------
+_PANEL_W, _PANEL_H = 356.0, 262.0
+
+
+def _curve_panel(
+    frame: svg.Frame, measure: str, by_run: Mapping[str, Sequence[CurvePoint]], runs: list[str]
+) -> str:
+    """One panel of :func:`curves_plot`: each run's band, line and points."""
+    unit = next(iter(by_run.values()))[0].unit
+    x_ticks = svg.ticks(*frame.x_range, count=5)
+    parts = [
+        svg.axes(
+            frame,
+            [t for t in x_ticks if frame.x_range[0] <= t[0] <= frame.x_range[1]],
+            svg.ticks(*frame.y_range, count=6),
+            x_label="k (chunks)" if unit == "k" else f"budget ({unit})",
+            title=measure,
+        )
+    ]
+    for run, points in by_run.items():
+        color = _COLORS[runs.index(run) % len(_COLORS)]
+        upper = [(frame.x(p.k), frame.y(p.high)) for p in points]
+        lower = [(frame.x(p.k), frame.y(p.low)) for p in reversed(points)]
+        parts.append(svg.polygon(upper + lower, color))
+        parts.append(svg.polyline([(frame.x(p.k), frame.y(p.mean)) for p in points], color))
+        unit_name = "" if unit == "k" else f" {unit}"
+        parts.extend(
+            svg.circle(
+                frame.x(p.k),
+                frame.y(p.mean),
+                3.4,
+                color,
+                tip=f"{run}, {measure.partition(' @ ')[0]} at {p.k}{unit_name}: {fmt(p.mean)} "
+                f"[{fmt(p.low)}, {fmt(p.high)}], {p.queries} queries",
+            )
+            for p in points
+        )
+    return "".join(parts)
+
+
 def curves_plot(curves: Mapping[str, Mapping[str, Sequence[CurvePoint]]], alpha: float) -> str:
     """Every metric against k (and against each budget unit), one panel per metric and axis,
     each run a line with its band."""
     if not curves:
         return ""
-    plt = pyplot()
     columns = min(3, len(curves))
-    rows = -(-len(curves) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.8 * rows), squeeze=False)
     runs = list(dict.fromkeys(run for by_run in curves.values() for run in by_run))
-    for ax, (measure, by_run) in zip(axes.flat, curves.items(), strict=False):
-        for run, points in by_run.items():
-            color = _COLORS[runs.index(run) % len(_COLORS)]
-            ks = [p.k for p in points]
-            ax.plot(ks, [p.mean for p in points], marker="o", color=color, label=run)
-            ax.fill_between(ks, [p.low for p in points], [p.high for p in points], color=color,
-                            alpha=0.15, linewidth=0)  # fmt: skip
-        ax.set_title(measure, fontsize=10)
-        ax.grid(alpha=0.3)
-        unit = next(iter(by_run.values()))[0].unit
-        ax.set_xlabel("k (chunks)" if unit == "k" else f"budget ({unit})", fontsize=8)
-    for ax in axes.flat[len(curves) :]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=8)
-    fig.tight_layout()
-    return figure_html(
-        fig,
+    entries = [(run, _COLORS[i % len(_COLORS)], "line", "") for i, run in enumerate(runs)]
+    key, height = svg.legend_row(52, 4, columns * _PANEL_W - 60, entries)
+    top = height + 10
+    parts = [key]
+    for i, (measure, by_run) in enumerate(curves.items()):
+        points = [p for ps in by_run.values() for p in ps]
+        x_range = svg.padded(min(p.k for p in points), max(p.k for p in points))
+        y_range = svg.padded(min(p.low for p in points), max(p.high for p in points))
+        row, column = divmod(i, columns)
+        frame = svg.Frame(
+            left=column * _PANEL_W + 52,
+            top=top + row * _PANEL_H + 24,
+            width=_PANEL_W - 66,
+            height=_PANEL_H - 72,
+            x_range=x_range,
+            y_range=y_range,
+        )
+        parts.append(_curve_panel(frame, measure, by_run, runs))
+    rows = -(-len(curves) // columns)
+    drawing = svg.svg(
+        columns * _PANEL_W, top + rows * _PANEL_H, "".join(parts), "each metric at every cut-off"
+    )
+    return svg.figure(
+        drawing,
         f"Each metric at every cut-off (macro mean), per run; the band is the "
         f"{100 * (1 - alpha):g}% percentile bootstrap interval of the mean "
-        f"({BAND_RESAMPLES} resamples).",
+        f"({BAND_RESAMPLES} resamples). Hover over a point for its numbers.",
+        name="metrics-at-every-cut-off",
     )
 
 
@@ -290,77 +320,138 @@ def _rr_column(results: Mapping[str, EvaluationResult]) -> str | None:
     return deepest_columns(columns, characters_fed(summaries)).get("reciprocal_rank")
 
 
-def first_rank_plot(results: Mapping[str, EvaluationResult]) -> str:
-    """Where the first relevant context appears (1/RR) at the deepest cut-off the runs share,
-    and how often it never does there."""
+def first_ranks(
+    results: Mapping[str, EvaluationResult],
+) -> tuple[str, dict[str, list[int]]] | None:
+    """The histogram :func:`first_rank_plot` draws: the reciprocal-rank column (at the deepest
+    cut-off the runs share) and, per run, how many queries first found a relevant context at
+    rank 1, 2, ... up to the deepest rank any run reached, then how many found none there.
+    None without such a column."""
     column = _rr_column(results) if results else None
     if column is None:
-        return ""
-    counts: dict[str, dict[int, int]] = {}
+        return None
+    tallies: dict[str, dict[int, int]] = {}
     depth = 1
     for name, result in results.items():
         tally: dict[int, int] = {}
-        for row in result.per_query:
-            rr = row.get(column)
-            if rr is not None:
+        for rr in column_values(result, column):
+            if isinstance(rr, float | int):
                 rank = round(1 / rr) if rr > 0 else 0
                 tally[rank] = tally.get(rank, 0) + 1
                 depth = max(depth, rank)
-        counts[name] = tally
-    fig, ax = pyplot().subplots(figsize=(9.6, 3.4))
-    labels = [str(r) for r in range(1, depth + 1)] + ["none"]
-    width = 0.8 / len(counts)
-    for i, ((name, tally), color) in enumerate(zip(counts.items(), _COLORS * 4, strict=False)):
-        heights = [tally.get(r, 0) for r in range(1, depth + 1)] + [tally.get(0, 0)]
-        positions = [x + (i - (len(counts) - 1) / 2) * width for x in range(len(labels))]
-        ax.bar(positions, heights, width=width, color=color, label=name)
-    ax.set_xticks(range(len(labels)), labels)
+        tallies[name] = tally
+    counts = {
+        name: [tally.get(r, 0) for r in range(1, depth + 1)] + [tally.get(0, 0)]
+        for name, tally in tallies.items()
+    }
+    return column, counts
+
+
+def first_rank_plot(results: Mapping[str, EvaluationResult]) -> str:
+    """Where the first relevant context appears (1/RR) at the deepest cut-off the runs share,
+    and how often it never does there."""
+    found = first_ranks(results)
+    if found is None:
+        return ""
+    column, counts = found
+    labels = [str(r) for r in range(1, len(next(iter(counts.values()))))] + ["none"]
+    top = max((n for heights in counts.values() for n in heights), default=0)
+    entries = [(name, color, "box", "") for name, color in zip(counts, _COLORS * 4, strict=False)]
+    key, height = svg.legend_row(56, 2, 880, entries)
+    frame = svg.Frame(56, height + 12, 880, 250, (-0.6, len(labels) - 0.4), (0, max(top, 1) * 1.05))
+    every = max(1, math.ceil(26 / (frame.width / len(labels))))  # labels at least 26 px apart
+    x_ticks = [(float(i), label) for i, label in enumerate(labels) if i % every == 0]
     at = column.partition("@")[2] or "all"
-    ax.set_xlabel(f"rank of the first relevant context at @{at} (lower is better)")
-    ax.set_ylabel("queries")
-    ax.legend(fontsize=9)
-    ax.grid(axis="y", alpha=0.3)
-    return figure_html(
-        fig,
+    parts = [
+        svg.axes(
+            frame,
+            x_ticks,
+            [t for t in svg.ticks(0, frame.y_range[1], 6) if t[0] <= frame.y_range[1]],
+            x_label=f"rank of the first relevant context at @{at} (lower is better)",
+            y_label="queries",
+            grid="y",
+        )
+    ]
+    width = 0.8 / len(counts)
+    for i, ((name, heights), color) in enumerate(zip(counts.items(), _COLORS * 4, strict=False)):
+        for x, (label, n) in enumerate(zip(labels, heights, strict=True)):
+            middle = x + (i - (len(counts) - 1) / 2) * width
+            left, right = frame.x(middle - width / 2), frame.x(middle + width / 2)
+            where = "found none" if label == "none" else f"at rank {label}"
+            tip = f"{name}: {n} {'query' if n == 1 else 'queries'} {where}"
+            parts.append(
+                svg.rect(left, frame.y(n), right - left, frame.y(0) - frame.y(n), color, tip=tip)
+            )
+    parts.append(key)
+    drawing = svg.svg(950, frame.bottom + 46, "".join(parts), "rank of the first relevant context")
+    return svg.figure(
+        drawing,
         f"Rank of the first relevant retrieved context per query, at @{at} (the deepest "
         "cut-off the runs share); 'none': not found there.",
+        full=True,
+        name="first-relevant-rank",
     )
 
 
+def _bubbles(
+    base: Sequence[float | None], other: Sequence[float | None]
+) -> dict[tuple[float, float], int]:
+    """Equal pairs are common (0/1 metrics): one bubble per distinct pair (to 3 decimals),
+    with how many queries it stands for."""
+    bubbles: dict[tuple[float, float], int] = {}
+    for b, o in zip(base, other, strict=True):
+        if b is not None and o is not None:
+            key = (round(b, 3), round(o, 3))
+            bubbles[key] = bubbles.get(key, 0) + 1
+    return bubbles
+
+
+def _scatter_panel(
+    frame: svg.Frame, report: ComparisonReport, metric: str, other: str, color: str
+) -> str:
+    unit = [(float(v), label) for v, label in svg.ticks(0, 1, 5)]
+    parts = [
+        svg.axes(frame, unit, unit, x_label=report.baseline, y_label=other, title=metric),
+        svg.polyline(
+            [(frame.x(0), frame.y(0)), (frame.x(1), frame.y(1))], "#888", dash="5 3", width=1
+        ),
+    ]
+    bubbles = _bubbles(report.values[metric][report.baseline], report.values[metric][other])
+    for (x, y), n in bubbles.items():
+        radius = 1.25 * math.sqrt((18 + 28 * math.sqrt(n)) / math.pi)
+        tip = f"{report.baseline} {x:g}, {other} {y:g}: {n} " + ("query" if n == 1 else "queries")
+        parts.append(svg.circle(frame.x(x), frame.y(y), radius, color, opacity=0.5, tip=tip))
+    parts.extend(
+        svg.text(frame.x(x), frame.y(y) + 3, str(n), size=8, extra=' pointer-events="none"')
+        for (x, y), n in bubbles.items()
+        if n > 1
+    )
+    return "".join(parts)
+
+
 def scatter_plot(report: ComparisonReport, metric: str) -> str:
-    """Per-query values of the baseline against each other run, for one metric."""
+    """Per-query values of the baseline against each other run, for one metric (three panels
+    a row)."""
     others = [r for r in report.runs if r != report.baseline]
     if not others or metric not in report.values:
         return ""
-    fig, axes = pyplot().subplots(1, len(others), figsize=(4.2 * len(others), 4.0), squeeze=False)
-    base = report.values[metric][report.baseline]
-    for ax, other, color in zip(axes[0], others, _COLORS[1:] * 4, strict=False):
-        # Equal pairs are common (0/1 metrics): one bubble per distinct pair, sized and
-        # labelled by how many queries it stands for, drawn as one collection.
-        bubbles: dict[tuple[float, float], int] = {}
-        for b, o in zip(base, report.values[metric][other], strict=True):
-            if b is not None and o is not None:
-                key = (round(b, 3), round(o, 3))
-                bubbles[key] = bubbles.get(key, 0) + 1
-        points = list(bubbles.items())
-        if points:
-            xs, ys = [x for (x, _), _ in points], [y for (_, y), _ in points]
-            sizes = [18 + 28 * math.sqrt(n) for _, n in points]
-            ax.scatter(xs, ys, s=sizes, alpha=0.5, color=color)
-        for (x, y), n in points:
-            if n > 1:
-                ax.annotate(str(n), (x, y), fontsize=7, ha="center", va="center")
-        ax.plot([0, 1], [0, 1], color="#888", linewidth=1, linestyle="--")
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_xlabel(report.baseline)
-        ax.set_ylabel(other)
-        ax.set_title(metric, fontsize=10)
-        ax.grid(alpha=0.3)
-    return figure_html(
-        fig,
+    size, step = 300.0, 360.0
+    columns = min(3, len(others))
+    parts = []
+    for i, (other, color) in enumerate(zip(others, _COLORS[1:] * 4, strict=False)):
+        row, column = divmod(i, columns)
+        frame = svg.Frame(
+            column * step + 58, row * step + 24, size, size, (-0.05, 1.05), (-0.05, 1.05)
+        )
+        parts.append(_scatter_panel(frame, report, metric, other, color))
+    rows = -(-len(others) // columns)
+    drawing = svg.svg(columns * step + 10, rows * step + 10, "".join(parts), f"{metric} per query")
+    return svg.figure(
+        drawing,
         f"{metric} per query: baseline on x, each other run on y; above the diagonal the other "
-        "run does better.",
+        "run does better (a bubble per distinct pair, its number: how many queries).",
+        full=len(others) > 1,
+        name=f"per-query-{metric}",
     )
 
 

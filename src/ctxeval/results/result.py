@@ -134,8 +134,8 @@ class EvaluationResult:
         ``dataset`` (the run's records: a path, or the records themselves) those queries show
         their retrieved texts as the run's matching strategy judged them, or their ids with
         their relevance. ``options``: ``title``, ``focus`` (the per-query table's metric),
-        ``worst`` (queries shown in full), ``seed`` (of the bootstrap intervals). Plots need
-        matplotlib (``pip install 'ctxeval[report]'``).
+        ``worst`` (queries shown in full), ``seed`` (of the bootstrap intervals). The plots are
+        inline SVG: nothing to install.
 
         As with ``--report``: an existing file is replaced; a path that is the run's dataset,
         a directory, or does not end in .html/.htm is refused before anything is drawn. The
