@@ -43,6 +43,9 @@ class TokenCache:
     equal exactly where their tokens are. Keys are made for the record at hand and dropped with
     it: keeping every text's token objects "in case it comes back" costs more (allocation, cache
     misses, freeing them all when the cache is full) than tokenising texts that never return.
+    For a batch, :meth:`keyed_records` makes the keys of the records bound for that path in a
+    few vectorised passes instead (rouge-score's tokenizer only: one character a token,
+    :func:`ctxeval.text.token_codes.rouge_codes`).
 
     A text seen a second time is kept, as a string of one character per token through a
     vocabulary that gives each distinct token its own character: about 1 to 4 bytes per token
