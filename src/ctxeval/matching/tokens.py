@@ -9,7 +9,8 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, cast
 
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.text.tokenize import Tokenizer
+from ctxeval.text.token_codes import MAX_CHARACTERS, rouge_codes
+from ctxeval.text.tokenize import RougeTokenizer, Tokenizer
 
 __all__ = [
     "TokenCache",
@@ -42,6 +43,9 @@ class TokenCache:
     equal exactly where their tokens are. Keys are made for the record at hand and dropped with
     it: keeping every text's token objects "in case it comes back" costs more (allocation, cache
     misses, freeing them all when the cache is full) than tokenising texts that never return.
+    For a batch, :meth:`keyed_records` makes the keys of the records bound for that path in a
+    few vectorised passes instead (rouge-score's tokenizer only: one character a token,
+    :func:`ctxeval.text.token_codes.rouge_codes`).
 
     A text seen a second time is kept, as a string of one character per token through a
     vocabulary that gives each distinct token its own character: about 1 to 4 bytes per token
@@ -105,11 +109,79 @@ class TokenCache:
             if type(tokenizer).__module__ == _BUILT_IN_TOKENIZERS
             else _as_list(split)
         )
+        # rouge-score's own tokens (not a subclass's) can also be made for a batch at once.
+        plain = type(tokenizer) is RougeTokenizer and not tokenizer.stem
+        self._bulk: Callable[[Sequence[str]], list[str]] | None = rouge_codes if plain else None
 
-    def encode_record(self, *groups: Sequence[str]) -> tuple[list[list[Any]], tuple[str, ...]]:
+    def keyed_records(
+        self, records: Sequence[Sequence[Sequence[str]]]
+    ) -> list[list[list[str]] | None]:
+        """For each record of a batch (its groups of texts, as :meth:`encode_record` takes
+        them), its texts' match keys made in bulk when the tokenizer allows it and the record
+        looks bound for the key path (not every text of its first group kept, nor all seen
+        while the cache converts repeats); else None. Pass each to :meth:`encode_record` as
+        ``keyed``.
+
+        The keys are strings of one character per token (:func:`rouge_codes`), equal
+        characters exactly where tokens are equal within one record (records are made in
+        groups of about :data:`_BULK_CHARS` characters: a vectorised pass costs a few
+        microseconds a call, and its arrays then stay in the processor's cache)."""
+        out: list[list[list[str]] | None] = [None] * len(records)
+        if self._bulk is None:
+            return out
+        codes, seen = self._codes, self._seen_before
+        converting = self._admitting and self._debt < _MAX_DEBT
+        group: list[int] = []
+        texts: list[str] = []
+        size = 0
+        for i, groups in enumerate(records):
+            first = groups[0] if groups else ()
+            if first and (
+                all(map(codes.__contains__, first))
+                or (converting and all(t in codes or seen(t) for t in first))
+            ):
+                continue  # (bound for the code path)
+            flat = list(itertools.chain.from_iterable(groups))
+            chars = sum(map(len, flat)) + len(flat)
+            if chars > MAX_CHARACTERS:
+                continue  # (a whole book: tokenised as one record is)
+            if size + chars > MAX_CHARACTERS or size >= _BULK_CHARS:
+                self._bulk_group(records, group, texts, size, out)
+                group, texts, size = [], [], 0
+            group.append(i)
+            texts += flat
+            size += chars
+        self._bulk_group(records, group, texts, size, out)
+        return out
+
+    def _bulk_group(
+        self,
+        records: Sequence[Sequence[Sequence[str]]],
+        group: list[int],
+        texts: list[str],
+        size: int,
+        out: list[list[list[str]] | None],
+    ) -> None:
+        """One bulk call for ``group``'s records (their ``texts``, ``size`` characters), each
+        record's keys into ``out``; none when they are too few characters to pay for it."""
+        if size < _BULK_MIN_CHARS or self._bulk is None:
+            return
+        made = self._bulk(texts)
+        at = 0
+        for i in group:
+            keyed = []
+            for part in records[i]:
+                keyed.append(made[at : at + len(part)])
+                at += len(part)
+            out[i] = keyed
+
+    def encode_record(
+        self, *groups: Sequence[str], keyed: list[list[str]] | None = None
+    ) -> tuple[list[list[Any]], tuple[str, ...]]:
         """Match keys (or character codes) of every text of one record, and the non-empty
         texts with no tokens. The first group decides the form: codes when all its texts are
-        repeats."""
+        repeats. ``keyed``: the record's keys from :meth:`keyed_records`, used on the key
+        path instead of tokenising its texts again."""
         codes, seen = self._codes, self._seen_before
         encoded: list[list[Any]] = []
         if groups and groups[0]:
@@ -139,7 +211,9 @@ class TokenCache:
                 self._mark(texts)
             self.keyed_chars += sum(map(len, itertools.chain.from_iterable(groups)))
             split = self._split
-            if sum(map(len, groups)) == len(set().union(*groups)):
+            if keyed is not None:
+                encoded = keyed
+            elif sum(map(len, groups)) == len(set().union(*groups)):
                 encoded = [list(map(split, texts)) for texts in groups]
             else:  # a text twice in one record: tokenised once
                 made: dict[str, list[Hashable]] = {}
@@ -247,6 +321,12 @@ _MAX_CODES = 0x110000 - 0x800
 
 
 _VOCAB_ENTRY_CHARS = 16
+
+
+# Bulk keys: characters per vectorised call, and the fewest worth one (below, the per-call
+# cost of about 25 numpy calls exceeds what it saves over tokenising text by text).
+_BULK_CHARS = 1 << 17
+_BULK_MIN_CHARS = 2_000
 
 
 # Tokens converted ahead of any return: the most the cache may cost over none (a few ms).

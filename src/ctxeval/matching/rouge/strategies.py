@@ -52,9 +52,11 @@ def _recall(
     *,
     with_tokens: bool = False,
     kernel: bool = True,
+    keyed: list[list[str]] | None = None,
 ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], BoolArray | None, tuple[str, ...]]:
     """Recall (n, m); with ``with_tokens``, whether each text has tokens (retrieved first);
-    the non-empty texts without tokens. ``kernel=False``: the Python path, always."""
+    the non-empty texts without tokens. ``kernel=False``: the Python path, always; ``keyed``:
+    the record's keys made in bulk (``TokenCache.keyed_records``), if any."""
     n, m = len(retrieved), len(ground_truth)
     found = (
         rouge_recall(retrieved, ground_truth) if n and m and kernel and _plain(tokenizer) else None
@@ -64,7 +66,9 @@ def _recall(
         has = counts > 0
         tokenless = _tokenless([*retrieved, *ground_truth], has) if without else ()
         return flat.reshape(n, m), has if with_tokens else None, tokenless
-    (r_codes, g_codes), tokenless = default_cache(tokenizer).encode_record(retrieved, ground_truth)
+    (r_codes, g_codes), tokenless = default_cache(tokenizer).encode_record(
+        retrieved, ground_truth, keyed=keyed
+    )
     has_tokens = (
         np.fromiter(map(bool, itertools.chain(r_codes, g_codes)), dtype=bool, count=n + m)
         if with_tokens
@@ -167,9 +171,16 @@ class _RougeMatch(BuiltinStrategy):
 
     def match_records(self, records: Sequence[RecordTexts]) -> list[Matches]:
         """:meth:`match` of every (retrieved, ground truth) pair, the same :class:`Matches`: in
-        one call of the compiled kernel for them all when it is in use, else one by one."""
+        one call of the compiled kernel for them all when it is in use, else one by one (the
+        texts of those bound to be tokenised afresh tokenised in bulk first)."""
         plain = _plain(self._tokenizer) and self._scorer == "rouge-score"
         found = rouge_recall_records(records) if plain else None
+        if found is None and plain:
+            keyed = default_cache(self._tokenizer).keyed_records(records)
+            return [
+                self._match(retrieved, truth, kernel=False, keyed=keys)
+                for (retrieved, truth), keys in zip(records, keyed, strict=True)
+            ]
         if found is None:
             return [self.match(retrieved, truth) for retrieved, truth in records]
         recall, counts, tokenless, blocks = found
@@ -205,12 +216,23 @@ class _RougeMatch(BuiltinStrategy):
         return self._match(retrieved, ground_truth)
 
     def _match(
-        self, retrieved: Sequence[str], ground_truth: Sequence[str], *, kernel: bool = True
+        self,
+        retrieved: Sequence[str],
+        ground_truth: Sequence[str],
+        *,
+        kernel: bool = True,
+        keyed: list[list[str]] | None = None,
     ) -> Matches:
-        """:meth:`match` under rouge-score's ROUGE-L (``kernel=False``: on the Python path)."""
+        """:meth:`match` under rouge-score's ROUGE-L (``kernel=False``: on the Python path;
+        ``keyed``: the record's keys made in bulk)."""
         at_zero = self._threshold == 0
         recall, has_tokens, tokenless = _recall(
-            retrieved, ground_truth, self._tokenizer, with_tokens=at_zero, kernel=kernel
+            retrieved,
+            ground_truth,
+            self._tokenizer,
+            with_tokens=at_zero,
+            kernel=kernel,
+            keyed=keyed,
         )
         relevant = _relevant(recall, self._threshold, has_tokens, len(retrieved))
         return Matches(relevant=relevant, scores=recall, tokenless=tokenless)
