@@ -393,7 +393,8 @@ def test_the_header_says_how_the_compared_metrics_were_judged(
     )  # fmt: skip
     assert exponential.returncode == 0, exponential.stderr
     assert exponential.stdout.splitlines()[1] == (
-        "matching rouge-chunk(threshold=0.7); rank convention custom (gain='exponential'); cut-offs 10"
+        "matching rouge-chunk(threshold=0.7); rank convention custom (gain='exponential'); "
+        "cut-offs 10"
     )
 
 
