@@ -192,6 +192,39 @@ def test_a_non_empty_out_dir_is_refused_without_overwrite(tmp_path: Path) -> Non
     assert (tmp_path / "w.jsonl").is_file()
 
 
+def test_overwrite_takes_away_the_earlier_runs_files_it_does_not_replace(tmp_path: Path) -> None:
+    # An earlier harness run's files would sit beside this run's as if they were its own (and
+    # a glob such as runs/*.result.jsonl would mix them in): they go once the new files are
+    # written; files the harness did not write stay.
+    args = ({"a": "some words here"}, [{"question": "q", "excerpts": ["words"]}])
+    (tmp_path / "keep.txt").write_text("mine")
+    compare_chunkers(*args, TWO, k=[1], out_dir=tmp_path, overwrite=True)
+    assert {p.name for p in tmp_path.glob("*.jsonl")} == {
+        "w.jsonl",
+        "w.result.jsonl",
+        "v.jsonl",
+        "v.result.jsonl",
+    }
+    other = {"w": "fixed(words=2)", "u": "fixed(words=1, overlap=0)"}
+    compare_chunkers(*args, other, k=[1], out_dir=tmp_path, overwrite=True)
+    assert {p.name for p in tmp_path.glob("*.jsonl")} == {
+        "w.jsonl",
+        "w.result.jsonl",
+        "u.jsonl",
+        "u.result.jsonl",
+    }
+    compare_chunkers(*args, other, retriever=None, out_dir=tmp_path, overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt", "summary.json"]
+
+
+def test_overwrite_takes_nothing_away_without_a_harness_summary(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text('{"chunkers": "not a mapping of runs"}')
+    (tmp_path / "x.jsonl").write_text("{}\n")
+    args = ({"a": "some words here"}, [{"question": "q", "excerpts": ["words"]}])
+    compare_chunkers(*args, TWO, k=[1], out_dir=tmp_path, overwrite=True)
+    assert (tmp_path / "x.jsonl").read_text() == "{}\n"
+
+
 def test_an_output_may_not_replace_an_input(tmp_path: Path) -> None:
     questions = tmp_path / "w.jsonl"
     questions.write_text(json.dumps({"question": "q", "excerpts": ["words"]}) + "\n")

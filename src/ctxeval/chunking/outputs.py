@@ -10,8 +10,10 @@ In the output directory, per chunker ``NAME``:
 
 and ``summary.json``: the chunkers' statistics, context sizes, attribution and aggregates, and
 the comparison. A directory that already holds files is refused unless ``overwrite`` is set;
-then the harness's files are replaced (atomically, each one) and other files are left alone.
-No output may be one of the inputs (the corpus or the questions).
+then the harness's files are replaced (atomically, each one), the run files of an earlier
+harness run there that this one did not replace (those its ``summary.json`` names) are removed
+once every new file is written, so that ``runs/*.result.jsonl`` holds this run's runs only, and
+other files are left alone. No output may be one of the inputs (the corpus or the questions).
 
 The files are written one after another (:meth:`OutputPlan.write`), which keeps how far it got;
 stopped (Ctrl-C), :meth:`OutputPlan.account` says which files were written and which not.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -35,6 +38,7 @@ from ctxeval.io.paths import check_output, same_file
 __all__ = ["SUMMARY_FILE", "OutputPlan"]
 
 SUMMARY_FILE = "summary.json"
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a run's name, as the harness gives it
 
 
 class OutputPlan:
@@ -95,7 +99,10 @@ class OutputPlan:
 
     def write(self, outcome: HarnessResult, progress: Progress | None = None) -> list[Path]:
         """Write every file, each atomically, ``progress`` counting them; returns their paths
-        (the report last). :attr:`written` and :attr:`writing` say how far it got."""
+        (the report last). :attr:`written` and :attr:`writing` say how far it got. Then the
+        run files an earlier harness run left there and this one did not replace go
+        (:meth:`stale`)."""
+        stale = self.stale()
         self.written = []
         for path, write in self._writers(outcome):
             self.writing = path
@@ -104,7 +111,29 @@ class OutputPlan:
             self.written.append(path)
             if progress is not None:
                 progress.update(1)
+        for path in stale:
+            path.unlink(missing_ok=True)
         return list(self.written)
+
+    def stale(self) -> list[Path]:
+        """The run files of the harness run whose ``summary.json`` is in the out-dir (its
+        ``chunkers``' ``NAME.jsonl`` and ``NAME.result.jsonl``) that this plan does not write:
+        they would sit beside this run's files as if they were its own."""
+        if self.out_dir is None:
+            return []
+        try:
+            earlier = json.loads((self.out_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+            names = list(earlier["chunkers"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return []  # no earlier harness summary (or not one of ours): nothing to take away
+        ours = set(self.files())
+        return [
+            path
+            for name in names
+            if isinstance(name, str) and _RUN_NAME.fullmatch(name)
+            for path in (self.out_dir / f"{name}.jsonl", self.out_dir / f"{name}.result.jsonl")
+            if path not in ours and path.is_file()
+        ]
 
     def _writers(self, outcome: HarnessResult) -> list[tuple[Path, Callable[[Path], object]]]:
         writers: list[tuple[Path, Callable[[Path], object]]] = []
