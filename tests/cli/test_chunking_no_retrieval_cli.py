@@ -74,6 +74,10 @@ def test_json_format_without_retrieval(tmp_path: Path) -> None:
         (["--baseline", "fixed"], "--baseline"),
         (["--report", "r.html"], "--report"),
         (["--cache-dir", "cache"], "--cache-dir"),
+        (["--budget-policy", "truncate"], "--budget-policy"),
+        (["--token-counter", "unicode"], "--token-counter"),
+        (["--n-resamples", "100"], "--n-resamples"),
+        (["--seed", "0"], "--seed"),  # given, even at its default: it would do nothing
     ],
 )
 def test_options_needing_runs_are_exit_2_naming_the_flag(

@@ -315,6 +315,7 @@ def _retrievers(options: dict[str, Any]) -> dict[str, Any]:
         ("--baseline", options["baseline"] is not None),
         ("--report", options["report_path"] is not None),
         ("--cache-dir", options["cache_dir"] is not None),
+        *((flag, _on_command_line(name)) for flag, name in _RUNS_ONLY),
     ]
     for flag, asked in needing:
         if asked:
@@ -323,6 +324,22 @@ def _retrievers(options: dict[str, Any]) -> dict[str, Any]:
                 f"statistics and ceilings only); leave out {flag}, or give a retriever"
             )
     return {}
+
+
+# Options that shape the runs' budgets and the comparison's tests: without retrieval they would
+# do nothing, so given on the command line with --retriever none they are refused like -k.
+_RUNS_ONLY = (
+    ("--budget-policy", "budget_policy"),
+    ("--token-counter", "token_counter"),
+    ("--n-resamples", "n_resamples"),
+    ("--seed", "seed"),
+)
+
+
+def _on_command_line(name: str) -> bool:
+    """Whether the option ``name`` was given on the command line (not left at its default)."""
+    source = click.get_current_context().get_parameter_source(name)
+    return source is click.core.ParameterSource.COMMANDLINE
 
 
 def _check_metrics(wanted: Sequence[str], ks: Sequence[Any]) -> None:
