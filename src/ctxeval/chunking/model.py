@@ -150,7 +150,7 @@ class HarnessResult:
         """Everything but the per-query rows, as plain JSON-ready data."""
         if self.comparison is None:
             return self._ceilings_summary()
-        chroma = {} if self.convention is None else {"convention": self.convention}
+        chroma = self.convention == "chroma"
         metrics = chroma_metrics(HARNESS_METRICS) if chroma else list(HARNESS_METRICS)
         return {
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
@@ -159,7 +159,7 @@ class HarnessResult:
             "retriever": self.retriever,
             "matching": self.matching,
             "metrics": metrics,
-            **chroma,
+            "convention": self.convention,
             "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
             "compared_at": cutoff_label(self.top),
             "budget_policy": self.budget_policy,
