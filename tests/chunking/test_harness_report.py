@@ -125,3 +125,23 @@ def test_the_note_says_when_the_numbers_are_chromas_convention(outcome) -> None:
     section = page[page.index("<h2>Chunkings</h2>") : page.index("<h2>Comparison</h2>")]
     assert said in section
     assert "convention:" not in harness_report(outcome)
+
+
+def test_token_budgets_name_their_tokenizer_in_the_summary_and_the_report(outcome) -> None:
+    # -k 200t counts with --token-counter: the summary and the report's note say which; with
+    # no token budget neither mentions one.
+    def words(text: str) -> int:
+        return len(text.split())
+
+    counted = compare_chunkers(
+        ROOT / "fixtures" / "corpus",
+        ROOT / "fixtures" / "questions.jsonl",
+        {"fixed": "fixed(words=100, overlap=10)", "sentences": "sentences(n=3)"},
+        k=["200t"],
+        n_resamples=20,
+        token_counter=words,
+    )
+    assert counted.summary()["token_counter"] == "words"
+    assert "; tokens counted by words;" in harness_report(counted)
+    assert "token_counter" not in outcome.summary()
+    assert "tokens counted by" not in harness_report(outcome)

@@ -163,6 +163,7 @@ class HarnessResult:
             "ks": [k if isinstance(k, int) else str(k) for k in self.ks],
             "compared_at": cutoff_label(self.top),
             "budget_policy": self.budget_policy,
+            **({"token_counter": self.token_counter_name} if self.counts_tokens else {}),
             "attribution": self.attribution,
             "chunkers": {
                 name: {
@@ -178,6 +179,17 @@ class HarnessResult:
             },
             "comparison": self.comparison.to_dict(),
         }
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether a cut-off is a budget in tokens (``512t``), counted by the token counter."""
+        return any(isinstance(k, Budget) and k.unit == "t" for k in self.ks)
+
+    @property
+    def token_counter_name(self) -> str:
+        """The token counter by its name (``"rouge"``, ``"cl100k_base"``, a function's name)."""
+        counter = self.token_counter
+        return counter if isinstance(counter, str) else getattr(counter, "__name__", "callable")
 
     def _ceilings_summary(self) -> dict[str, Any]:
         """The summary without retrieval: what exists (statistics, ceilings), and saying so."""

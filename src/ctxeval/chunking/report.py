@@ -277,6 +277,13 @@ def _verdict(outcome: HarnessResult) -> str:
     return "".join(parts)
 
 
+def _counter_note(outcome: HarnessResult) -> str:
+    """Which tokenizer counted the token budgets (``512t``), when there are any."""
+    if not outcome.counts_tokens:
+        return ""
+    return f"; tokens counted by {_esc(outcome.token_counter_name)}"
+
+
 def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking comparison") -> str:
     """The harness's report as one self-contained HTML page (of runs: not without
     retrieval, which the harness refuses before any work)."""
@@ -287,7 +294,8 @@ def harness_report(outcome: HarnessResult, *, title: str = "ctxeval: chunking co
         '<p class="note">Questions: '
         f"{len(outcome.questions)}; retriever: {_esc(outcome.retriever)}; matching: "
         f"{_esc(outcome.matching)}; attribution rule: {_esc(outcome.attribution)}; budget "
-        f"policy: {_esc(outcome.budget_policy)}; compared at {_esc(cutoff_label(outcome.top))}"
+        f"policy: {_esc(outcome.budget_policy)}"
+        f"{_counter_note(outcome)}; compared at {_esc(cutoff_label(outcome.top))}"
         f"{_convention_note(outcome)}. "
         "A chunking with bigger chunks feeds the model more text at the same k: compare at a "
         "budget (equal context), read recall against the words fed, and the misses against "
