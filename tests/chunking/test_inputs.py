@@ -67,6 +67,23 @@ def test_chromas_questions_csv_as_it_is(tmp_path: Path) -> None:
     assert questions[0].excerpts[0].doc == "notes/faq"
 
 
+def test_a_questions_csv_with_a_byte_not_utf8_is_one_error_naming_its_line(
+    tmp_path: Path,
+) -> None:
+    # A quoted field may span lines: the rows still parse; a bad byte is the file's line, not a
+    # crash (it was an internal error, exit code 3, on the command line).
+    path = tmp_path / "questions_df.csv"
+    reference = json.dumps([{"content": "Why offline?", "start_index": 0, "end_index": 12}])
+    good = f'"Why\noffline?","{reference.replace(chr(34), chr(34) * 2)}",notes/faq\n'
+    path.write_bytes(
+        b"question,references,corpus_id\n" + good.encode() + b'"Bad \xff","[]",notes/faq\n'
+    )
+    with pytest.raises(CtxevalError, match=r"questions_df\.csv:4: not valid UTF-8 \(byte 0xff"):
+        load_questions(path, CORPUS)
+    path.write_bytes(b"question,references,corpus_id\n" + good.encode())
+    assert load_questions(path, CORPUS)[0].question == "Why\noffline?"
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [

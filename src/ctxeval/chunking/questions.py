@@ -23,6 +23,7 @@ line (or row), the field and the fix.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import json
@@ -172,8 +173,10 @@ def _with_id(row: object, default: str) -> object:
 
 
 def _chroma_rows(path: Path) -> Iterator[tuple[str, Any]]:
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
+    # Lines as text_lines decodes them: a byte that is not UTF-8 is one error naming its
+    # file:line, not a crash.
+    with contextlib.closing(text_lines(path)) as lines:
+        reader = csv.DictReader(line for _, line in lines)
         missing = {"question", "references", "corpus_id"} - set(reader.fieldnames or ())
         if missing:
             raise InvalidArgumentError(
