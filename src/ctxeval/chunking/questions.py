@@ -23,7 +23,6 @@ line (or row), the field and the fix.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import difflib
 import json
@@ -174,28 +173,28 @@ def _with_id(row: object, default: str) -> object:
 
 def _chroma_rows(path: Path) -> Iterator[tuple[str, Any]]:
     # Lines as text_lines decodes them: a byte that is not UTF-8 is one error naming its
-    # file:line, not a crash.
-    with contextlib.closing(text_lines(path)) as lines:
-        reader = csv.DictReader(line for _, line in lines)
-        missing = {"question", "references", "corpus_id"} - set(reader.fieldnames or ())
-        if missing:
+    # file:line, not a crash. (Its file is closed when the lines are, at the last row or when
+    # an error drops them.)
+    reader = csv.DictReader(line for _, line in text_lines(path))
+    missing = {"question", "references", "corpus_id"} - set(reader.fieldnames or ())
+    if missing:
+        raise InvalidArgumentError(
+            f"questions {path}: a questions CSV needs the columns question, references, "
+            f"corpus_id (chroma's format); missing: {', '.join(sorted(missing))}"
+        )
+    for number, row in enumerate(reader, 1):
+        where = f"{path}: row {number}"
+        try:
+            references = json.loads(row["references"])
+        except (json.JSONDecodeError, TypeError):
             raise InvalidArgumentError(
-                f"questions {path}: a questions CSV needs the columns question, references, "
-                f"corpus_id (chroma's format); missing: {', '.join(sorted(missing))}"
-            )
-        for number, row in enumerate(reader, 1):
-            where = f"{path}: row {number}"
-            try:
-                references = json.loads(row["references"])
-            except (json.JSONDecodeError, TypeError):
-                raise InvalidArgumentError(
-                    f"{where}: column 'references' is not valid JSON; give "
-                    '[{"content": ..., "start_index": ..., "end_index": ...}]'
-                ) from None
-            if not isinstance(references, list):
-                raise InvalidArgumentError(f"{where}: column 'references' must be a JSON list")
-            excerpts = [_chroma_reference(where, ref, row["corpus_id"]) for ref in references]
-            yield where, {"id": str(number), "question": row["question"], "excerpts": excerpts}
+                f"{where}: column 'references' is not valid JSON; give "
+                '[{"content": ..., "start_index": ..., "end_index": ...}]'
+            ) from None
+        if not isinstance(references, list):
+            raise InvalidArgumentError(f"{where}: column 'references' must be a JSON list")
+        excerpts = [_chroma_reference(where, ref, row["corpus_id"]) for ref in references]
+        yield where, {"id": str(number), "question": row["question"], "excerpts": excerpts}
 
 
 def _chroma_reference(where: str, reference: object, corpus_id: str) -> dict[str, Any]:
