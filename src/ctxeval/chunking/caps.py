@@ -19,10 +19,11 @@ import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from ctxeval.chunking.tokens import ROUGE_TOKEN
+
 __all__ = ["Measure", "capped_windows", "fit_units", "token_measure", "word_measure"]
 
 _WORD = re.compile(r"\S+")
-_ROUGE = re.compile(r"[A-Za-z0-9]+")
 
 Span = tuple[int, int]
 
@@ -57,7 +58,7 @@ def token_measure(text: str, count: Callable[[str], int] | None) -> Measure:
     """Sizes in tokens of ``count`` (an LLM tokenizer's counter), or ROUGE tokens (runs of
     ASCII letters and digits) when it is None, as ``fixed(tokens=N)`` counts them."""
     if count is None:
-        return Measure(text, lambda start, end: len(_ROUGE.findall(text, start, end)))
+        return Measure(text, lambda start, end: len(ROUGE_TOKEN.findall(text, start, end)))
     counter = count
     return Measure(text, lambda start, end: counter(text[start:end]))
 

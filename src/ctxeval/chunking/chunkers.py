@@ -48,6 +48,7 @@ from ctxeval.chunking.caps import Measure, capped_windows, fit_units, token_meas
 from ctxeval.chunking.semantic import ClusterGroups, SemanticBreaks
 from ctxeval.chunking.tokens import (
     CHROMA_SEPARATORS,
+    ROUGE_TOKEN,
     RecursiveTokens,
     TokenWindows,
     check_tokenizer,
@@ -72,7 +73,6 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"\S+")
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\s*\n\s*\n|\s*\Z)", re.S)
 
 # Who hears how far into a document the chunker is (see reporting_positions), and how often.
@@ -228,7 +228,7 @@ class FixedChunker(Chunker):
             return self._llm.spans(text)
         if self._unit == "chars":
             return list(_windows(len(text), self._size, self.overlap))
-        pattern = _WORD if self._unit == "words" else _TOKEN
+        pattern = _WORD if self._unit == "words" else ROUGE_TOKEN
         return _unit_spans(list(_reported(pattern.finditer(text))), self._size, self.overlap)
 
 

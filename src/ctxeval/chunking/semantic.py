@@ -43,11 +43,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ctxeval.chunking.tokens import CHROMA_SEPARATORS, RecursiveTokens, check_tokenizer
+from ctxeval.chunking.tokens import (
+    CHROMA_SEPARATORS,
+    RecursiveTokens,
+    check_tokenizer,
+    token_counter,
+)
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.specs import parse_spec, unknown_name
 from ctxeval.retrieval.embedders import EmbeddingCache, as_embedder
-from ctxeval.text.tokenizers import llm_token_counter
 
 __all__ = [
     "LANGCHAIN_SENTENCES",
@@ -73,7 +77,6 @@ THRESHOLDS: dict[str, float] = {
     "gradient": 95,
 }
 
-_ROUGE = re.compile(r"[A-Za-z0-9]+")
 
 #: Up to this many pieces in a document, ``cluster`` computes chroma's whole similarity matrix
 #: and its mean as chroma does (the same floats); above it, the matrix is never built: the mean
@@ -126,12 +129,6 @@ def _amount(rule: str, value: object) -> float:
     if rule in ("percentile", "gradient") and not 0 <= value <= 100:
         raise InvalidArgumentError(f"semantic({rule}={value!r}): give a percentile in [0, 100]")
     return value
-
-
-def _token_counter(tokenizer: str | None) -> Callable[[str], int]:
-    if tokenizer is None:
-        return lambda text: sum(1 for _ in _ROUGE.finditer(text))
-    return llm_token_counter(tokenizer)
 
 
 def _embedder_name(embedder: object) -> str:
@@ -219,7 +216,7 @@ class SemanticBreaks:
             return _trimmed(text, sentences[first][0], sentences[stop - 1][1])
 
         if self.max_tokens is not None:
-            count = _token_counter(self.tokenizer)
+            count = token_counter(self.tokenizer)
 
             def tokens(first: int, stop: int) -> int:
                 return count(text[slice(*span(first, stop))])

@@ -56,7 +56,10 @@ __all__ = [
 #: chroma's ``RecursiveTokenChunker`` separators (LangChain's are ``"\n\n", "\n", " ", ""``).
 CHROMA_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ".", "?", "!", " ", "")
 
-_ROUGE = re.compile(r"[A-Za-z0-9]+")  # fixed(tokens=N)'s tokens when no tokenizer is named
+#: The tokens of ``fixed(tokens=N)``, ``recursive(tokens=N)``, ``semantic``'s and ``cluster``'s
+#: sizes and the caps when no tokenizer is named: runs of ASCII letters and digits (rouge-score's
+#: tokens, case aside).
+ROUGE_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that continue a character
 
 Span = tuple[int, int]
@@ -141,9 +144,11 @@ class TokenWindows:
 
 
 @functools.cache
-def _counter(tokenizer: str | None) -> Callable[[str], int]:
+def token_counter(tokenizer: str | None) -> Callable[[str], int]:
+    """How a chunker counts a text's tokens: :data:`ROUGE_TOKEN`'s without ``tokenizer``, else
+    the LLM tokenizer's (read offline)."""
     if tokenizer is None:
-        return lambda text: sum(1 for _ in _ROUGE.finditer(text))
+        return lambda text: sum(1 for _ in ROUGE_TOKEN.finditer(text))
     return llm_token_counter(tokenizer)
 
 
@@ -169,7 +174,7 @@ class RecursiveTokens:
         self.tokenizer = None if tokenizer is None else check_tokenizer(owner, tokenizer)
 
     def spans(self, text: str) -> list[Span]:
-        return _Split(text, _counter(self.tokenizer), self.size, self.overlap).split(
+        return _Split(text, token_counter(self.tokenizer), self.size, self.overlap).split(
             0, len(text), self.separators
         )
 
