@@ -29,6 +29,9 @@ Examples (from the repository's root):
       --chunker rec='recursive(chars=800)' --chunker fixed='fixed(chars=800, overlap=400)' \\
       --retriever bm25 --retriever dense --retriever "rrf('bm25', 'dense')" -k 2000c \\
       --out-dir grid-runs --primary span_iou
+  ctxeval chunking fixtures/corpus fixtures/questions.jsonl --retriever none \\
+      --chunker s3='sentences(n=3, max_words=150)' \\
+      --chunker p100='paragraphs(max_words=100, split=True)' --out-dir sweep  # ceilings only
 
 \b
 Chunkers: fixed(chars=N|words=N|tokens=N, overlap=M), sentences(n=N, overlap=M,
