@@ -205,6 +205,26 @@ def test_a_misspelt_gate_fails_before_scoring_with_a_suggestion() -> None:
 
 
 @pytest.mark.parametrize(
+    ("gate", "extra", "code"),
+    [
+        ("ndcg@10=1.5", [], 2),  # in [0, 1]: could never pass
+        ("micro_context_recall@10=1.01", [], 2),
+        ("num_ret@10=1.5", ["-m", "num_ret"], 0),  # a count: any threshold can pass
+        ("ndcg@10=1", [], 1),  # reachable, failed
+    ],
+)
+def test_a_gate_above_1_on_a_share_fails_before_scoring(
+    gate: str, extra: list[str], code: int
+) -> None:
+    done = ctxeval("evaluate", RECORDS, "-k", "10", *extra, "--fail-under", gate)
+    assert done.returncode == code, done.stderr
+    if code == 2:
+        assert f"--fail-under {gate}: " in done.stderr
+        assert "lies between 0 and 1, so this gate could never pass" in done.stderr
+        assert done.stdout == ""  # refused before scoring
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["-k", "1", "-k", "3"],

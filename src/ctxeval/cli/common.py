@@ -540,12 +540,24 @@ def result_column(name: str) -> str:
         return name
 
 
+# Measures whose values are not shares in [0, 1]: counts and unnormalised gains.
+_UNBOUNDED = ("dcg", "hits", "num_")
+
+
 def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> None:
-    """Stop, before any scoring, at a gate naming a column the run will not produce."""
+    """Stop, before any scoring, at a gate naming a column the run will not produce, or one
+    above 1 on a measure that lies in [0, 1] (it could never pass)."""
     from ctxeval.foundation.specs import unknown_name
 
     for given, threshold in gates:
-        if result_column(given) not in columns:
+        column = result_column(given)
+        name = column.removeprefix("micro_").split("(")[0].split("@")[0]
+        if threshold > 1 and not name.startswith(_UNBOUNDED):
+            fail(
+                f"--fail-under {given}={threshold:g}: {name} lies between 0 and 1, so this "
+                f"gate could never pass; give a threshold up to 1, e.g. {given}=0.8"
+            )
+        if column not in columns:
             fail(
                 str(
                     unknown_name(
