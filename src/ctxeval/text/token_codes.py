@@ -99,7 +99,7 @@ def _utf8(texts: Sequence[str]) -> tuple[bytes, list[int]]:
     # Every byte outside ASCII separates tokens (a character beyond ASCII is 2-4 of them), but
     # texts holding a character whose lowercase holds ASCII letters ("K" Kelvin -> "k", and one
     # that becomes two characters) are lowercased first, as match_keys does.
-    if not all(map(str.isascii, texts)):
+    if any(c in t for t in itertools.filterfalse(str.isascii, texts) for c in LOWER_TO_ASCII):
         parts = [
             t.lower().encode("utf-8", "surrogatepass") if _lowers_to_ascii(t) else p
             for t, p in zip(texts, parts, strict=True)
