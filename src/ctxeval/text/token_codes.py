@@ -134,11 +134,11 @@ def _pack(words: Words, starts: IntArray, sizes: IntArray) -> Words:
     integers below 2**62: the first 8 a byte each (the bytes past the token's end 0), the 9th
     and 10th spread over the two high bits of the first six bytes (symbols are below 64, so
     those bits are free; the last byte's stay 0)."""
-    x: Words = words.take(starts)
+    x: Words = words[starts]
     x &= _BYTE_MASKS.take(sizes, mode="clip")
     over = np.flatnonzero(sizes > 8)
     if len(over):
-        w = words.take(starts[over] + 8) & _TWO_BYTES.take(sizes[over] - 8, mode="clip")
+        w = words[starts[over] + 8] & _TWO_BYTES.take(sizes[over] - 8, mode="clip")
         # The 9th symbol's bit pairs to bits 6, 14 and 22, the 10th's to 30, 38 and 46: each
         # multiplication makes three copies of a symbol that do not overlap (no carries).
         x[over] |= ((w & _U(63)) * _SPREAD_9) & _HIGH_9 | ((w >> _U(8)) * _SPREAD_10) & _HIGH_10
