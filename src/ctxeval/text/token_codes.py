@@ -117,6 +117,7 @@ def _token_keys(raw: bytes, starts: IntArray, sizes: IntArray) -> Words:
     symbols (:func:`_pack`, below 2**62) when it has at most 10, else 2**62 plus its rank among
     the call's distinct tokens longer than 10 symbols, from a dict."""
     # Every 8 bytes of the buffer as one unaligned word: a token's first 8 symbols in one read.
+    # Read by indexing: ndarray.take copies a non-contiguous array whole first (1 MB a call).
     words = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, strides=(1,))
     keys = _pack(words, starts, sizes)
     long = np.flatnonzero(sizes > 10)
