@@ -82,6 +82,25 @@ def test_texts_outside_ascii_lower_first() -> None:
     assert codes[2] == codes[3]
 
 
+def test_characters_of_two_to_four_bytes_and_lone_surrogates_separate() -> None:
+    # Each text is encoded to UTF-8 (surrogates passed through): a character beyond ASCII is 2
+    # to 4 separator bytes, and the texts after it still start where their tokens do.
+    texts = [
+        "a\U0001f600b caf\u00e9s \u6771x",
+        "\ud800lone\udfff surrogates\ud83d",
+        "a b cafs x",
+        "lone surrogates",
+        "\U0001f600" * 5,
+        "abcdefghijk\u00e9abcdefghijk abcdefghijkl",
+    ]
+    assert_same_partition(texts)
+    codes = rouge_codes(texts)
+    assert codes[0][:2] == codes[2][:2]
+    assert codes[1] == codes[3]
+    assert codes[4] == ""
+    assert codes[5][0] == codes[5][1] != codes[5][2]
+
+
 def test_the_characters_lowercased_first_are_the_kernels() -> None:
     # tests/matching/test_compiled.py recomputes the kernel's list from the Unicode tables.
     assert LOWER_TO_ASCII == compiled.LOWER_TO_ASCII

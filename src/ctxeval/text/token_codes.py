@@ -8,14 +8,16 @@ Python object is made per token: the work is a few numpy passes over all the tex
 
 How a token becomes its character, exactly (no hashing decides equality):
 
-1. Each byte becomes a symbol: ``0-9`` 1 to 10, ``a-z`` and ``A-Z`` 11 to 36, anything else 0
-   (a separator). A character outside ASCII is a separator too (``?``), but for the two whose
-   lowercase holds ASCII letters (:data:`LOWER_TO_ASCII`): texts with them are lowercased
+1. The texts are encoded to UTF-8 one by one and joined, and each byte becomes a symbol:
+   ``0-9`` 1 to 10, ``a-z`` and ``A-Z`` 11 to 36, anything else 0 (a separator; a character
+   outside ASCII is 2 to 4 separators). The two characters outside ASCII whose lowercase holds
+   ASCII letters (:data:`LOWER_TO_ASCII`) are the exception: texts with them are lowercased
    first, as :meth:`RougeTokenizer.match_keys` lowercases every text outside ASCII.
 2. A token of at most 10 characters is an integer below 2**62 that holds its symbols (its
-   first 8 a byte each, the 9th and 10th in the bytes' free high bits): two tokens are equal
-   exactly when their integers are. A longer token (about 3% of English tokens) gets 2**62
-   plus its rank among the call's distinct long tokens, from a dict.
+   first 8 a byte each, read as one unaligned word; the 9th and 10th in the bytes' free high
+   bits): two tokens are equal exactly when their integers are. A longer token (about 3% of
+   English tokens) gets 2**62 plus its rank among the call's distinct long tokens, from a dict
+   (cheaper, at a few hundred long tokens a call, than any vectorised exact scheme measured).
 3. The integers are placed in an open-addressing table (linear probing, filled in vectorised
    rounds): a token's character is its integer's slot, so equal integers share a slot and
    different ones never do. The table has at most 2**20 slots and is at most half full (the
@@ -52,8 +54,14 @@ _U = np.uint64
 Words = npt.NDArray[np.uint64]
 # The low l bytes of a word, l = 0..8.
 _BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=_U)
+# The low 0, 1 or 2 bytes of a word (the 9th and 10th symbols of a token).
+_TWO_BYTES = np.array([0, 0xFF, 0xFFFF], dtype=_U)
+_SPREAD_9, _HIGH_9 = _U(1 << 6 | 1 << 12 | 1 << 18), _U(0xC0C0C0)
+_SPREAD_10, _HIGH_10 = _SPREAD_9 << _U(24), _HIGH_9 << _U(24)
 _LONG = 1 << 62
 _FIBONACCI = _U(0x9E3779B97F4A7C15)
+# What follows the last text: the widest read past a token's start (8 bytes) stays inside.
+_TAIL = b" " * 7
 _SURROGATES = 0xD800
 
 
@@ -63,77 +71,79 @@ def rouge_codes(texts: Sequence[str]) -> list[str]:
     characters in all (``ValueError`` beyond)."""
     if not texts:
         return []
-    data, lengths = _ascii_bytes(texts)
-    if len(data) > MAX_CHARACTERS:
-        raise ValueError(f"rouge_codes: {len(data):,} characters, at most {MAX_CHARACTERS:,}")
-    # 8 separators first (a token's word then never starts before the buffer), 16 after (its
-    # last two symbols are read past it), and a length that is a multiple of 8.
-    tail = 16 + (-len(data) % 8)
-    symbols = np.frombuffer(b"\0" * 8 + data.translate(_SYMBOLS) + b"\0" * tail, dtype=np.uint8)
-    inside = symbols != 0
+    characters = sum(map(len, texts)) + len(texts) - 1
+    if characters > MAX_CHARACTERS:
+        raise ValueError(f"rouge_codes: {characters:,} characters, at most {MAX_CHARACTERS:,}")
+    data, lengths = _utf8(texts)
+    raw = data.translate(_SYMBOLS)
+    inside = np.frombuffer(raw, dtype=np.uint8) != 0
     # Where a token starts or ends, in turn (the buffer starts and ends with separators).
     edges = np.flatnonzero(inside[1:] ^ inside[:-1])
     edges += 1
     starts, ends = edges[0::2], edges[1::2]
-    keys = _token_keys(symbols, starts, ends)
+    keys = _token_keys(raw, starts, ends - starts)
     codes = _slots(keys)
     codes += (codes >= _SURROGATES) * 0x800
     joined = codes.astype("<u4").tobytes().decode("utf-32-le")
-    # Text i's bytes start at 8 + sum of the earlier lengths and separators.
-    offsets = np.cumsum([8, *[n + 1 for n in lengths]])
+    # Text i's bytes start after the separator before it, past the earlier texts and theirs.
+    offsets = np.cumsum([1, *[n + 1 for n in lengths]])
     bounds = np.searchsorted(starts, offsets).tolist()
     return [joined[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def _ascii_bytes(texts: Sequence[str]) -> tuple[bytes, list[int]]:
-    """The texts joined by spaces, as bytes with the same rouge-score tokens, and each one's
-    length in them."""
-    joined = " ".join(texts)
-    if joined.isascii():  # the byte table lowercases A-Z
-        return joined.encode(), list(map(len, texts))
-    # Every character outside ASCII separates tokens ("?", one byte for one character) but
-    # those whose lowercase holds ASCII letters ("K" Kelvin -> "k", and one that becomes two
-    # characters): texts holding them are lowercased first, as match_keys does.
-    if not any(c in joined for c in LOWER_TO_ASCII):
-        return joined.encode("ascii", "replace"), list(map(len, texts))
-    parts = [t.encode() if t.isascii() else t.lower().encode("ascii", "replace") for t in texts]
-    return b" ".join(parts), list(map(len, parts))
+def _utf8(texts: Sequence[str]) -> tuple[bytes, list[int]]:
+    """The texts' UTF-8 bytes joined by spaces, one space before them and eight after (the
+    widest read past a token's start stays inside), with the same rouge-score tokens; and each
+    text's length in bytes."""
+    parts = [t.encode("utf-8", "surrogatepass") for t in texts]
+    # Every byte outside ASCII separates tokens (a character beyond ASCII is 2-4 of them), but
+    # texts holding a character whose lowercase holds ASCII letters ("K" Kelvin -> "k", and one
+    # that becomes two characters) are lowercased first, as match_keys does.
+    if any(c in t for t in itertools.filterfalse(str.isascii, texts) for c in LOWER_TO_ASCII):
+        parts = [
+            t.lower().encode("utf-8", "surrogatepass") if _lowers_to_ascii(t) else p
+            for t, p in zip(texts, parts, strict=True)
+        ]
+    joined = b" ".join([b"", *parts, _TAIL])
+    return joined, list(map(len, parts))
 
 
-def _token_keys(symbols: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> Words:
-    """Every token's exact integer: its first 8 symbols, a byte each (the bytes past its end
-    0), the 9th and 10th spread over the two high bits of the first six bytes (symbols are
-    below 64, so those bits are free); or 2**62 plus its rank among the call's distinct tokens
-    longer than 10 characters (the others stay below 2**62: the last byte's high bits are
-    never set)."""
-    sizes = ends - starts
-    words = symbols.view("<u8")
-    # The 8 bytes from each start: two aligned words shifted together (a shift of 64 is 0).
-    shift = ((starts & 7) << 3).astype(_U)
-    index = starts >> 3
-    x: Words = (words[index] >> shift) | ((words[index + 1] << _U(1)) << (_U(63) - shift))
-    x &= _BYTE_MASKS[np.minimum(sizes, 8)]
+def _lowers_to_ascii(text: str) -> bool:
+    return not text.isascii() and any(c in text for c in LOWER_TO_ASCII)
+
+
+def _token_keys(raw: bytes, starts: IntArray, sizes: IntArray) -> Words:
+    """Every token's exact integer (``raw``: the buffer of symbols, a byte each): its first 10
+    symbols (:func:`_pack`, below 2**62) when it has at most 10, else 2**62 plus its rank among
+    the call's distinct tokens longer than 10 symbols, from a dict."""
+    # Every 8 bytes of the buffer as one unaligned word: a token's first 8 symbols in one read.
+    # Read by indexing: ndarray.take copies a non-contiguous array whole first (1 MB a call).
+    words = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, strides=(1,))
+    keys = _pack(words, starts, sizes)
+    long = np.flatnonzero(sizes > 10)
+    if len(long):
+        ranks: dict[bytes, int] = {}
+        keys[long] = [
+            ranks.setdefault(raw[a : a + n], _LONG | len(ranks))
+            for a, n in zip(starts[long].tolist(), sizes[long].tolist(), strict=True)
+        ]
+    return keys
+
+
+def _pack(words: Words, starts: IntArray, sizes: IntArray) -> Words:
+    """The first 10 symbols of the tokens at ``starts`` (``sizes`` symbols each, at least 1) as
+    integers below 2**62: the first 8 a byte each (the bytes past the token's end 0), the 9th
+    and 10th spread over the two high bits of the first six bytes (symbols are below 64, so
+    those bits are free; the last byte's stay 0)."""
+    x: Words = words[starts]
+    x &= _BYTE_MASKS.take(sizes, mode="clip")
     over = np.flatnonzero(sizes > 8)
     if len(over):
-        at, size = starts[over], sizes[over]
-        x[over] |= _spread(symbols[at + 8], 6) | _spread(symbols[at + 9] * (size > 9), 30)
-        long = over[size > 10]
-        if len(long):
-            raw = symbols.tobytes()
-            ranks: dict[bytes, int] = {}
-            x[long] = [
-                ranks.setdefault(raw[a:b], _LONG | len(ranks))
-                for a, b in zip(starts[long].tolist(), ends[long].tolist(), strict=True)
-            ]
+        w = words[starts[over] + 8] & _TWO_BYTES.take(sizes[over] - 8, mode="clip")
+        # The 9th symbol's bit pairs to bits 6, 14 and 22, the 10th's to 30, 38 and 46: each
+        # multiplication makes three copies of a symbol that do not overlap (no carries).
+        x[over] |= ((w & _U(63)) * _SPREAD_9) & _HIGH_9 | ((w >> _U(8)) * _SPREAD_10) & _HIGH_10
     return x
-
-
-def _spread(symbol: npt.NDArray[np.uint8], at: int) -> Words:
-    """A 6-bit symbol's bit pairs at bits ``at``, ``at + 8`` and ``at + 16`` (the high bits of
-    three bytes)."""
-    v = symbol.astype(_U)
-    spread: Words = ((v & _U(3)) | ((v & _U(12)) << _U(6)) | ((v & _U(48)) << _U(12))) << _U(at)
-    return spread
 
 
 def _slots(keys: Words) -> IntArray:
