@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.judging.spans import RecordSpans
+from ctxeval.metrics.spans import compiled
 from ctxeval.metrics.spans.counted import Intervals, RunTexts, counted_totals, take
 from ctxeval.metrics.spans.reference import SpanConvention
 from ctxeval.records.values import Span
@@ -444,8 +445,43 @@ def span_counts_at(
     found = batch.cache.get(key)
     if found is None:
         kept = np.minimum(batch.n, k) if isinstance(k, np.ndarray) else _ALL if k is None else k
-        found = batch.cache[key] = span_totals(batch, kept, None, convention)
+        found = _compiled_totals(batch, kept, convention)
+        if found is None:
+            found = span_totals(batch, kept, None, convention)
+        batch.cache[key] = found
     return found
+
+
+def _compiled_totals(
+    batch: SpanBatch, kept: IntArray | int, convention: SpanConvention
+) -> IntArray | None:
+    """:func:`span_totals` (no extra characters) from the compiled kernel's tables, computed
+    once per batch (:mod:`ctxeval.metrics.spans.compiled`); None when the kernel is not in use
+    or the unit is a token counter."""
+    if batch.runs is not None:
+        return None
+    tables = batch.cache.get("compiled")
+    if tables is None:
+        tables = compiled.prefix_tables(
+            batch.n,
+            (batch.r_record, batch.r_rank, batch.r_doc, batch.r_start, batch.r_end),
+            (batch.g_record, batch.g_doc, batch.g_start, batch.g_end),
+            batch.token_starts,
+            batch.base,
+        )
+        if tables is None:
+            return None
+        batch.cache["compiled"] = tables
+    offsets, table, truth = tables
+    rows = table[offsets[:-1] + np.minimum(batch.n, kept)]
+    missing = batch.missing_truth
+    if convention == "chroma":
+        retrieved_sum, excerpts = rows[:, 3], truth[:, 1] + missing
+        columns = [rows[:, 1], retrieved_sum, excerpts, retrieved_sum + excerpts - rows[:, 2]]
+    else:
+        r_len, g_len = rows[:, 0], truth[:, 0] + missing
+        columns = [rows[:, 1], r_len, g_len, r_len + g_len - rows[:, 1]]
+    return np.stack(columns, axis=1)
 
 
 _ALL = 2**62  # a count of items no record reaches: every item is kept

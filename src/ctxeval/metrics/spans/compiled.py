@@ -1,0 +1,190 @@
+"""The compiled span path: when it is used, and the tables it gives the core.
+
+With numba installed (``pip install 'ctxeval[fast]'``), the span measures in characters or
+token starts (every unit but a token counter) get their lengths from
+:mod:`ctxeval.metrics.spans.kernel`: one compiled pass per batch gives every record's |R|,
+|R ∩ G| and chroma's sums at every number of items kept, so any integer cut-off, and a size
+budget's whole items, is then a lookup. The integers are the numpy path's, so every value is
+the same bit for bit (``tests/metrics/test_span_compiled.py`` compares the two paths).
+
+Importing numba and loading the cached machine code costs about a third of a second per
+process (compiling it the first time, a few seconds), which a small run would not win back.
+So by default (``auto``) the kernel is used when numba is already imported in the process (by
+the compiled ROUGE-L kernel, say: the load is then a few milliseconds), or once the numpy path
+has measured :data:`AUTO_AFTER_SPANS` spans (a retrieved span at a cut-off counts once): about
+as long as the load takes (rent, then buy). ``CTXEVAL_COMPILED`` (the variable the ROUGE-L
+kernel reads, with the same values) says otherwise: ``always`` (from the first batch),
+``never``. It is read when the first batch is measured (:func:`read_environment` reads it
+again; :func:`mode` overrides it for a block). Without numba, or if the kernel cannot load, the
+numpy path is used throughout (:func:`status` says why).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+import numpy as np
+
+from ctxeval.foundation.arrays import IntArray
+from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
+
+__all__ = ["AUTO_AFTER_SPANS", "MODES", "mode", "prefix_tables", "read_environment", "status"]
+
+Mode = Literal["auto", "always", "never"]
+MODES: tuple[Mode, ...] = ("auto", "always", "never")
+AUTO_AFTER_SPANS = 10_000_000
+"""Spans the numpy path measures (each retrieved span once per cut-off) before ``auto`` loads
+the kernel: at about 30 ns a span and cut-off, about the third of a second the load takes."""
+
+_lock = threading.Lock()
+_local = threading.local()  # mode()'s override, per thread
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None, "spans": 0}
+
+Tables = tuple[IntArray, IntArray, IntArray]
+
+
+def read_environment() -> Mode:
+    """Read ``CTXEVAL_COMPILED`` again (it is read once, when the first batch is measured)."""
+    raw = os.environ.get("CTXEVAL_COMPILED", "auto")
+    value = raw.strip().lower() or "auto"
+    if value not in MODES:
+        raise EnvironmentVariableError(
+            f"environment variable CTXEVAL_COMPILED={raw!r} (the compiled kernels): use "
+            "'auto' (the default), 'always' or 'never'"
+        )
+    _state["mode"] = value
+    return value
+
+
+@contextlib.contextmanager
+def mode(value: Mode) -> Iterator[None]:
+    """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) for the span
+    kernel instead of ``CTXEVAL_COMPILED``, in this thread."""
+    if value not in MODES:
+        raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
+    before = getattr(_local, "mode", None)
+    _local.mode = value
+    try:
+        yield
+    finally:
+        _local.mode = before
+
+
+def _current_mode() -> Mode:
+    found: Mode | None = getattr(_local, "mode", None) or _state["mode"]
+    return found or read_environment()
+
+
+def _kernel(spans: int) -> Callable[..., Any] | None:
+    """The compiled kernel when a batch of ``spans`` retrieved spans should use it, else None
+    (``auto`` counts them towards :data:`AUTO_AFTER_SPANS`)."""
+    current = _current_mode()
+    kernel: Callable[..., Any] | None = _state["kernel"]
+    if current == "never":
+        return None
+    if kernel is not None:
+        return kernel
+    if _state["why"] != "not loaded yet":
+        return None
+    if current == "auto" and "numba" not in sys.modules:
+        _state["spans"] += spans
+        if _state["spans"] < AUTO_AFTER_SPANS:
+            return None
+    with _lock:
+        if _state["kernel"] is None and _state["why"] == "not loaded yet":
+            _load()
+    loaded: Callable[..., Any] | None = _state["kernel"]
+    return loaded
+
+
+def _check(kernel: Callable[..., Any]) -> None:
+    """Run the kernel once (compiling it or loading it from numba's cache) on a record whose
+    answer is known: spans [0, 4) and [2, 6) retrieved, [3, 8) the excerpt."""
+    one = np.array([0, 0], dtype=np.int64)
+    status_, _, table, truth = kernel(
+        np.array([2], dtype=np.int64),
+        one,
+        np.array([0, 1], dtype=np.int64),
+        one,
+        np.array([0, 2], dtype=np.int64),
+        np.array([4, 6], dtype=np.int64),
+        one[:1],
+        one[:1],
+        np.array([3], dtype=np.int64),
+        np.array([8], dtype=np.int64),
+        one[:0],
+        one[:0],
+        False,
+    )
+    expected = [[0, 0, 0, 0], [4, 1, 1, 4], [6, 3, 3, 8]]
+    if status_ != 0 or table.tolist() != expected or truth.tolist() != [[5, 5]]:
+        raise RuntimeError(f"its self-check failed: {status_}, {table.tolist()}, {truth}")
+
+
+def _load() -> None:
+    try:
+        from ctxeval.metrics.spans import kernel as compiled_kernel
+
+        kernel = compiled_kernel.span_prefix
+        _check(kernel)
+    except ImportError as exc:
+        _state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
+    except Exception as exc:  # any failure to load the kernel means the numpy path
+        _state["why"] = f"the compiled kernel could not be loaded: {type(exc).__name__}: {exc}"
+    else:
+        _state["kernel"] = kernel
+        _state["why"] = "loaded"
+
+
+def status() -> str:
+    """Whether the compiled span kernel is in use in this process, and if not, why."""
+    current = _current_mode()
+    if current == "never":
+        return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
+    if _state["kernel"] is not None:
+        return "in use"
+    if _state["why"] == "not loaded yet":
+        if current == "auto":
+            return (
+                "not loaded yet: loads once numba is imported or the numpy path has measured "
+                f"{AUTO_AFTER_SPANS:,} spans ({_state['spans']:,} so far; CTXEVAL_COMPILED=always "
+                "loads it at once)"
+            )
+        return "not loaded yet: loads with the first batch"
+    return f"not used: {_state['why']}"
+
+
+def prefix_tables(
+    n: IntArray,
+    retrieved: tuple[IntArray, ...],
+    truth: tuple[IntArray, ...],
+    token_starts: IntArray | None,
+    base: IntArray | None,
+    cutoffs: int = 1,
+) -> Tables | None:
+    """``(offsets, table, truth)`` from the kernel (:func:`~ctxeval.metrics.spans.kernel.
+    span_prefix`) for spans grouped by record: ``retrieved`` = (record, rank, doc, start,
+    end), ``truth`` = (record, doc, start, end); None when the kernel is not in use or cannot
+    take the batch. ``cutoffs``: how many cut-offs the caller expects to measure (``auto``'s
+    count)."""
+    kernel = _kernel(len(retrieved[0]) * cutoffs)
+    if kernel is None:
+        return None
+    tokens = token_starts is not None and base is not None
+    empty = np.zeros(0, dtype=np.int64)
+    found = kernel(
+        n,
+        *retrieved,
+        *truth,
+        token_starts if tokens else empty,
+        base if tokens else empty,
+        tokens,
+    )
+    if found[0] != 0:
+        return None
+    return found[1], found[2], found[3]

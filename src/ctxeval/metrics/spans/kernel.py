@@ -1,0 +1,203 @@
+"""The span measures' lengths at every integer cut-off of every record, in one compiled pass
+(needs numba).
+
+Imported only through :mod:`ctxeval.metrics.spans.compiled`, which decides when it is used.
+Per record, every endpoint of its spans (retrieved and ground truth, as ``doc * stride +
+offset``) is sorted; consecutive endpoints bound the record's *pieces*, which no span starts or
+ends inside. Each piece gets the best (lowest) rank of a retrieved span covering it and the
+number of excerpts covering it. A piece with best rank ``r`` is in R at every cut-off keeping
+more than ``r`` items, so per-rank histograms of the pieces' lengths, summed up, give |R|,
+|R ∩ G| and chroma's summed retrieved parts of the excerpts at every number of items kept; the
+plain sum of the retrieved spans' lengths is a histogram of the spans by rank. |G| (union) and
+the excerpts' summed lengths do not depend on the cut-off. Lengths are characters, or, with a
+token table, token starts (additive, so a piece's count is its share). Every count is an
+integer: the measures are then the same divisions as on the numpy path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+
+__all__ = ["COLUMNS", "span_prefix"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Columns of the table, per record and number of items kept: |R|, |R ∩ G|, the excerpts'
+#: retrieved parts summed (chroma), the retrieved spans' lengths summed (chroma).
+COLUMNS = 4
+_SAFE = 2**62
+_NONE = 2**62  # a rank no span has: a piece no retrieved span covers
+_SMALL = 48  # up to this many endpoints, an insertion sort and linear scans
+
+
+def _jit(function: _F) -> _F:
+    # Compiled on first call; the machine code is cached on disk (numba's cache) so later
+    # processes load it instead.
+    return cast(_F, numba.njit(cache=True, nogil=True)(function))
+
+
+@_jit
+def _extent(doc: Any, end: Any) -> Any:
+    """The documents and the stride past every offset; stride 0 when ``docs * stride`` would
+    not fit 64-bit keys."""
+    docs = 0
+    stride = 1
+    for i in range(len(doc)):
+        docs = max(docs, doc[i] + 1)
+        stride = max(stride, end[i] + 1)
+    return docs, stride
+
+
+# A named numeric kernel, kept whole (tests/foundation/test_function_size.py lists it): one
+# numba loop over every record, where a call per step would cost.
+@_jit
+def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
+    n: Any,
+    r_record: Any,
+    r_rank: Any,
+    r_doc: Any,
+    r_start: Any,
+    r_end: Any,
+    g_record: Any,
+    g_doc: Any,
+    g_start: Any,
+    g_end: Any,
+    starts: Any,
+    base: Any,
+    tokens: Any,
+) -> Any:
+    """``(status, offsets, table, truth)``. ``status`` 0: done; 1: the keys do not fit 64 bits;
+    2: the spans are not grouped by record (the caller uses the numpy path for both).
+
+    ``table[offsets[b] + t]`` (``COLUMNS`` integers) holds record ``b``'s lengths when its
+    first ``t`` items are kept (``t`` from 0 to ``n[b]``); ``truth[b]``: |G| (the union) and
+    the excerpts' lengths summed. ``starts``/``base``: the token table (``tokens`` true).
+    """
+    records = len(n)
+    offsets = np.zeros(records + 1, np.int64)
+    for b in range(records):
+        offsets[b + 1] = offsets[b] + n[b] + 1
+    table = np.zeros((offsets[records], COLUMNS), np.int64)
+    truth = np.zeros((records, 2), np.int64)
+    d1, s1 = _extent(r_doc, r_end)
+    d2, s2 = _extent(g_doc, g_end)
+    docs, stride = max(d1, d2, 1), max(s1, s2)
+    if docs >= _SAFE // stride:
+        return 1, offsets, table, truth
+    # The most endpoints of a record, for the scratch arrays.
+    widest = 0
+    ri = 0
+    gi = 0
+    for b in range(records):
+        rj = ri
+        while rj < len(r_record) and r_record[rj] == b:
+            rj += 1
+        gj = gi
+        while gj < len(g_record) and g_record[gj] == b:
+            gj += 1
+        widest = max(widest, 2 * (rj - ri + gj - gi))
+        ri, gi = rj, gj
+    if ri != len(r_record) or gi != len(g_record):
+        return 2, offsets, table, truth
+    points = np.empty(widest + 1, np.int64)
+    unit = np.empty(widest + 1, np.int64)  # each point's offset in the unit
+    best = np.empty(widest + 1, np.int64)
+    cover = np.empty(widest + 1, np.int64)
+    ri = 0
+    gi = 0
+    for b in range(records):
+        rj = ri
+        while rj < len(r_record) and r_record[rj] == b:
+            rj += 1
+        gj = gi
+        while gj < len(g_record) and g_record[gj] == b:
+            gj += 1
+        count = 0
+        for i in range(ri, rj):
+            points[count] = r_doc[i] * stride + r_start[i]
+            points[count + 1] = r_doc[i] * stride + r_end[i]
+            count += 2
+        for i in range(gi, gj):
+            points[count] = g_doc[i] * stride + g_start[i]
+            points[count + 1] = g_doc[i] * stride + g_end[i]
+            count += 2
+        # Sorted, without repeats (the helpers are written out: calls cost here).
+        if count > _SMALL:
+            points[:count] = np.sort(points[:count])
+        else:
+            for i in range(1, count):
+                value = points[i]
+                j = i - 1
+                while j >= 0 and points[j] > value:
+                    points[j + 1] = points[j]
+                    j -= 1
+                points[j + 1] = value
+        distinct = 0
+        for i in range(count):
+            if distinct == 0 or points[i] != points[distinct - 1]:
+                points[distinct] = points[i]
+                distinct += 1
+        for j in range(distinct):
+            best[j] = _NONE
+            cover[j] = 0
+            if tokens:  # token starts below the point, in its document
+                doc = points[j] // stride
+                unit[j] = np.searchsorted(starts, points[j] + base[doc] - doc * stride)
+            else:
+                unit[j] = points[j]
+        row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
+        for i in range(ri, rj):
+            lo = r_doc[i] * stride + r_start[i]
+            hi = r_doc[i] * stride + r_end[i]
+            rank = r_rank[i]
+            if distinct > _SMALL:
+                j = np.searchsorted(points[:distinct], lo)
+            else:
+                j = 0
+                while points[j] < lo:
+                    j += 1
+            first = j
+            while points[j] < hi:
+                best[j] = min(best[j], rank)
+                j += 1
+            table[row + rank, 3] += unit[j] - unit[first]
+        g_sum = 0
+        for i in range(gi, gj):
+            lo = g_doc[i] * stride + g_start[i]
+            hi = g_doc[i] * stride + g_end[i]
+            if distinct > _SMALL:
+                j = np.searchsorted(points[:distinct], lo)
+            else:
+                j = 0
+                while points[j] < lo:
+                    j += 1
+            first = j
+            while points[j] < hi:
+                cover[j] += 1
+                j += 1
+            g_sum += unit[j] - unit[first]
+        g_union = 0
+        for j in range(distinct - 1):
+            rank = best[j]
+            times = cover[j]
+            if rank == _NONE and times == 0:
+                continue
+            size = unit[j + 1] - unit[j]
+            if times > 0:
+                g_union += size
+            if rank != _NONE:
+                table[row + rank, 0] += size
+                if times > 0:
+                    table[row + rank, 1] += size
+                    table[row + rank, 2] += size * times
+        for t in range(row + 1, row + n[b]):
+            for c in range(COLUMNS):
+                table[t, c] += table[t - 1, c]
+        truth[b, 0] = g_union
+        truth[b, 1] = g_sum
+        ri, gi = rj, gj
+    return 0, offsets, table, truth
