@@ -135,13 +135,14 @@ def test_offsets_past_64_bit_keys_declined() -> None:
         assert "compiled" in near.cache
 
 
-def test_never_is_numpy_and_status_says_so() -> None:
+def test_never_and_auto_are_numpy_and_status_says_so() -> None:
     batch = SpanBatch.from_records([RecordSpans((Span("a", 0, 3),), (Span("a", 1, 2),))])
-    with compiled.mode("never"):
-        kernel_batch = fresh(batch)
-        span_counts_at(kernel_batch, 1, "union")
-        assert "compiled" not in kernel_batch.cache
-        assert compiled.status().startswith("not used: the mode is 'never'")
+    for value in ("never", "auto"):  # auto: the numpy path (docs/performance.md: no faster)
+        with compiled.mode(value):  # type: ignore[arg-type]
+            kernel_batch = fresh(batch)
+            span_counts_at(kernel_batch, 1, "union")
+            assert "compiled" not in kernel_batch.cache
+            assert compiled.status().startswith(f"not used: the mode is '{value}'")
     with compiled.mode("always"):
         span_counts_at(fresh(batch), 1, "union")
         assert compiled.status() == "in use"

@@ -7,23 +7,21 @@ token starts (every unit but a token counter) get their lengths from
 budget's whole items, is then a lookup. The integers are the numpy path's, so every value is
 the same bit for bit (``tests/metrics/test_span_compiled.py`` compares the two paths).
 
-Importing numba and loading the cached machine code costs about a third of a second per
-process (compiling it the first time, a few seconds), which a small run would not win back.
-So by default (``auto``) the kernel is used when numba is already imported in the process (by
-the compiled ROUGE-L kernel, say: the load is then a few milliseconds), or once the numpy path
-has measured :data:`AUTO_AFTER_SPANS` spans (a retrieved span at a cut-off counts once): about
-as long as the load takes (rent, then buy). ``CTXEVAL_COMPILED`` (the variable the ROUGE-L
-kernel reads, with the same values) says otherwise: ``always`` (from the first batch),
-``never``. It is read when the first batch is measured (:func:`read_environment` reads it
-again; :func:`mode` overrides it for a block). Without numba, or if the kernel cannot load, the
-numpy path is used throughout (:func:`status` says why).
+Measured (docs/performance.md, "A compiled span kernel"), it is no faster than the numpy
+path on ten chunks a query at four cut-offs, slower at fifty chunks a query, and faster only
+where many cut-offs are measured in chroma's convention; importing numba and loading the cached
+machine code costs most of a second per process besides. So it is used only when asked:
+``CTXEVAL_COMPILED=always`` (the variable the ROUGE-L kernel reads, with the same values), or
+:func:`mode` for a block; ``auto`` (the default) and ``never`` keep the numpy path. The
+variable is read when the first batch is measured (:func:`read_environment` reads it again).
+Without numba, or if the kernel cannot load, the numpy path is used throughout
+(:func:`status` says why).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -33,17 +31,13 @@ import numpy as np
 from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 
-__all__ = ["AUTO_AFTER_SPANS", "MODES", "mode", "prefix_tables", "read_environment", "status"]
+__all__ = ["MODES", "mode", "prefix_tables", "read_environment", "status"]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
-AUTO_AFTER_SPANS = 10_000_000
-"""Spans the numpy path measures (each retrieved span once per cut-off) before ``auto`` loads
-the kernel: at about 30 ns a span and cut-off, about the third of a second the load takes."""
-
 _lock = threading.Lock()
 _local = threading.local()  # mode()'s override, per thread
-_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None, "spans": 0}
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None}
 
 Tables = tuple[IntArray, IntArray, IntArray]
 
@@ -80,26 +74,16 @@ def _current_mode() -> Mode:
     return found or read_environment()
 
 
-def _kernel(spans: int) -> Callable[..., Any] | None:
-    """The compiled kernel when a batch of ``spans`` retrieved spans should use it, else None
-    (``auto`` counts them towards :data:`AUTO_AFTER_SPANS`)."""
-    current = _current_mode()
+def _kernel() -> Callable[..., Any] | None:
+    """The compiled kernel when the mode is ``always`` and it loads, else None."""
+    if _current_mode() != "always":
+        return None
+    if _state["kernel"] is None and _state["why"] == "not loaded yet":
+        with _lock:
+            if _state["kernel"] is None and _state["why"] == "not loaded yet":
+                _load()
     kernel: Callable[..., Any] | None = _state["kernel"]
-    if current == "never":
-        return None
-    if kernel is not None:
-        return kernel
-    if _state["why"] != "not loaded yet":
-        return None
-    if current == "auto" and "numba" not in sys.modules:
-        _state["spans"] += spans
-        if _state["spans"] < AUTO_AFTER_SPANS:
-            return None
-    with _lock:
-        if _state["kernel"] is None and _state["why"] == "not loaded yet":
-            _load()
-    loaded: Callable[..., Any] | None = _state["kernel"]
-    return loaded
+    return kernel
 
 
 def _check(kernel: Callable[..., Any]) -> None:
@@ -148,13 +132,9 @@ def status() -> str:
         return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
     if _state["kernel"] is not None:
         return "in use"
+    if current == "auto":
+        return "not used: the mode is 'auto' (the numpy path; CTXEVAL_COMPILED=always uses it)"
     if _state["why"] == "not loaded yet":
-        if current == "auto":
-            return (
-                "not loaded yet: loads once numba is imported or the numpy path has measured "
-                f"{AUTO_AFTER_SPANS:,} spans ({_state['spans']:,} so far; CTXEVAL_COMPILED=always "
-                "loads it at once)"
-            )
         return "not loaded yet: loads with the first batch"
     return f"not used: {_state['why']}"
 
@@ -165,14 +145,12 @@ def prefix_tables(
     truth: tuple[IntArray, ...],
     token_starts: IntArray | None,
     base: IntArray | None,
-    cutoffs: int = 1,
 ) -> Tables | None:
     """``(offsets, table, truth)`` from the kernel (:func:`~ctxeval.metrics.spans.kernel.
     span_prefix`) for spans grouped by record: ``retrieved`` = (record, rank, doc, start,
     end), ``truth`` = (record, doc, start, end); None when the kernel is not in use or cannot
-    take the batch. ``cutoffs``: how many cut-offs the caller expects to measure (``auto``'s
-    count)."""
-    kernel = _kernel(len(retrieved[0]) * cutoffs)
+    take the batch."""
+    kernel = _kernel()
     if kernel is None:
         return None
     tokens = token_starts is not None and base is not None
