@@ -130,10 +130,10 @@ def status() -> str:
     current = _current_mode()
     if current == "never":
         return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
-    if _state["kernel"] is not None:
-        return "in use"
     if current == "auto":
         return "not used: the mode is 'auto' (the numpy path; CTXEVAL_COMPILED=always uses it)"
+    if _state["kernel"] is not None:
+        return "in use"
     if _state["why"] == "not loaded yet":
         return "not loaded yet: loads with the first batch"
     return f"not used: {_state['why']}"
