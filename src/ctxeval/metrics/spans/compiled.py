@@ -31,7 +31,7 @@ import numpy as np
 from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 
-__all__ = ["MODES", "mode", "prefix_tables", "read_environment", "status"]
+__all__ = ["MODES", "counts_at", "mode", "prefix_tables", "read_environment", "status"]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
@@ -137,6 +137,18 @@ def status() -> str:
     if _state["why"] == "not loaded yet":
         return "not loaded yet: loads with the first batch"
     return f"not used: {_state['why']}"
+
+
+def counts_at(
+    tables: Tables, n: IntArray, kept: IntArray, missing: IntArray, chroma: bool
+) -> IntArray:
+    """The span counts of every record keeping ``min(kept[b], n[b])`` items, from the tables
+    of :func:`prefix_tables` (the kernel is loaded: they came from it)."""
+    from ctxeval.metrics.spans import kernel as compiled_kernel
+
+    offsets, table, truth = tables
+    found: IntArray = compiled_kernel.counts_at(offsets, table, truth, missing, n, kept, chroma)
+    return found
 
 
 def prefix_tables(

@@ -472,16 +472,8 @@ def _compiled_totals(
         if tables is None:
             return None
         batch.cache["compiled"] = tables
-    offsets, table, truth = tables
-    rows = table[offsets[:-1] + np.minimum(batch.n, kept)]
-    missing = batch.missing_truth
-    if convention == "chroma":
-        retrieved_sum, excerpts = rows[:, 3], truth[:, 1] + missing
-        columns = [rows[:, 1], retrieved_sum, excerpts, retrieved_sum + excerpts - rows[:, 2]]
-    else:
-        r_len, g_len = rows[:, 0], truth[:, 0] + missing
-        columns = [rows[:, 1], r_len, g_len, r_len + g_len - rows[:, 1]]
-    return np.stack(columns, axis=1)
+    cut = np.broadcast_to(np.asarray(kept, dtype=np.int64), batch.n.shape)
+    return compiled.counts_at(tables, batch.n, cut, batch.missing_truth, convention == "chroma")
 
 
 _ALL = 2**62  # a count of items no record reaches: every item is kept

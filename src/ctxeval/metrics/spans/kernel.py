@@ -22,7 +22,7 @@ from typing import Any, TypeVar, cast
 import numba
 import numpy as np
 
-__all__ = ["COLUMNS", "span_prefix"]
+__all__ = ["COLUMNS", "counts_at", "span_prefix"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -104,6 +104,9 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     if ri != len(r_record) or gi != len(g_record):
         return 2, offsets, table, truth
     points = np.empty(widest + 1, np.int64)
+    keys = np.empty(widest + 1, np.int64)
+    widths = np.empty(widest + 1, np.int64)
+    tags = np.empty(widest + 1, np.int64)
     unit = np.empty(widest + 1, np.int64)  # each point's offset in the unit
     best = np.empty(widest + 1, np.int64)
     cover = np.empty(widest + 1, np.int64)
@@ -116,16 +119,35 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
         gj = gi
         while gj < len(g_record) and g_record[gj] == b:
             gj += 1
-        count = 0
-        for i in range(ri, rj):
-            points[count] = r_doc[i] * stride + r_start[i]
-            points[count + 1] = r_doc[i] * stride + r_end[i]
-            count += 2
-        for i in range(gi, gj):
-            points[count] = g_doc[i] * stride + g_start[i]
-            points[count + 1] = g_doc[i] * stride + g_end[i]
-            count += 2
-        # Sorted, without repeats (the helpers are written out: calls cost here).
+        # The spans by start (an insertion sort of a few keys; ``tags``: a retrieved span's
+        # rank, -1 for an excerpt), then their endpoints in that order: nearly sorted already
+        # (only overlapping spans' ends are out of place), so the second insertion sort moves
+        # little. (Written out: calls to helpers cost here.)
+        spans = 0
+        for i in range(ri, gj - gi + rj):
+            if i < rj:
+                key = r_doc[i] * stride + r_start[i]
+                width = r_end[i] - r_start[i]
+                tag = r_rank[i]
+            else:
+                at = gi + i - rj
+                key = g_doc[at] * stride + g_start[at]
+                width = g_end[at] - g_start[at]
+                tag = -1
+            j = spans - 1
+            while j >= 0 and keys[j] > key:
+                keys[j + 1] = keys[j]
+                widths[j + 1] = widths[j]
+                tags[j + 1] = tags[j]
+                j -= 1
+            keys[j + 1] = key
+            widths[j + 1] = width
+            tags[j + 1] = tag
+            spans += 1
+        count = 2 * spans
+        for i in range(spans):
+            points[2 * i] = keys[i]
+            points[2 * i + 1] = keys[i] + widths[i]
         if count > _SMALL:
             points[:count] = np.sort(points[:count])
         else:
@@ -149,37 +171,28 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 unit[j] = np.searchsorted(starts, points[j] + base[doc] - doc * stride)
             else:
                 unit[j] = points[j]
+        # Each span's pieces: its start is found by one pointer moving forward (the spans are
+        # in order of start), its pieces follow up to its end.
         row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
-        for i in range(ri, rj):
-            lo = r_doc[i] * stride + r_start[i]
-            hi = r_doc[i] * stride + r_end[i]
-            rank = r_rank[i]
-            if distinct > _SMALL:
-                j = np.searchsorted(points[:distinct], lo)
-            else:
-                j = 0
-                while points[j] < lo:
-                    j += 1
-            first = j
-            while points[j] < hi:
-                best[j] = min(best[j], rank)
-                j += 1
-            table[row + rank, 3] += unit[j] - unit[first]
         g_sum = 0
-        for i in range(gi, gj):
-            lo = g_doc[i] * stride + g_start[i]
-            hi = g_doc[i] * stride + g_end[i]
-            if distinct > _SMALL:
-                j = np.searchsorted(points[:distinct], lo)
-            else:
-                j = 0
-                while points[j] < lo:
+        first = 0
+        for i in range(spans):
+            lo = keys[i]
+            hi = lo + widths[i]
+            tag = tags[i]
+            while points[first] < lo:
+                first += 1
+            j = first
+            if tag >= 0:
+                while points[j] < hi:
+                    best[j] = min(best[j], tag)
                     j += 1
-            first = j
-            while points[j] < hi:
-                cover[j] += 1
-                j += 1
-            g_sum += unit[j] - unit[first]
+                table[row + tag, 3] += unit[j] - unit[first]
+            else:
+                while points[j] < hi:
+                    cover[j] += 1
+                    j += 1
+                g_sum += unit[j] - unit[first]
         g_union = 0
         for j in range(distinct - 1):
             rank = best[j]
@@ -201,3 +214,30 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
         truth[b, 1] = g_sum
         ri, gi = rj, gj
     return 0, offsets, table, truth
+
+
+@_jit
+def counts_at(
+    offsets: Any, table: Any, truth: Any, missing: Any, n: Any, kept: Any, chroma: Any
+) -> Any:
+    """The span counts of every record (intersection, precision, recall and IoU denominators)
+    when record ``b`` keeps ``min(kept[b], n[b])`` items, from :func:`span_prefix`'s tables."""
+    records = len(n)
+    out = np.empty((records, 4), np.int64)
+    for b in range(records):
+        row = offsets[b] + min(kept[b], n[b])
+        both = table[row, 1]
+        out[b, 0] = both
+        if chroma:
+            retrieved = table[row, 3]
+            excerpts = truth[b, 1] + missing[b]
+            out[b, 1] = retrieved
+            out[b, 2] = excerpts
+            out[b, 3] = retrieved + excerpts - table[row, 2]
+        else:
+            retrieved = table[row, 0]
+            relevant = truth[b, 0] + missing[b]
+            out[b, 1] = retrieved
+            out[b, 2] = relevant
+            out[b, 3] = retrieved + relevant - both
+    return out
