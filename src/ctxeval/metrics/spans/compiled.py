@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ctxeval.foundation.arrays import IntArray
+from ctxeval.foundation.arrays import FloatArray, IntArray
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 
-__all__ = ["MODES", "counts_at", "mode", "prefix_tables", "read_environment", "status"]
+__all__ = ["MODES", "counts_at", "mode", "prefix_tables", "ratios_at", "read_environment", "status"]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
@@ -148,6 +148,18 @@ def counts_at(
 
     offsets, table, truth = tables
     found: IntArray = compiled_kernel.counts_at(offsets, table, truth, missing, n, kept, chroma)
+    return found
+
+
+def ratios_at(
+    tables: Tables, n: IntArray, kept: IntArray, missing: IntArray, chroma: bool
+) -> FloatArray:
+    """``(B, 4)``: span precision, recall, IoU and F1 of every record at the cut-off of
+    :func:`counts_at`, the same floats as the numpy path's divisions."""
+    from ctxeval.metrics.spans import kernel as compiled_kernel
+
+    offsets, table, truth = tables
+    found: FloatArray = compiled_kernel.ratios_at(offsets, table, truth, missing, n, kept, chroma)
     return found
 
 
