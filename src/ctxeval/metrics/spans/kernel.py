@@ -31,6 +31,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 COLUMNS = 4
 _SAFE = 2**62
 _NONE = 2**62  # a rank no span has: a piece no retrieved span covers
+_FEW = 16  # up to this many retrieved spans and excerpts, the fast path is tried
 _SMALL = 48  # up to this many endpoints, an insertion sort and linear scans
 
 
@@ -107,6 +108,12 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     keys = np.empty(widest + 1, np.int64)
     widths = np.empty(widest + 1, np.int64)
     tags = np.empty(widest + 1, np.int64)
+    lo_key = np.empty(widest + 1, np.int64)
+    hi_key = np.empty(widest + 1, np.int64)
+    ex_lo = np.empty(widest + 1, np.int64)
+    ex_hi = np.empty(widest + 1, np.int64)
+    run_lo = np.empty(widest + 1, np.int64)
+    run_hi = np.empty(widest + 1, np.int64)
     unit = np.empty(widest + 1, np.int64)  # each point's offset in the unit
     best = np.empty(widest + 1, np.int64)
     cover = np.empty(widest + 1, np.int64)
@@ -119,6 +126,67 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
         gj = gi
         while gj < len(g_record) and g_record[gj] == b:
             gj += 1
+        row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
+        if not tokens and rj - ri <= _FEW and gj - gi <= _FEW:
+            # A record (in characters) where no two retrieved spans share a character (the
+            # common case: chunks that do not overlap): the pieces are not needed, every
+            # length is a sum over spans (against the excerpts' union for |R ∩ G|, against
+            # each excerpt for chroma's parts), with few branches.
+            # Keys ``doc * stride + offset``: spans of different documents never overlap.
+            own = rj - ri
+            for i in range(own):
+                lo_key[i] = r_doc[ri + i] * stride + r_start[ri + i]
+                hi_key[i] = r_doc[ri + i] * stride + r_end[ri + i]
+            clash = 0
+            for i in range(own):
+                for j in range(i + 1, own):
+                    clash += min(hi_key[i], hi_key[j]) - max(lo_key[i], lo_key[j]) > 0
+            if clash == 0:
+                # The excerpts by start (their keys), then their union merged into runs.
+                runs = 0
+                g_sum = 0
+                for i in range(gi, gj):
+                    g_sum += g_end[i] - g_start[i]
+                    lo = g_doc[i] * stride + g_start[i]
+                    j = runs - 1
+                    while j >= 0 and ex_lo[j] > lo:
+                        ex_lo[j + 1] = ex_lo[j]
+                        ex_hi[j + 1] = ex_hi[j]
+                        j -= 1
+                    ex_lo[j + 1] = lo
+                    ex_hi[j + 1] = lo + g_end[i] - g_start[i]
+                    runs += 1
+                merged = 0
+                for j in range(runs):
+                    if merged > 0 and ex_lo[j] <= run_hi[merged - 1]:
+                        run_hi[merged - 1] = max(run_hi[merged - 1], ex_hi[j])
+                    else:
+                        run_lo[merged] = ex_lo[j]
+                        run_hi[merged] = ex_hi[j]
+                        merged += 1
+                g_union = 0
+                for j in range(merged):
+                    g_union += run_hi[j] - run_lo[j]
+                for i in range(own):
+                    both = 0
+                    for j in range(merged):
+                        both += max(min(hi_key[i], run_hi[j]) - max(lo_key[i], run_lo[j]), 0)
+                    parts = 0
+                    for j in range(runs):
+                        parts += max(min(hi_key[i], ex_hi[j]) - max(lo_key[i], ex_lo[j]), 0)
+                    width = hi_key[i] - lo_key[i]
+                    at = row + r_rank[ri + i]
+                    table[at, 0] += width
+                    table[at, 1] += both
+                    table[at, 2] += parts
+                    table[at, 3] += width
+                for t in range(row + 1, row + n[b]):
+                    for c in range(COLUMNS):
+                        table[t, c] += table[t - 1, c]
+                truth[b, 0] = g_union
+                truth[b, 1] = g_sum
+                ri, gi = rj, gj
+                continue
         # The spans by start (an insertion sort of a few keys; ``tags``: a retrieved span's
         # rank, -1 for an excerpt), then their endpoints in that order: nearly sorted already
         # (only overlapping spans' ends are out of place), so the second insertion sort moves
@@ -134,6 +202,12 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 key = g_doc[at] * stride + g_start[at]
                 width = g_end[at] - g_start[at]
                 tag = -1
+            if rj - ri + gj - gi > _SMALL // 2:  # many: sorted below, with numpy's sort
+                keys[spans] = key
+                widths[spans] = width
+                tags[spans] = tag
+                spans += 1
+                continue
             j = spans - 1
             while j >= 0 and keys[j] > key:
                 keys[j + 1] = keys[j]
@@ -144,6 +218,11 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
             widths[j + 1] = width
             tags[j + 1] = tag
             spans += 1
+        if spans > _SMALL // 2:
+            order = np.argsort(keys[:spans], kind="mergesort")
+            keys[:spans] = keys[:spans][order]
+            widths[:spans] = widths[:spans][order]
+            tags[:spans] = tags[:spans][order]
         count = 2 * spans
         for i in range(spans):
             points[2 * i] = keys[i]
@@ -173,7 +252,6 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 unit[j] = points[j]
         # Each span's pieces: its start is found by one pointer moving forward (the spans are
         # in order of start), its pieces follow up to its end.
-        row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
         g_sum = 0
         first = 0
         for i in range(spans):
