@@ -158,3 +158,29 @@ def test_environment_and_mode_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert compiled.read_environment() == "auto"
     with pytest.raises(InvalidArgumentError), compiled.mode("fast"):  # type: ignore[arg-type]
         pass
+
+
+def test_spans_not_grouped_by_record_use_numpy() -> None:
+    """A batch whose spans are not in record order (``from_records`` never builds one): the
+    kernel declines it, and the numpy path measures it."""
+    ordered = SpanBatch.from_records(
+        [
+            RecordSpans((Span("a", 0, 4),), (Span("a", 2, 6),)),
+            RecordSpans((Span("a", 3, 9), Span("a", 0, 2)), (Span("a", 1, 5),)),
+        ]
+    )
+    order = np.array([1, 2, 0])
+    shuffled = replace(
+        ordered,
+        r_record=ordered.r_record[order],
+        r_rank=ordered.r_rank[order],
+        r_doc=ordered.r_doc[order],
+        r_start=ordered.r_start[order],
+        r_end=ordered.r_end[order],
+        cache={},
+    )
+    with compiled.mode("always"):
+        found = span_counts_at(shuffled, 2, "union").tolist()
+        assert "compiled" not in shuffled.cache
+        assert found == span_counts_at(fresh(ordered), 2, "union").tolist()
+    assert found == [[2, 4, 4, 6], [3, 8, 4, 9]]

@@ -90,20 +90,24 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     if docs >= _SAFE // stride:
         return 1, offsets, table, truth
     # The most endpoints of a record, for the scratch arrays.
-    widest = 0
-    ri = 0
-    gi = 0
-    for b in range(records):
-        rj = ri
-        while rj < len(r_record) and r_record[rj] == b:
-            rj += 1
-        gj = gi
-        while gj < len(g_record) and g_record[gj] == b:
-            gj += 1
-        widest = max(widest, 2 * (rj - ri + gj - gi))
-        ri, gi = rj, gj
-    if ri != len(r_record) or gi != len(g_record):
+    # Where each record's spans start (counted, then summed: no branch per span), and whether
+    # they are grouped by record in order.
+    r_at = np.zeros(records + 1, np.int64)
+    g_at = np.zeros(records + 1, np.int64)
+    grouped = True
+    for i in range(len(r_record)):
+        grouped &= 0 <= r_record[i] < records and (i == 0 or r_record[i] >= r_record[i - 1])
+        r_at[min(max(r_record[i], 0), records - 1) + 1] += 1
+    for i in range(len(g_record)):
+        grouped &= 0 <= g_record[i] < records and (i == 0 or g_record[i] >= g_record[i - 1])
+        g_at[min(max(g_record[i], 0), records - 1) + 1] += 1
+    if not grouped:
         return 2, offsets, table, truth
+    widest = 0
+    for b in range(records):
+        widest = max(widest, 2 * (r_at[b + 1] + g_at[b + 1]))
+        r_at[b + 1] += r_at[b]
+        g_at[b + 1] += g_at[b]
     points = np.empty(widest + 1, np.int64)
     keys = np.empty(widest + 1, np.int64)
     widths = np.empty(widest + 1, np.int64)
@@ -117,15 +121,8 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     unit = np.empty(widest + 1, np.int64)  # each point's offset in the unit
     best = np.empty(widest + 1, np.int64)
     cover = np.empty(widest + 1, np.int64)
-    ri = 0
-    gi = 0
     for b in range(records):
-        rj = ri
-        while rj < len(r_record) and r_record[rj] == b:
-            rj += 1
-        gj = gi
-        while gj < len(g_record) and g_record[gj] == b:
-            gj += 1
+        ri, rj, gi, gj = r_at[b], r_at[b + 1], g_at[b], g_at[b + 1]
         row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
         if not tokens and rj - ri <= _FEW and gj - gi <= _FEW:
             # A record (in characters) where no two retrieved spans share a character (the
@@ -140,7 +137,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
             clash = 0
             for i in range(own):
                 for j in range(i + 1, own):
-                    clash += min(hi_key[i], hi_key[j]) - max(lo_key[i], lo_key[j]) > 0
+                    clash += max(min(hi_key[i], hi_key[j]) - max(lo_key[i], lo_key[j]), 0)
             if clash == 0:
                 # The excerpts by start (their keys), then their union merged into runs.
                 runs = 0
@@ -185,7 +182,6 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                         table[t, c] += table[t - 1, c]
                 truth[b, 0] = g_union
                 truth[b, 1] = g_sum
-                ri, gi = rj, gj
                 continue
         # The spans by start (an insertion sort of a few keys; ``tags``: a retrieved span's
         # rank, -1 for an excerpt), then their endpoints in that order: nearly sorted already
@@ -290,7 +286,6 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 table[t, c] += table[t - 1, c]
         truth[b, 0] = g_union
         truth[b, 1] = g_sum
-        ri, gi = rj, gj
     return 0, offsets, table, truth
 
 
