@@ -135,17 +135,31 @@ def test_offsets_past_64_bit_keys_declined() -> None:
         assert "compiled" in near.cache
 
 
-def test_never_and_auto_are_numpy_and_status_says_so() -> None:
+def test_modes_choose_the_path() -> None:
+    """``never``: numpy; ``always``: the kernel; ``auto`` with the kernel loaded: the kernel for
+    batches of few spans a record, numpy for batches of many."""
     batch = SpanBatch.from_records([RecordSpans((Span("a", 0, 3),), (Span("a", 1, 2),))])
-    for value in ("never", "auto"):  # auto: the numpy path (docs/performance.md: no faster)
-        with compiled.mode(value):  # type: ignore[arg-type]
-            kernel_batch = fresh(batch)
-            span_counts_at(kernel_batch, 1, "union")
-            assert "compiled" not in kernel_batch.cache
-            assert compiled.status().startswith(f"not used: the mode is '{value}'")
+    many = (compiled.AUTO_MOST_SPANS + 1) * 2
+    wide = SpanBatch.from_records(
+        [RecordSpans(tuple(Span("a", i, i + 2) for i in range(many)), (Span("a", 1, 2),))]
+    )
+    with compiled.mode("never"):
+        kernel_batch = fresh(batch)
+        span_counts_at(kernel_batch, 1, "union")
+        assert "compiled" not in kernel_batch.cache
+        assert compiled.status().startswith("not used: the mode is 'never'")
     with compiled.mode("always"):
-        span_counts_at(fresh(batch), 1, "union")
+        kernel_batch = fresh(batch)
+        span_counts_at(kernel_batch, 1, "union")
+        assert "compiled" in kernel_batch.cache
         assert compiled.status() == "in use"
+    with compiled.mode("auto"):  # the kernel is loaded now
+        kernel_batch, wide_batch = fresh(batch), fresh(wide)
+        span_counts_at(kernel_batch, 1, "union")
+        span_counts_at(wide_batch, 1, "union")
+        assert "compiled" in kernel_batch.cache
+        assert "compiled" not in wide_batch.cache
+        assert compiled.status().startswith("in use (auto")
 
 
 def test_environment_and_mode_checked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,15 +7,19 @@ token starts (every unit but a token counter) get their lengths from
 budget's whole items, is then a lookup. The integers are the numpy path's, so every value is
 the same bit for bit (``tests/metrics/test_span_compiled.py`` compares the two paths).
 
-Measured (docs/performance.md, "A compiled span kernel"), it is no faster than the numpy
-path on ten chunks a query at four cut-offs, slower at fifty chunks a query, and faster only
-where many cut-offs are measured in chroma's convention; importing numba and loading the cached
-machine code costs most of a second per process besides. So it is used only when asked:
-``CTXEVAL_COMPILED=always`` (the variable the ROUGE-L kernel reads, with the same values), or
-:func:`mode` for a block; ``auto`` (the default) and ``never`` keep the numpy path. The
-variable is read when the first batch is measured (:func:`read_environment` reads it again).
-Without numba, or if the kernel cannot load, the numpy path is used throughout
-(:func:`status` says why).
+Measured (docs/performance.md, "A compiled span kernel"), it is about 2.7 times as fast as the
+numpy path on ten chunks a query (every measure at four cut-offs), more with more cut-offs,
+and slower on fifty chunks a query, where chunks overlap more often and the kernel sorts every
+record's endpoints. Importing numba and loading the cached machine code costs most of a
+second per process (compiling it the first time, several seconds), which a small run would not
+win back. So by default (``auto``) the kernel is loaded once the numpy path has measured
+:data:`AUTO_AFTER` records (a record at a cut-off counts once; about the load's time: rent,
+then buy), and then used for batches of at most :data:`AUTO_MOST_SPANS` retrieved spans a
+record on average. ``CTXEVAL_COMPILED`` (the variable the ROUGE-L kernel reads, with the same
+values) says otherwise: ``always`` (every batch, from the first), ``never``. It is read when
+the first batch is measured (:func:`read_environment` reads it again; :func:`mode` overrides
+it for a block, in this thread). Without numba, or if the kernel cannot load, the numpy path
+is used throughout (:func:`status` says why).
 """
 
 from __future__ import annotations
@@ -31,13 +35,29 @@ import numpy as np
 from ctxeval.foundation.arrays import FloatArray, IntArray
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 
-__all__ = ["MODES", "counts_at", "mode", "prefix_tables", "ratios_at", "read_environment", "status"]
+__all__ = [
+    "AUTO_AFTER",
+    "AUTO_MOST_SPANS",
+    "MODES",
+    "counts_at",
+    "mode",
+    "prefix_tables",
+    "ratios_at",
+    "read_environment",
+    "status",
+]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
+AUTO_AFTER = 3_000_000
+"""Records (each once per cut-off) the numpy path measures before ``auto`` loads the kernel: at
+about 0.25 µs a record and cut-off (four measures), about the 0.8 s the load takes."""
+AUTO_MOST_SPANS = 16
+"""``auto`` uses the kernel for batches with at most this many retrieved spans a record on
+average (the kernel's branch-light path; past it, the numpy path was faster)."""
 _lock = threading.Lock()
 _local = threading.local()  # mode()'s override, per thread
-_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None}
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None, "records": 0}
 
 Tables = tuple[IntArray, IntArray, IntArray]
 
@@ -74,10 +94,19 @@ def _current_mode() -> Mode:
     return found or read_environment()
 
 
-def _kernel() -> Callable[..., Any] | None:
-    """The compiled kernel when the mode is ``always`` and it loads, else None."""
-    if _current_mode() != "always":
+def _kernel(records: int, spans: int) -> Callable[..., Any] | None:
+    """The compiled kernel when a batch of ``records`` records and ``spans`` retrieved spans
+    should use it, else None (``auto`` counts the records towards :data:`AUTO_AFTER`)."""
+    current = _current_mode()
+    if current == "never":
         return None
+    if current == "auto":
+        if spans > AUTO_MOST_SPANS * records:
+            return None
+        if _state["kernel"] is None:
+            _state["records"] += records
+            if _state["records"] < AUTO_AFTER:
+                return None
     if _state["kernel"] is None and _state["why"] == "not loaded yet":
         with _lock:
             if _state["kernel"] is None and _state["why"] == "not loaded yet":
@@ -130,10 +159,17 @@ def status() -> str:
     current = _current_mode()
     if current == "never":
         return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
-    if current == "auto":
-        return "not used: the mode is 'auto' (the numpy path; CTXEVAL_COMPILED=always uses it)"
     if _state["kernel"] is not None:
-        return "in use"
+        return (
+            "in use"
+            if current == "always"
+            else f"in use (auto: {AUTO_MOST_SPANS} spans a record at most)"
+        )
+    if _state["why"] == "not loaded yet" and current == "auto":
+        return (
+            f"not loaded yet: loads once the numpy path has measured {AUTO_AFTER:,} records "
+            f"({_state['records']:,} so far; CTXEVAL_COMPILED=always loads it at once)"
+        )
     if _state["why"] == "not loaded yet":
         return "not loaded yet: loads with the first batch"
     return f"not used: {_state['why']}"
@@ -174,7 +210,7 @@ def prefix_tables(
     span_prefix`) for spans grouped by record: ``retrieved`` = (record, rank, doc, start,
     end), ``truth`` = (record, doc, start, end); None when the kernel is not in use or cannot
     take the batch."""
-    kernel = _kernel()
+    kernel = _kernel(len(n), len(retrieved[0]))
     if kernel is None:
         return None
     tokens = token_starts is not None and base is not None
