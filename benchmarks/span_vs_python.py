@@ -23,7 +23,10 @@ Contenders, both from the same spans, at every cut-off of ``--k``, all four meas
 
 The contenders' repeats are interleaved (one of each in turn) and each keeps its best time.
 "ctxeval core" times the measures from the batch's arrays (every cut-off and measure, sorting
-included); "from span objects" adds ``SpanBatch.from_records``, the conversion of the records'
+included) on the numpy path; "compiled" the same with the numba kernel of the ``fast`` extra
+(``CTXEVAL_COMPILED=always``; loaded before the timings, its load time printed below the
+table; without numba it is the numpy path again, and the line says why); "from span objects"
+adds ``SpanBatch.from_records``, the conversion of the records'
 ``Span`` objects into those arrays (a Python pass over every span, done once per batch in an
 evaluation).
 
