@@ -294,11 +294,12 @@ def counts_at(
     offsets: Any, table: Any, truth: Any, missing: Any, n: Any, kept: Any, chroma: Any
 ) -> Any:
     """The span counts of every record (intersection, precision, recall and IoU denominators)
-    when record ``b`` keeps ``min(kept[b], n[b])`` items, from :func:`span_prefix`'s tables."""
+    when record ``b`` keeps ``min(kept[b], n[b])`` items (none when ``kept[b] < 0``), from
+    :func:`span_prefix`'s tables."""
     records = len(n)
     out = np.empty((records, 4), np.int64)
     for b in range(records):
-        row = offsets[b] + min(kept[b], n[b])
+        row = offsets[b] + min(max(kept[b], 0), n[b])
         both = table[row, 1]
         out[b, 0] = both
         if chroma:
