@@ -23,7 +23,10 @@ Contenders, both from the same spans, at every cut-off of ``--k``, all four meas
 
 The contenders' repeats are interleaved (one of each in turn) and each keeps its best time.
 "ctxeval core" times the measures from the batch's arrays (every cut-off and measure, sorting
-included); "from span objects" adds ``SpanBatch.from_records``, the conversion of the records'
+included) on the numpy path; "compiled" the same with the numba kernel of the ``fast`` extra
+(``CTXEVAL_COMPILED=always``; loaded before the timings, its load time printed below the
+table; without numba it is the numpy path again, and the line says why); "from span objects"
+adds ``SpanBatch.from_records``, the conversion of the records'
 ``Span`` objects into those arrays (a Python pass over every span, done once per batch in an
 evaluation).
 
@@ -49,6 +52,7 @@ from ctxeval.io.corpus import load_corpus
 from ctxeval.judging.spans import RecordSpans
 from ctxeval.metrics.measures import Measure, make_measure
 from ctxeval.metrics.reference import f1_score
+from ctxeval.metrics.spans import compiled
 from ctxeval.metrics.spans.core import SpanBatch
 from ctxeval.records.values import Span
 
@@ -186,8 +190,26 @@ def ctxeval_values(records: list[RecordSpans], chosen: list[Measure]) -> list[An
     return core_values(SpanBatch.from_records(records), chosen)
 
 
+def load_kernel(batch: SpanBatch, chosen: list[Measure]) -> float:
+    """Load the compiled kernel (numba's import, its cached machine code): the seconds taken."""
+    started = time.perf_counter()
+    compiled_values(batch, chosen[:1])
+    return time.perf_counter() - started
+
+
 def core_values(batch: SpanBatch, chosen: list[Measure]) -> list[Any]:
-    """One column of values per measure and cut-off, computed from scratch."""
+    """One column of values per measure and cut-off, computed from scratch on the numpy path."""
+    with compiled.mode("never"):
+        return _fresh(batch, chosen)
+
+
+def compiled_values(batch: SpanBatch, chosen: list[Measure]) -> list[Any]:
+    """The same with the compiled kernel (loaded beforehand, outside the timings)."""
+    with compiled.mode("always"):
+        return _fresh(batch, chosen)
+
+
+def _fresh(batch: SpanBatch, chosen: list[Measure]) -> list[Any]:
     batch = replace(batch, cache={})  # a new object: none of its cached properties computed
     return [measure.values(batch) for measure in chosen]
 
@@ -234,25 +256,30 @@ def main() -> None:
         f"{len(corpus)} documents; k = {ks}; 4 measures; best of {args.repeats}\n"
     )
     batch = SpanBatch.from_records(records)
+    load = load_kernel(batch, measures(ks, "union"))
     print(
-        "| convention | plain Python s | ctxeval core s | ratio | ctxeval from span objects s "
-        "| ratio |"
+        "| convention | plain Python s | ctxeval core s | ratio | compiled s | ratio "
+        "| ctxeval from span objects s | ratio |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for convention in ("union", "chroma"):
         chosen = measures(ks, convention)
-        (slow, theirs), (core, ours), (whole, again) = best_of(
+        (slow, theirs), (core, ours), (fast, kernel), (whole, again) = best_of(
             args.repeats,
             lambda: python_values(queries, ks, convention),  # noqa: B023
             lambda: core_values(batch, chosen),  # noqa: B023
+            lambda: compiled_values(batch, chosen),  # noqa: B023
             lambda: ctxeval_values(records, chosen),  # noqa: B023
         )
-        assert same(ours, theirs), f"{convention}: the numbers differ"
-        assert same(again, theirs), f"{convention}: the numbers differ"
+        for found in (ours, kernel, again):
+            assert same(found, theirs), f"{convention}: the numbers differ"
         print(
-            f"| {convention} | {slow:.3f} | {core:.4f} | {slow / core:.0f}x | {whole:.3f} "
-            f"| {slow / whole:.0f}x |"
+            f"| {convention} | {slow:.3f} | {core:.4f} | {slow / core:.0f}x | {fast:.4f} "
+            f"| {slow / fast:.0f}x | {whole:.3f} | {slow / whole:.0f}x |"
         )
+    with compiled.mode("always"):
+        used = compiled.status()
+    print(f"\ncompiled: {used}; its load (numba, cached machine code) {load:.2f} s")
     print("\nchecked: every per-query value equal in both conventions")
 
 

@@ -27,6 +27,10 @@ EXCEPTIONS: dict[str, str] = {
         "numba kernel: one compiled loop over every record's LCS table, where a call per step "
         "would cost"
     ),
+    "metrics/spans/kernel.py::span_prefix": (
+        "numba kernel: one compiled loop over every record's spans at every cut-off, where a "
+        "call per step would cost (helpers taking arrays are not inlined)"
+    ),
 }
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.judging.spans import RecordSpans
+from ctxeval.metrics.spans import compiled
 from ctxeval.metrics.spans.counted import Intervals, RunTexts, counted_totals, take
 from ctxeval.metrics.spans.reference import SpanConvention
 from ctxeval.records.values import Span
@@ -443,9 +444,48 @@ def span_counts_at(
     key: tuple[Any, ...] = (k.tobytes() if isinstance(k, np.ndarray) else k, convention)
     found = batch.cache.get(key)
     if found is None:
-        kept = np.minimum(batch.n, k) if isinstance(k, np.ndarray) else _ALL if k is None else k
-        found = batch.cache[key] = span_totals(batch, kept, None, convention)
+        kept = _kept(batch, k)
+        found = _compiled_totals(batch, kept, convention)
+        if found is None:
+            found = span_totals(batch, kept, None, convention)
+        batch.cache[key] = found
     return found
+
+
+def _kept(batch: SpanBatch, k: int | IntArray | None) -> IntArray | int:
+    """Items kept per record at the cut-off ``k`` (an integer: every record the same)."""
+    return np.minimum(batch.n, k) if isinstance(k, np.ndarray) else _ALL if k is None else k
+
+
+def _tables(batch: SpanBatch) -> compiled.Tables | None:
+    """The compiled kernel's tables of the batch, computed once (:mod:`ctxeval.metrics.spans.
+    compiled`); None when the kernel is not in use or the unit is a token counter."""
+    if batch.runs is not None:
+        return None
+    tables: compiled.Tables | None = batch.cache.get("compiled")
+    if tables is None:
+        tables = compiled.prefix_tables(
+            batch.n,
+            (batch.r_record, batch.r_rank, batch.r_doc, batch.r_start, batch.r_end),
+            (batch.g_record, batch.g_doc, batch.g_start, batch.g_end),
+            batch.token_starts,
+            batch.base,
+        )
+        if tables is not None:
+            batch.cache["compiled"] = tables
+    return tables
+
+
+def _compiled_totals(
+    batch: SpanBatch, kept: IntArray | int, convention: SpanConvention
+) -> IntArray | None:
+    """:func:`span_totals` (no extra characters) from the compiled kernel's tables; None when
+    the kernel is not in use."""
+    tables = _tables(batch)
+    if tables is None:
+        return None
+    cut = np.broadcast_to(np.asarray(kept, dtype=np.int64), batch.n.shape)
+    return compiled.counts_at(tables, batch.n, cut, batch.missing_truth, convention == "chroma")
 
 
 _ALL = 2**62  # a count of items no record reaches: every item is kept
@@ -453,13 +493,20 @@ _ALL = 2**62  # a count of items no record reaches: every item is kept
 
 def _ratios(batch: SpanBatch, k: int | IntArray | None, convention: SpanConvention) -> FloatArray:
     """``(B, 3)``: precision, recall and IoU of every record (0 where a denominator is 0),
-    computed once per batch, cut-off and convention."""
+    computed once per batch, cut-off and convention; ``(B, 4)``, F1 too, from the compiled
+    kernel."""
     key = ("ratios", k.tobytes() if isinstance(k, np.ndarray) else k, convention)
     found = batch.cache.get(key)
     if found is None:
-        c = span_counts_at(batch, k, convention).astype(np.float64)
-        found = np.zeros((len(c), 3), dtype=np.float64)
-        np.divide(c[:, [0]], c[:, 1:], out=found, where=c[:, 1:] > 0)
+        tables = _tables(batch)
+        if tables is not None:  # precision, recall, IoU and F1 at once, the same floats
+            cut = np.broadcast_to(np.asarray(_kept(batch, k), dtype=np.int64), batch.n.shape)
+            chroma = convention == "chroma"
+            found = compiled.ratios_at(tables, batch.n, cut, batch.missing_truth, chroma)
+        else:
+            c = span_counts_at(batch, k, convention).astype(np.float64)
+            found = np.zeros((len(c), 3), dtype=np.float64)
+            np.divide(c[:, [0]], c[:, 1:], out=found, where=c[:, 1:] > 0)
         batch.cache[key] = found
     return found
 
@@ -484,6 +531,8 @@ def span_iou(
 
 def span_f1(batch: SpanBatch, k: int | None, *, convention: SpanConvention = "union") -> FloatArray:
     ratios = _ratios(batch, k, convention)
+    if ratios.shape[1] == 4:
+        return ratios[:, 3].copy()
     p, r = ratios[:, 0], ratios[:, 1]
     total = p + r
     return np.divide(2 * p * r, total, out=np.zeros_like(p), where=total > 0)
