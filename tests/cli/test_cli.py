@@ -599,8 +599,8 @@ def test_the_compiled_kernel_setting_on_the_command_line() -> None:
     bad = ctxeval("evaluate", RECORDS, env={"CTXEVAL_COMPILED": "fast"})
     assert bad.returncode == 2
     assert bad.stderr == (
-        "ctxeval: error: environment variable CTXEVAL_COMPILED='fast' (the compiled ROUGE-L "
-        "kernel): use 'auto' (the default), 'always' or 'never' (see 'ctxeval --help')\n"
+        "ctxeval: error: environment variable CTXEVAL_COMPILED='fast' (the compiled "
+        "kernels): use 'auto' (the default), 'always' or 'never' (see 'ctxeval --help')\n"
     )
     helped = ctxeval("evaluate", "--help", env={"CTXEVAL_COMPILED": "fast"})
     assert helped.returncode == 0, helped.stderr  # the help is never blocked

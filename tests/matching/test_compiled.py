@@ -9,6 +9,7 @@ records, every kind of character), and the kernel's switches are checked.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 import unicodedata
@@ -29,6 +30,7 @@ ROUGE = get_tokenizer("rouge")
 
 
 mode = compiled.mode
+shared_switch = importlib.import_module("ctxeval.foundation.compiled")
 
 
 def both_paths(retrieved: list[str], ground_truth: list[str]) -> tuple[object, object]:
@@ -202,8 +204,11 @@ def test_threshold_zero_blank_texts_on_both_paths(threshold: float) -> None:
 
 @pytest.fixture
 def fresh_state(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    state: dict[str, object] = {"kernel": None, "why": "not loaded yet", "mode": None}
+    """The kernel not loaded yet and CTXEVAL_COMPILED not read yet (the switch is shared by
+    every compiled kernel: ctxeval.foundation.compiled)."""
+    state: dict[str, object] = {"kernel": None, "why": "not loaded yet"}
     monkeypatch.setattr(compiled, "_state", state)
+    monkeypatch.setattr(shared_switch, "_state", {"mode": None})
     return state
 
 
@@ -287,7 +292,7 @@ def test_an_unknown_mode_is_a_clear_error(
     with pytest.raises(EnvironmentVariableError) as error:
         compiled.rouge_recall(["a"], ["a"])  # read with the first record
     assert str(error.value) == (
-        "environment variable CTXEVAL_COMPILED='Fast' (the compiled ROUGE-L kernel): use 'auto' "
+        "environment variable CTXEVAL_COMPILED='Fast' (the compiled kernels): use 'auto' "
         "(the default), 'always' or 'never'"
     )
     # In a run, it is about the process, not about the first record.

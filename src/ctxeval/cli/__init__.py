@@ -80,7 +80,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args if not a.startswith("-")), None)
     if command in _SCORING and not _HELP.intersection(args):
-        from ctxeval.matching.rouge.compiled import read_environment
+        from ctxeval.foundation.compiled import read_environment
 
         try:
             read_environment()  # a bad CTXEVAL_COMPILED stops the command before any reading

@@ -23,17 +23,15 @@ or if it cannot load the kernel, the Python path is used throughout (:func:`stat
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 from array import array
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ctxeval.foundation.arrays import FloatArray, IntArray
-from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
+from ctxeval.foundation.compiled import MODES, current_mode, mode, read_environment
 from ctxeval.matching.tokens import default_cache
 from ctxeval.text.tokenize import ROUGE_TOKEN_BYTES, get_tokenizer
 
@@ -48,8 +46,6 @@ __all__ = [
     "status",
 ]
 
-Mode = Literal["auto", "always", "never"]
-MODES: tuple[Mode, ...] = ("auto", "always", "never")
 AUTO_AFTER_CHARACTERS = 20_000_000
 """Characters the Python path tokenises afresh before ``auto`` loads the kernel: at about 26
 ns a character (tokens and rapidfuzz), about the 0.5 s the load takes."""
@@ -61,47 +57,12 @@ _TABLE[ord(" ") == _TABLE] = 0
 
 _ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
 _lock = threading.Lock()
-_local = threading.local()  # compiled.mode()'s override, per thread
-_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None}
-
-
-def read_environment() -> Mode:
-    """Read ``CTXEVAL_COMPILED`` again (it is read once, when the first record is matched;
-    call this after changing it within a process)."""
-    raw = os.environ.get("CTXEVAL_COMPILED", "auto")
-    value = raw.strip().lower() or "auto"
-    if value not in MODES:
-        raise EnvironmentVariableError(
-            f"environment variable CTXEVAL_COMPILED={raw!r} (the compiled ROUGE-L kernel): use "
-            "'auto' (the default), 'always' or 'never'"
-        )
-    _state["mode"] = value
-    return value
-
-
-@contextlib.contextmanager
-def mode(value: Mode) -> Iterator[None]:
-    """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) instead of
-    ``CTXEVAL_COMPILED``, in this thread (to compare the two paths, or to test them). Worker
-    processes started by fork inherit it; spawned workers and Dask's read the environment."""
-    if value not in MODES:
-        raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
-    before = getattr(_local, "mode", None)
-    _local.mode = value
-    try:
-        yield
-    finally:
-        _local.mode = before
-
-
-def _current_mode() -> Mode:
-    mode: Mode | None = getattr(_local, "mode", None) or _state["mode"]
-    return mode or read_environment()
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet"}
 
 
 def _kernel() -> Callable[..., Any] | None:
     """The compiled kernel when this record should use it, else None."""
-    mode = _current_mode()
+    mode = current_mode()
     kernel: Callable[..., Any] | None = _state["kernel"]
     if kernel is not None:
         return kernel if mode != "never" else None
@@ -143,7 +104,7 @@ def _load() -> None:
 
 def status() -> str:
     """Whether the compiled kernel is in use in this process, and if not, why."""
-    mode = _current_mode()
+    mode = current_mode()
     if mode == "never":
         return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
     if _state["kernel"] is not None:

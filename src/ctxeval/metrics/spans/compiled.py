@@ -24,16 +24,14 @@ is used throughout (:func:`status` says why).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ctxeval.foundation.arrays import FloatArray, IntArray
-from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
+from ctxeval.foundation.compiled import MODES, current_mode, mode, read_environment
 
 __all__ = [
     "AUTO_AFTER",
@@ -47,8 +45,6 @@ __all__ = [
     "status",
 ]
 
-Mode = Literal["auto", "always", "never"]
-MODES: tuple[Mode, ...] = ("auto", "always", "never")
 AUTO_AFTER = 3_000_000
 """Records (each once per cut-off) the numpy path measures before ``auto`` loads the kernel: at
 about 0.25 µs a record and cut-off (four measures), about the 0.8 s the load takes."""
@@ -56,48 +52,15 @@ AUTO_MOST_SPANS = 16
 """``auto`` uses the kernel for batches with at most this many retrieved spans a record on
 average (the kernel's branch-light path; past it, the numpy path was faster)."""
 _lock = threading.Lock()
-_local = threading.local()  # mode()'s override, per thread
-_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "mode": None, "records": 0}
+_state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "records": 0}
 
 Tables = tuple[IntArray, IntArray, IntArray]
-
-
-def read_environment() -> Mode:
-    """Read ``CTXEVAL_COMPILED`` again (it is read once, when the first batch is measured)."""
-    raw = os.environ.get("CTXEVAL_COMPILED", "auto")
-    value = raw.strip().lower() or "auto"
-    if value not in MODES:
-        raise EnvironmentVariableError(
-            f"environment variable CTXEVAL_COMPILED={raw!r} (the compiled kernels): use "
-            "'auto' (the default), 'always' or 'never'"
-        )
-    _state["mode"] = value
-    return value
-
-
-@contextlib.contextmanager
-def mode(value: Mode) -> Iterator[None]:
-    """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) for the span
-    kernel instead of ``CTXEVAL_COMPILED``, in this thread."""
-    if value not in MODES:
-        raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
-    before = getattr(_local, "mode", None)
-    _local.mode = value
-    try:
-        yield
-    finally:
-        _local.mode = before
-
-
-def _current_mode() -> Mode:
-    found: Mode | None = getattr(_local, "mode", None) or _state["mode"]
-    return found or read_environment()
 
 
 def _kernel(records: int, spans: int) -> Callable[..., Any] | None:
     """The compiled kernel when a batch of ``records`` records and ``spans`` retrieved spans
     should use it, else None (``auto`` counts the records towards :data:`AUTO_AFTER`)."""
-    current = _current_mode()
+    current = current_mode()
     if current == "never":
         return None
     if current == "auto":
@@ -156,7 +119,7 @@ def _load() -> None:
 
 def status() -> str:
     """Whether the compiled span kernel is in use in this process, and if not, why."""
-    current = _current_mode()
+    current = current_mode()
     if current == "never":
         return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
     if _state["kernel"] is not None:

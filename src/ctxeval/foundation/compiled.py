@@ -1,0 +1,59 @@
+"""One switch for every compiled kernel (the ``fast`` extra's numba kernels: ROUGE-L's and the
+span measures'): ``CTXEVAL_COMPILED`` (``auto``, the default: each kernel loads when its own
+rule says it pays; ``always``; ``never``; case and spaces do not matter), read once, when a
+kernel is first asked; :func:`mode` overrides it within a block, in one thread. Each kernel keeps
+its own loading state and ``auto`` rule; the mode is this module's."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
+
+__all__ = ["MODES", "Mode", "current_mode", "mode", "read_environment"]
+
+Mode = Literal["auto", "always", "never"]
+MODES: tuple[Mode, ...] = ("auto", "always", "never")
+
+_local = threading.local()  # mode()'s override, per thread
+_state: dict[str, Any] = {"mode": None}  # CTXEVAL_COMPILED as last read
+
+
+def read_environment() -> Mode:
+    """Read ``CTXEVAL_COMPILED`` again (it is read once, when a kernel is first asked; call this
+    after changing it within a process)."""
+    raw = os.environ.get("CTXEVAL_COMPILED", "auto")
+    value = raw.strip().lower() or "auto"
+    if value not in MODES:
+        raise EnvironmentVariableError(
+            f"environment variable CTXEVAL_COMPILED={raw!r} (the compiled kernels): use "
+            "'auto' (the default), 'always' or 'never'"
+        )
+    _state["mode"] = value
+    return value
+
+
+@contextlib.contextmanager
+def mode(value: Mode) -> Iterator[None]:
+    """Within the block, use ``value`` (``"auto"``, ``"always"``, ``"never"``) for every compiled
+    kernel instead of ``CTXEVAL_COMPILED``, in this thread (to compare the paths, or to test
+    them). Worker processes started by fork inherit it; spawned workers and Dask's read the
+    environment."""
+    if value not in MODES:
+        raise InvalidArgumentError(f"compiled.mode({value!r}): use 'auto', 'always' or 'never'")
+    before = getattr(_local, "mode", None)
+    _local.mode = value
+    try:
+        yield
+    finally:
+        _local.mode = before
+
+
+def current_mode() -> Mode:
+    """The mode in force: this thread's :func:`mode`, else ``CTXEVAL_COMPILED`` (read once)."""
+    found: Mode | None = getattr(_local, "mode", None) or _state["mode"]
+    return found or read_environment()
