@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any, Literal
 
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 
-__all__ = ["MODES", "Mode", "current_mode", "mode", "read_environment"]
+__all__ = ["MODES", "Mode", "current_mode", "load_kernel", "mode", "read_environment"]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
@@ -57,3 +57,19 @@ def current_mode() -> Mode:
     """The mode in force: this thread's :func:`mode`, else ``CTXEVAL_COMPILED`` (read once)."""
     found: Mode | None = getattr(_local, "mode", None) or _state["mode"]
     return found or read_environment()
+
+
+def load_kernel(state: MutableMapping[str, Any], get: Callable[[], Callable[..., Any]]) -> None:
+    """Load a compiled kernel into ``state`` (its ``"kernel"``, and ``"why"`` it is or is not
+    there): ``get`` imports it and checks it on a record whose answer is known (numba compiles
+    it, or loads it from its cache, then). Any failure leaves the kernel out and says why, so
+    the numpy or Python path runs."""
+    try:
+        kernel = get()
+    except ImportError as exc:
+        state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
+    except Exception as exc:  # any failure to load the kernel means the other path
+        state["why"] = f"the compiled kernel could not be loaded: {type(exc).__name__}: {exc}"
+    else:
+        state["kernel"] = kernel
+        state["why"] = "loaded"

@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from ctxeval.foundation.arrays import FloatArray, IntArray
-from ctxeval.foundation.compiled import MODES, current_mode, mode, read_environment
+from ctxeval.foundation.compiled import (
+    MODES,
+    current_mode,
+    load_kernel,
+    mode,
+    read_environment,
+)
 from ctxeval.matching.tokens import default_cache
 from ctxeval.text.tokenize import ROUGE_TOKEN_BYTES, get_tokenizer
 
@@ -78,28 +84,25 @@ def _kernel() -> Callable[..., Any] | None:
 
 
 def _load() -> None:
-    try:
-        from ctxeval.matching.rouge import lcs_kernel
+    load_kernel(_state, _checked_kernel)
 
-        kernel = lcs_kernel.lcs_records
-        # Compile (or load from numba's cache) now, on a record whose answer is known: "ab b"
-        # against "b", recall 1.
-        recall = np.zeros(1, dtype=np.float64)
-        counts = np.zeros(2, dtype=np.int64)
-        tokenless = np.zeros(1, dtype=np.int64)
-        records = array("q", [0, 1, 1, 0])
-        kernel(b"ab b b", array("q", [4, 1]), records, _TABLE, recall, counts, tokenless)
-        if recall.tolist() != [1.0] or counts.tolist() != [2, 1] or tokenless.tolist() != [0]:
-            raise RuntimeError(
-                f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
-            )
-    except ImportError as exc:
-        _state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
-    except Exception as exc:  # any failure to load the kernel means the Python path
-        _state["why"] = f"the compiled kernel could not be loaded: {type(exc).__name__}: {exc}"
-    else:
-        _state["kernel"] = kernel
-        _state["why"] = "loaded"
+
+def _checked_kernel() -> Callable[..., Any]:
+    from ctxeval.matching.rouge import lcs_kernel
+
+    kernel = lcs_kernel.lcs_records
+    # Compile (or load from numba's cache) now, on a record whose answer is known: "ab b"
+    # against "b", recall 1.
+    recall = np.zeros(1, dtype=np.float64)
+    counts = np.zeros(2, dtype=np.int64)
+    tokenless = np.zeros(1, dtype=np.int64)
+    records = array("q", [0, 1, 1, 0])
+    kernel(b"ab b b", array("q", [4, 1]), records, _TABLE, recall, counts, tokenless)
+    if recall.tolist() != [1.0] or counts.tolist() != [2, 1] or tokenless.tolist() != [0]:
+        raise RuntimeError(
+            f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
+        )
+    return kernel
 
 
 def status() -> str:

@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from ctxeval.foundation.arrays import FloatArray, IntArray
-from ctxeval.foundation.compiled import MODES, current_mode, mode, read_environment
+from ctxeval.foundation.compiled import (
+    MODES,
+    current_mode,
+    load_kernel,
+    mode,
+    read_environment,
+)
 
 __all__ = [
     "AUTO_AFTER",
@@ -103,18 +109,15 @@ def _check(kernel: Callable[..., Any]) -> None:
 
 
 def _load() -> None:
-    try:
-        from ctxeval.metrics.spans import kernel as compiled_kernel
+    load_kernel(_state, _checked_kernel)
 
-        kernel = compiled_kernel.span_prefix
-        _check(kernel)
-    except ImportError as exc:
-        _state["why"] = f"numba is not installed ({exc}): pip install 'ctxeval[fast]'"
-    except Exception as exc:  # any failure to load the kernel means the numpy path
-        _state["why"] = f"the compiled kernel could not be loaded: {type(exc).__name__}: {exc}"
-    else:
-        _state["kernel"] = kernel
-        _state["why"] = "loaded"
+
+def _checked_kernel() -> Callable[..., Any]:
+    from ctxeval.metrics.spans import kernel as compiled_kernel
+
+    kernel: Callable[..., Any] = compiled_kernel.span_prefix
+    _check(kernel)
+    return kernel
 
 
 def status() -> str:
