@@ -21,6 +21,7 @@ MODES: tuple[Mode, ...] = ("auto", "always", "never")
 
 _local = threading.local()  # mode()'s override, per thread
 _state: dict[str, Any] = {"mode": None}  # CTXEVAL_COMPILED as last read
+_loading = threading.Lock()  # one kernel loads at a time
 
 
 def read_environment() -> Mode:
@@ -59,11 +60,23 @@ def current_mode() -> Mode:
     return found or read_environment()
 
 
-def load_kernel(state: MutableMapping[str, Any], get: Callable[[], Callable[..., Any]]) -> None:
-    """Load a compiled kernel into ``state`` (its ``"kernel"``, and ``"why"`` it is or is not
-    there): ``get`` imports it and checks it on a record whose answer is known (numba compiles
-    it, or loads it from its cache, then). Any failure leaves the kernel out and says why, so
-    the numpy or Python path runs."""
+def load_kernel(
+    state: MutableMapping[str, Any], get: Callable[[], Callable[..., Any]]
+) -> Callable[..., Any] | None:
+    """The compiled kernel of ``state`` (its ``"kernel"``, and ``"why"`` it is or is not
+    there), loaded the first time it is asked for, once whatever the threads: ``get`` imports
+    it and checks it on a record whose answer is known (numba compiles it, or loads it from its
+    cache, then). Any failure leaves the kernel out and says why, so the numpy or Python path
+    runs; it is not tried again."""
+    if state["why"] == "not loaded yet":
+        with _loading:
+            if state["why"] == "not loaded yet":
+                _load(state, get)
+    kernel: Callable[..., Any] | None = state["kernel"]
+    return kernel
+
+
+def _load(state: MutableMapping[str, Any], get: Callable[[], Callable[..., Any]]) -> None:
     try:
         kernel = get()
     except ImportError as exc:

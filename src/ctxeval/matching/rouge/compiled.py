@@ -23,7 +23,6 @@ or if it cannot load the kernel, the Python path is used throughout (:func:`stat
 
 from __future__ import annotations
 
-import threading
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -62,7 +61,6 @@ _TABLE = np.frombuffer(ROUGE_TOKEN_BYTES, dtype=np.uint8).copy()
 _TABLE[ord(" ") == _TABLE] = 0
 
 _ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
-_lock = threading.Lock()
 _state: dict[str, Any] = {"kernel": None, "why": "not loaded yet"}
 
 
@@ -76,15 +74,7 @@ def _kernel() -> Callable[..., Any] | None:
         return None
     if mode == "auto" and default_cache(_ROUGE).keyed_chars < AUTO_AFTER_CHARACTERS:
         return None
-    with _lock:
-        if _state["kernel"] is None and _state["why"] == "not loaded yet":
-            _load()
-    kernel = _state["kernel"]
-    return kernel
-
-
-def _load() -> None:
-    load_kernel(_state, _checked_kernel)
+    return load_kernel(_state, _checked_kernel)
 
 
 def _checked_kernel() -> Callable[..., Any]:

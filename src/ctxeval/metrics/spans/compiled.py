@@ -24,7 +24,6 @@ is used throughout (:func:`status` says why).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -57,7 +56,6 @@ about 0.25 µs a record and cut-off (four measures), about the 0.8 s the load ta
 AUTO_MOST_SPANS = 16
 """``auto`` uses the kernel for batches with at most this many retrieved spans a record on
 average (the kernel's branch-light path; past it, the numpy path was faster)."""
-_lock = threading.Lock()
 _state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "records": 0}
 
 Tables = tuple[IntArray, IntArray, IntArray]
@@ -76,12 +74,7 @@ def _kernel(records: int, spans: int) -> Callable[..., Any] | None:
             _state["records"] += records
             if _state["records"] < AUTO_AFTER:
                 return None
-    if _state["kernel"] is None and _state["why"] == "not loaded yet":
-        with _lock:
-            if _state["kernel"] is None and _state["why"] == "not loaded yet":
-                _load()
-    kernel: Callable[..., Any] | None = _state["kernel"]
-    return kernel
+    return load_kernel(_state, _checked_kernel)
 
 
 def _check(kernel: Callable[..., Any]) -> None:
@@ -106,10 +99,6 @@ def _check(kernel: Callable[..., Any]) -> None:
     expected = [[0, 0, 0, 0], [4, 1, 1, 4], [6, 3, 3, 8]]
     if status_ != 0 or table.tolist() != expected or truth.tolist() != [[5, 5]]:
         raise RuntimeError(f"its self-check failed: {status_}, {table.tolist()}, {truth}")
-
-
-def _load() -> None:
-    load_kernel(_state, _checked_kernel)
 
 
 def _checked_kernel() -> Callable[..., Any]:
