@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from ctxeval import (
     IDPrecisionRecallF1,
-    IDRankedRetrievalMetrics,
     PrecisionRecallF1,
     RankedRetrievalMetrics,
     RetrievalEvaluator,
@@ -35,7 +34,8 @@ from ctxeval.foundation.exact import column_sums, exact_mean, exact_sum, units
 from ctxeval.io.readers import read_records
 from ctxeval.results import EvaluationResult, PerQueryTable, arrow_table, metadata_column
 from ctxeval.results.aggregation import FOLD_ROWS, Aggregator
-from ctxeval.scoring.driver import RowResult, ScoringPlan, score_batch
+from ctxeval.scoring.driver import ScoringPlan, score_columns
+from ctxeval.scoring.scored import ScoredBatch
 
 STRATEGY = RougeChunkMatch()
 METRICS = [PrecisionRecallF1(STRATEGY), RankedRetrievalMetrics(STRATEGY)]
@@ -103,7 +103,7 @@ def _records(count: int, seed: int = 3) -> list[dict[str, Any]]:
 
 def _scored(metrics: list[Any], ks: tuple[int | None, ...], records: list[dict[str, Any]]):
     plan = ScoringPlan(tuple(metrics), ks)
-    return plan, score_batch(plan, list(read_records(records)))
+    return plan, score_columns(plan, list(read_records(records)))
 
 
 # -- the evaluator's rows ---------------------------------------------------------------------
@@ -116,12 +116,11 @@ def test_kept_rows_equal_the_dict_rows_exactly(policy: str, ks: tuple[int | None
         PrecisionRecallF1(STRATEGY, empty_ground_truth=policy),
         RankedRetrievalMetrics(STRATEGY, empty_ground_truth=policy),
     ]
-    plan, items = _scored(metrics, ks, _records(300))
+    plan, scored = _scored(metrics, ks, _records(300))
     column = "context_recall" if ks == (None,) else "context_recall@1"
     dicts: list[dict[str, Any]] = []
     aggregator = Aggregator(plan, "records", row_sink=dicts.append)
-    for item in items:
-        aggregator.add(item)
+    aggregator.add_scored(scored)
     rows = aggregator.result().per_query
     assert isinstance(rows, PerQueryTable)
     assert len(rows) == len(dicts) == 300
@@ -439,10 +438,9 @@ def test_loaded_rows_are_a_table_when_they_fit_and_a_list_otherwise(
 def test_memory_of_a_stored_row_is_a_fraction_of_a_dict() -> None:
     # What the table holds for 36 metric columns: the block (8 bytes a value), one pointer per
     # id and per metadata column; not 36 float objects and a dict per row.
-    plan, items = _scored(METRICS, (1, 3, 5, 10), _records(50))
+    plan, scored = _scored(METRICS, (1, 3, 5, 10), _records(50))
     aggregator = Aggregator(plan, "records")
-    for item in items:
-        aggregator.add(item)
+    aggregator.add_scored(scored)
     rows = aggregator.rows
     assert len(rows.metric_columns) == 36
     assert len(rows._block) == 36 * 50
@@ -522,66 +520,57 @@ def test_aggregate_is_the_exact_mean_rounded_once() -> None:
 
 
 def test_streamed_rows_and_sums_equal_kept_ones(tmp_path: Path) -> None:
-    plan, items = _scored(METRICS, (1, 3), _records(1500))
+    records = _records(1500)
+    plan, scored = _scored(METRICS, (1, 3), records)
     kept = Aggregator(plan, "r")
     sunk: list[dict[str, Any]] = []
     streamed = Aggregator(plan, "r", keep_rows=False, row_sink=sunk.append)
-    for item in items:
-        kept.add(item)
-        streamed.add(item)
+    kept.add_scored(scored)
+    streamed.add_scored(scored)
     metadata = list(kept.rows.metadata_columns)
     assert _same_rows(kept.rows, [_in_table_order(row, metadata) for row in sunk])
     assert len(streamed.rows) == 0
     assert streamed.aggregate() == kept.aggregate()
     # the partial sums of two halves merge to the same aggregate (the distributed path)
     first, second = Aggregator(plan, "r", keep_rows=False), Aggregator(plan, "r", keep_rows=False)
-    for n, item in enumerate(items):
-        (first if n < 777 else second).add(item)
+    items = list(read_records(records))
+    first.add_scored(score_columns(plan, items[:777]))
+    second.add_scored(score_columns(plan, items[777:]))
     merged = Aggregator(plan, "r", keep_rows=False)
     merged.merge(second.state())
     merged.merge(first.state())
     assert merged.aggregate() == kept.aggregate()
 
 
-def _row(values: dict[str, Any]) -> RowResult:
-    return RowResult(
-        index=0,
-        id="q",
-        metadata={},
-        values=values,
+def _row(plan: ScoringPlan, values: dict[str, float]) -> ScoredBatch:
+    """A scored batch of one row holding ``values`` (by column)."""
+    return ScoredBatch(
+        errors={},
+        index=[0],
+        ids=["q"],
+        metadata=[{}],
+        columns=tuple(plan.columns()),
+        values=np.array([[values[column] for column in plan.columns()]], dtype=np.float64),
+        skipped=None,
         counts={},
-        num_relevant=1,
-        num_retrieved=1,
-        empty_ground_truth=False,
+        span_counts={},
+        dropped={},
+        num_relevant=np.ones(1, dtype=np.int64),
+        num_retrieved=np.ones(1, dtype=np.int64),
+        empty_ground_truth=np.zeros(1, dtype=bool),
+        tokenless=np.zeros(1, dtype=np.int64),
+        context={},
     )
 
 
 def test_a_nan_value_still_fails_at_once_and_changes_nothing() -> None:
     plan = ScoringPlan((IDPrecisionRecallF1(),), (None,))
     aggregator = Aggregator(plan, "r")
-    aggregator.add(_row({"context_precision": 0.5, "context_recall": 0.5, "context_f1": 0.5}))
+    row = {"context_precision": 0.5, "context_recall": 0.5, "context_f1": 0.5}
+    aggregator.add_scored(_row(plan, row))
     with pytest.raises(ValueError, match="NaN"):
-        aggregator.add(
-            _row({"context_precision": math.nan, "context_recall": 0.5, "context_f1": 0.5})
-        )
+        aggregator.add_scored(_row(plan, {**row, "context_precision": math.nan}))
     with pytest.raises(OverflowError):
-        aggregator.add(
-            _row({"context_precision": math.inf, "context_recall": 0.5, "context_f1": 0.5})
-        )
+        aggregator.add_scored(_row(plan, {**row, "context_precision": math.inf}))
     assert len(aggregator.rows) == aggregator.summary()["queries"] == 1
     assert aggregator.aggregate()["context_precision"] == 0.5
-
-
-def test_numbers_that_are_not_floats_are_stored_and_summed_as_floats() -> None:
-    # The table holds doubles: a metric value of another number type (none of ctxeval's metrics
-    # gives one) is kept as float(value), and the aggregate is the exact mean of what is kept.
-    plan = ScoringPlan((IDRankedRetrievalMetrics(),), (None,))
-    columns = plan.columns()
-    aggregator = Aggregator(plan, "r")
-    odd = [1, np.float64(0.25), None, 2**60 + 1, 0.5, 0.75]
-    for value in odd:
-        aggregator.add(_row({column: value for column in columns}))
-    stored = [row[columns[0]] for row in aggregator.rows]
-    assert _same(stored, [1.0, 0.25, None, float(2**60), 0.5, 0.75])
-    expected = sum(Fraction(v) for v in stored if v is not None) / 5
-    assert aggregator.aggregate()[columns[0]] == float(expected)

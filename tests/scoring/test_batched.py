@@ -39,7 +39,8 @@ from ctxeval.matching import ExactSentenceMatch
 from ctxeval.metrics import reference as formulas
 from ctxeval.metrics.core import measure_values, ndcg, set_counts
 from ctxeval.records.model import Record, RecordError
-from ctxeval.scoring.driver import RowResult, ScoringPlan, score_batch
+from ctxeval.scoring.driver import ScoringPlan
+from scored_rows import Row, score_rows
 
 
 def contains(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
@@ -102,12 +103,12 @@ def records_of(raw: list[dict[str, object]]) -> list[Record | RecordError]:
     return list(read_records([{"id": f"q{i}", **r} for i, r in enumerate(raw)]))
 
 
-def assert_same(bulk: RowResult | RecordError, single: RowResult | RecordError) -> None:
+def assert_same(bulk: Row | RecordError, single: Row | RecordError) -> None:
     assert type(bulk) is type(single)
     if isinstance(bulk, RecordError):
         assert bulk == single
         return
-    assert isinstance(single, RowResult)
+    assert isinstance(single, Row)
     assert list(bulk.values) == list(single.values)  # same columns, same order
     for column, value in single.values.items():
         assert bulk.values[column] == value, column  # exact, not approximate
@@ -128,8 +129,8 @@ def test_core_equals_reference(
     core = ScoringPlan(metrics, ks, "core")
     reference = ScoringPlan(metrics, ks, "reference")
     batch = records_of(raw)
-    got = score_batch(core, batch)
-    expected = score_batch(reference, batch)
+    got = score_rows(core, batch)
+    expected = score_rows(reference, batch)
     assert len(got) == len(batch) == len(expected)
     for a, b in zip(got, expected, strict=True):
         assert_same(a, b)
@@ -138,7 +139,7 @@ def test_core_equals_reference(
 def test_core_path_agrees_with_hand_computed_values() -> None:
     # Hand-computed (design.md definitions): chunks 1 and 3 are hits of the two truths.
     plan = ScoringPlan((PrecisionRecallF1(contains), RankedRetrievalMetrics(contains)), (None, 2))
-    (row,) = score_batch(
+    (row,) = score_rows(
         plan,
         records_of(
             [
@@ -149,7 +150,7 @@ def test_core_path_agrees_with_hand_computed_values() -> None:
             ]
         ),
     )
-    assert isinstance(row, RowResult)
+    assert isinstance(row, Row)
     assert row.values["context_precision"] == 2 / 3
     assert row.values["context_recall"] == 1.0
     assert row.values["average_precision"] == (1 / 1 + 2 / 3) / 2
@@ -227,8 +228,8 @@ def test_id_core_equals_reference(
 ) -> None:
     metrics = tuple(ID_PLANS[plan_name]())
     batch = records_of(raw)
-    got = score_batch(ScoringPlan(metrics, ks, "core"), batch)
-    expected = score_batch(ScoringPlan(metrics, ks, "reference"), batch)
+    got = score_rows(ScoringPlan(metrics, ks, "core"), batch)
+    expected = score_rows(ScoringPlan(metrics, ks, "reference"), batch)
     for a, b in zip(got, expected, strict=True):
         assert_same(a, b)
 
@@ -237,10 +238,10 @@ def test_id_ndcg_counts_grades_below_the_level_in_bulk() -> None:
     # trec_eval: with relevance_level=2, "b" (grade 1) is not a hit but is a gain for NDCG, and
     # the ideal holds both grades. By hand: DCG = 1/log2(2) + 2/log2(3), IDCG = 2 + 1/log2(3).
     plan = ScoringPlan((IDRankedRetrievalMetrics(relevance_level=2),), (None,))
-    (row,) = score_batch(
+    (row,) = score_rows(
         plan, records_of([{"retrieved_ids": ["b", "a"], "qrels": {"a": 2, "b": 1}}])
     )
-    assert isinstance(row, RowResult)
+    assert isinstance(row, Row)
     assert row.values["ndcg"] == (1 / 1 + 2 / math.log2(3)) / (2 / 1 + 1 / math.log2(3))
     assert row.values["reciprocal_rank"] == 0.5
     assert row.values["recall"] == 1.0
@@ -290,12 +291,12 @@ def test_outliers_are_padded_on_their_own_with_the_same_values(
         (PrecisionRecallF1(ExactChunkMatch()), RankedRetrievalMetrics()), (None, 2)
     )
     id_plan = ScoringPlan((IDRankedRetrievalMetrics(),), (None,))
-    before = score_batch(text_plan, text), score_batch(id_plan, ids)
+    before = score_rows(text_plan, text), score_rows(id_plan, ids)
     assert judging.pad_groups([(2, 1), (4, 1), (1, 3)]) == [[0, 1, 2]]
     monkeypatch.setattr(judging, "PAD_MAX_RANKS", 3)
     monkeypatch.setattr(judging, "PAD_MAX_TRUTH", 2)
     assert judging.pad_groups([(2, 1), (4, 1), (1, 3)]) == [[0], [1], [2]]
-    after = score_batch(text_plan, text), score_batch(id_plan, ids)
+    after = score_rows(text_plan, text), score_rows(id_plan, ids)
     for rows_before, rows_after in zip(before, after, strict=True):
         for a, b in zip(rows_before, rows_after, strict=True):
             assert_same(a, b)
@@ -325,7 +326,7 @@ def test_review_findings_on_the_plan_and_the_batch() -> None:
     ]
     plan = ScoringPlan((PrecisionRecallF1(ExactChunkMatch()),), (None,))
     for implementation in ("core", "reference"):
-        rows = score_batch(ScoringPlan(plan.metrics, plan.ks, implementation), records)
+        rows = score_rows(ScoringPlan(plan.metrics, plan.ks, implementation), records)
         assert [r.id for r in rows] == ["a", "b"]  # type: ignore[union-attr]
         assert rows[1].values["context_recall"] == 1.0  # type: ignore[union-attr]
 

@@ -333,7 +333,7 @@ class Measure:
         if chunks is NOT_GIVEN:
             raise InvalidArgumentError(
                 f"a measure at the budget {k} needs the chunks the budget takes for each "
-                "record; evaluate it with RetrievalEvaluator or score_batch"
+                "record; evaluate it with RetrievalEvaluator"
             )
         return chunks
 

@@ -37,13 +37,12 @@ from ctxeval.metrics.measures import GEOMETRIC_FLOOR, Aggregate
 from ctxeval.metrics.reference import f1_score
 from ctxeval.records.model import RecordError
 from ctxeval.results import EvaluationResult, PerQueryTable, metadata_column
-from ctxeval.scoring.driver import RowResult, ScoredBatch, ScoringPlan, column_name
+from ctxeval.scoring.driver import ScoredBatch, ScoringPlan, column_name
 
 __all__ = ["Aggregator", "AggregatorState", "column_aggregates", "floored_log", "strategy_spec"]
 
 # Rows of plain float values buffered before their exact sums are taken together.
 FOLD_ROWS = 1024
-_FLOAT_ONLY = frozenset({float})
 
 
 @dataclass(frozen=True)
@@ -87,12 +86,6 @@ def column_aggregates(plan: ScoringPlan) -> dict[str, Aggregate]:
 def floored_log(value: float) -> float:
     """``log(max(value, 1e-5))``: a query's term in trec_eval's geometric mean (``gm_map``)."""
     return math.log(max(value, GEOMETRIC_FLOOR))
-
-
-def _chunks_kept(item: RowResult, k: Cutoff) -> int:
-    """The chunks fed at ``k`` by a row built without its context used: the count ``k``
-    keeps."""
-    return item.num_retrieved if not isinstance(k, int) else min(k, item.num_retrieved)
 
 
 class Aggregator:
@@ -231,7 +224,7 @@ class Aggregator:
                     self.row_sink(row)
 
     def add_scored(self, scored: ScoredBatch, *, stop_at_error: bool = False) -> RecordError | None:
-        """Add a scored batch's columns, in order, as :meth:`add` would item by item.
+        """Add a scored batch's rows and bad records, in order.
         ``stop_at_error``: stop after the first bad record, and return it (None when the batch
         has none)."""
         if stop_at_error and scored.errors:
@@ -256,66 +249,6 @@ class Aggregator:
             skipped["fixes"] = [fix.as_dict() for fix in item.fixes]
         self.skipped.append(skipped)
 
-    def add(self, item: RowResult | RecordError) -> None:
-        if isinstance(item, RecordError):
-            self._add_error(item)
-            return
-        scores = item.values
-        values: list[Any] = list(scores.values())
-        if tuple(scores) != self._column_order:
-            values = list(map(scores.__getitem__, self.columns))
-        floats = set(map(type, values)) == _FLOAT_ONLY
-        # x - x == 0 for a finite sum only: NaN and infinity go one at a time, to units' error.
-        if floats and (total := sum(values)) - total == 0.0:
-            self._pending.extend(values)
-            self._pending_rows += 1
-            if self._pending_rows == FOLD_ROWS:
-                self._fold()
-        else:  # None (skipped by policy), NaN or infinity (an error), another number type
-            values = self._add_values_one_by_one(values)
-        self._queries += 1
-        self._empty += item.empty_ground_truth
-        self._excluded += item.skipped_values
-        self._relevant += item.num_relevant
-        self._retrieved += item.num_retrieved
-        self._tokenless += item.tokenless
-        self._tokenless_records += item.tokenless > 0
-        context = item.context
-        k_used = self._k_used
-        for k, label in self._k_labels:
-            used = context.get(label)
-            k_used[k] += used[0] if used is not None else _chunks_kept(item, k)
-        for label, used in context.items():
-            self._add_context(label, used)
-        self._add_micro(item)
-        if item.located:
-            self._add_located(item.index, item.id, item.located, item.unlocated)
-        if self.keep_rows:
-            self.rows.append(item.id, item.metadata, values)
-        if self.row_sink is not None:
-            row: dict[str, Any] = {"id": item.id}
-            for name, value in item.metadata.items():
-                row[metadata_column(name, scores)] = value
-            row.update(zip(self.columns, values, strict=True))
-            self.row_sink(row)
-
-    def _add_micro(self, item: RowResult) -> None:
-        """One row's set and span counts, into the micro averages' sums."""
-        micro = self._micro
-        for key, counts in item.counts.items():
-            sums = micro.get(key)
-            if sums is None:
-                micro[key] = list(counts)
-            else:
-                sums[0] += counts[0]
-                sums[1] += counts[1]
-                sums[2] += counts[2]
-                sums[3] += counts[3]
-        for key, lengths in item.span_counts.items():
-            sums = self._span_micro.setdefault(key, [0, 0, 0, 0])
-            for i, value in enumerate(lengths):
-                sums[i] += value
-
     def _add_values_one_by_one(self, values: list[Any]) -> list[float | None]:
         """Add one row's values to the exact sums value by value (None is left out; NaN and
         infinity raise, from :func:`units`)."""
@@ -331,7 +264,8 @@ class Aggregator:
         return values
 
     def _add_batch(self, batch: ScoredBatch) -> None:
-        """A batch's rows, folded column by column (the same sums as :meth:`add` row by row)."""
+        """A batch's rows, folded column by column (rows of finite floats buffered, then summed
+        exactly together)."""
         n = batch.rows
         if not n:
             return
@@ -342,7 +276,7 @@ class Aggregator:
             )
         block = batch.values
         skipped = batch.skipped_rows()
-        # NaN and infinity (an error) and None go row by row, as add() takes them.
+        # NaN and infinity (an error) and None go row by row, value by value.
         fast = ~skipped & np.isfinite(block).all(axis=1)
         slow_rows = np.flatnonzero(~fast).tolist()
         values = self._batch_rows(batch, skipped, slow_rows)

@@ -41,17 +41,15 @@ from ctxeval.scoring.judge import (
     strategy_of,
 )
 from ctxeval.scoring.plan import Evaluated, Ks, ScoringPlan, column_name, sort_ks
-from ctxeval.scoring.scored import RowResult, ScoredBatch
+from ctxeval.scoring.scored import ScoredBatch
 from ctxeval.scoring.views import BatchView, Cuts, RecordView, ReferenceView, context_columns
 
 __all__ = [
     "Evaluated",
     "Ks",
-    "RowResult",
     "ScoredBatch",
     "ScoringPlan",
     "column_name",
-    "score_batch",
     "score_columns",
     "sort_ks",
 ]
@@ -66,15 +64,6 @@ def _num_relevant(record: Record) -> int:
 
 def _cuts(plan: ScoringPlan, records: Sequence[Record]) -> Cuts:
     return Cuts(records, plan.budgets(), plan.budget_policy, plan.token_counter)
-
-
-def score_batch(
-    plan: ScoringPlan, batch: Sequence[Record | RecordError]
-) -> list[RowResult | RecordError]:
-    """Score a batch in order, one row per record; a record that fails while scoring becomes a
-    RecordError. (:func:`score_columns` hands the same over as columns.)"""
-    scored = score_columns(plan, batch)
-    return scored.items()
 
 
 def score_columns(plan: ScoringPlan, batch: Sequence[Record | RecordError]) -> ScoredBatch:
