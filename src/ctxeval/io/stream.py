@@ -9,7 +9,9 @@ mode's schema (:mod:`ctxeval.records.model`) and checks that ids are unique
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sized
 from dataclasses import replace
 from typing import Any, ClassVar, NamedTuple, cast
@@ -25,6 +27,7 @@ from ctxeval.io.fields import (
     resolve_fields,
 )
 from ctxeval.io.formats import FORMAT_READERS, Item, Problem, not_an_object, quoted
+from ctxeval.io.plain import not_plain_fields, plain_batch
 from ctxeval.io.seen_ids import SeenIds
 from ctxeval.io.sources import Segment
 from ctxeval.records.checks import find_unwritable, validate_scores, validate_spans
@@ -44,6 +47,9 @@ from ctxeval.records.values import Span
 
 __all__ = ["RESOLVE_WINDOW", "Claim", "RecordStream"]
 
+# Items read and checked together once a segment's fields are settled (see io.plain).
+BATCH = 256
+
 # How many records without recognisable fields a row-by-row source may start with before the
 # fields are declared unrecognisable (rather than those records missing a field).
 RESOLVE_WINDOW = 100
@@ -56,6 +62,16 @@ _SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names
 def _absent(value: object) -> bool:
     """A span field that holds nothing (null, an empty CSV cell, a missing DataFrame value)."""
     return value is None or value == "" or (isinstance(value, float) and value != value)
+
+
+def _may_read_ahead(segment: Segment) -> bool:
+    """Whether the segment can be read ahead of the records asked for: a regular file, or a
+    collection in memory (a list, a DataFrame); not a stream, whose next item may not exist
+    yet."""
+    target = segment.target
+    if isinstance(target, str | os.PathLike):
+        return os.path.isfile(target)
+    return isinstance(target, Sized)
 
 
 class _Place(NamedTuple):
@@ -136,15 +152,23 @@ class RecordStream:
 
     def read(self, segment: Segment, items: Iterable[Item]) -> Iterator[Record | RecordError]:
         """The records of one segment's items. A tabular format has settled the fields before
-        its first item; otherwise they are settled from the first record that shows them."""
+        its first item; otherwise they are settled from the first record that shows them.
+        Once they are, the items of a file or a collection in memory are read a batch at a
+        time (:meth:`build_batch`); a stream (an open file, a pipe, a generator) is read no
+        further than the record it yields."""
         self.resolved = None
         pending: list[Item] = []
         not_found: FieldsNotFoundError | None = None
         unresolved = 0
+        items = iter(items)
+        batched = _may_read_ahead(segment)
         for item in items:
             resolved = self.resolved
             if resolved is not None:
-                yield self.build(segment, item, resolved)
+                if batched:
+                    yield from self._batches(segment, item, items, resolved)
+                else:
+                    yield self.build(segment, item, resolved)
                 continue
             if not isinstance(item[1], Mapping):
                 if pending:
@@ -168,6 +192,60 @@ class RecordStream:
             yield self.build(segment, item, resolved)
         if not_found is not None and self.resolved is None:
             raise not_found
+
+    def _batches(
+        self, segment: Segment, first: Item, items: Iterator[Item], resolved: ResolvedFields
+    ) -> Iterator[Record | RecordError]:
+        """``first`` and the items after it, up to :data:`BATCH` of them, as records. If the
+        reader fails among them, the records before it are given first."""
+        batch = [first]
+        try:
+            while len(batch) < BATCH:
+                batch.append(next(items))
+        except StopIteration:
+            pass
+        except BaseException:
+            yield from self.build_batch(segment, batch, resolved)
+            raise
+        yield from self.build_batch(segment, batch, resolved)
+
+    def build_batch(
+        self, segment: Segment, batch: list[Item], resolved: ResolvedFields
+    ) -> list[Record | RecordError]:
+        """The batch's items as records: checked together when every one is a plain text
+        record (:mod:`ctxeval.io.plain`), else one by one (:meth:`build`)."""
+        plain = None
+        if self.fields.text_key is None:
+            not_plain = not_plain_fields(resolved, self._score_name)
+            plain = plain_batch([value for _, value in batch], resolved, not_plain)
+        if plain is None:
+            return [self.build(segment, item, resolved) for item in batch]
+        out: list[Record | RecordError] = []
+        ids = plain.ids or itertools.repeat(None)
+        for (pos, _), record_id, retrieved, truth, metadata in zip(
+            batch, ids, plain.retrieved, plain.ground_truth, plain.metadata, strict=False
+        ):
+            at = _Place(segment, pos, self.index, segment.locate(pos))
+            self.index += 1
+            if record_id is None:
+                record_id = f"#{at.record_index}"
+            else:
+                first_seen = self._claim(record_id, segment, pos, record=True)
+                if first_seen is not None:
+                    out.append(self._duplicate(at, record_id, resolved, first_seen))
+                    continue
+            out.append(
+                Record(
+                    at.record_index,
+                    record_id,
+                    at.location,
+                    "text",
+                    list(retrieved),
+                    list(truth),
+                    metadata,
+                )
+            )
+        return out
 
     def build(
         self, segment: Segment, item: Item, resolved: ResolvedFields | None
@@ -195,13 +273,19 @@ class RecordStream:
             record_id = model_id
             first_seen = self._claim(record_id, segment, pos, record=True)
             if first_seen is not None:
-                return at.error(
-                    record_id,
-                    resolved.id,
-                    f"duplicate id {record_id!r}, first seen at {first_seen}; ids must "
-                    "be unique within a dataset: rename or remove one of the records",
-                )
+                return self._duplicate(at, record_id, resolved, first_seen)
         return self._record(at, value, resolved, record_id, (retrieved, ground_truth))
+
+    @staticmethod
+    def _duplicate(
+        at: _Place, record_id: str, resolved: ResolvedFields, first_seen: str
+    ) -> RecordError:
+        return at.error(
+            record_id,
+            resolved.id,
+            f"duplicate id {record_id!r}, first seen at {first_seen}; ids must be unique "
+            "within a dataset: rename or remove one of the records",
+        )
 
     def _problem(
         self, at: _Place, problem: Problem, resolved: ResolvedFields | None

@@ -1,0 +1,78 @@
+"""Plain text records, checked a batch at a time.
+
+Most records of a text dataset are *plain*: a dict whose retrieved field is a list of strings,
+whose ground-truth field is a non-empty list of non-blank strings, whose id (when the dataset
+has ids) is a non-blank string, with no span or score field and no nested metadata. For those the
+record-by-record checks of :class:`~ctxeval.io.stream.RecordStream` (a chain of calls per record)
+all pass, so a batch of them is checked with one pass over the batch per condition instead.
+
+:func:`plain_batch` says whether every item of a batch is plain, and gives their columns. When
+one is not, it gives None and the stream reads the whole batch record by record, as before: the
+same records, and the same messages for the bad ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ctxeval.io.fields import ID_CANDIDATES, ResolvedFields
+from ctxeval.records.model import SPAN_FIELDS
+
+__all__ = ["PlainBatch", "not_plain_fields", "plain_batch"]
+
+_STR = frozenset({str})
+_LIST = frozenset({list})
+_NESTED = frozenset({list, dict})
+_SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names)
+
+
+class PlainBatch(NamedTuple):
+    """The columns of a batch of plain records, in order."""
+
+    ids: list[str] | None  # None: the dataset has no id field
+    retrieved: list[list[str]]
+    ground_truth: list[list[str]]
+    metadata: list[dict[str, Any]]
+
+
+def not_plain_fields(resolved: ResolvedFields, score_field: str) -> frozenset[str]:
+    """The field names whose presence makes a record not plain: the span fields, the scores
+    field, and, in a dataset without an id field, the names an id could have (a record with
+    one is an error)."""
+    names = _SPAN_NAMES | {score_field}
+    return names | frozenset(ID_CANDIDATES) if resolved.id is None else names
+
+
+def plain_batch(
+    values: Sequence[object], resolved: ResolvedFields, not_plain: frozenset[str]
+) -> PlainBatch | None:
+    """The batch's columns when every value is a plain text record of ``resolved``'s fields
+    (``not_plain``: :func:`not_plain_fields`), else None."""
+    if resolved.mode != "text" or set(map(type, values)) != {dict}:
+        return None
+    records: Sequence[dict[str, Any]] = values  # type: ignore[assignment]
+    used = resolved.used
+    if not all(r.keys() >= used and not_plain.isdisjoint(r) for r in records):
+        return None
+    retrieved = [r[resolved.retrieved] for r in records]
+    truth = [r[resolved.ground_truth] for r in records]
+    if not (
+        _LIST.issuperset(map(type, retrieved))
+        and _LIST.issuperset(map(type, truth))
+        and all(truth)
+        and _STR.issuperset(map(type, itertools.chain.from_iterable(retrieved)))
+        and _STR.issuperset(map(type, itertools.chain.from_iterable(truth)))
+        and all(map(str.strip, itertools.chain.from_iterable(truth)))
+    ):
+        return None
+    ids = None
+    if resolved.id is not None:
+        ids = [r[resolved.id] for r in records]
+        if not (_STR.issuperset(map(type, ids)) and all(map(str.strip, ids))):
+            return None
+    metadata = [{k: v for k, v in r.items() if k not in used} for r in records]
+    if any(type(v) in _NESTED for m in metadata for v in m.values()):
+        return None  # nested metadata is checked record by record
+    return PlainBatch(ids, retrieved, truth, metadata)

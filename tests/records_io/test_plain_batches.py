@@ -1,0 +1,164 @@
+"""Plain records checked a batch at a time (``io/plain.py``) give exactly what the record-by-record
+reader gives: the same records, the same errors with the same messages, the same duplicates.
+
+A list is read a batch at a time; the same dicts handed over by a generator (a stream, never
+read ahead) are read record by record. Both must agree on any mix of plain and bad records.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxeval.io import stream as stream_module
+from ctxeval.io.readers import read_records
+from ctxeval.records.model import Record, RecordError
+
+DEEP: list[Any] = []
+for _ in range(120):  # deeper than records.checks.MAX_DEPTH: a bad record
+    DEEP = [DEEP]
+
+# Each change makes a plain record not plain (some make it a bad record, some a good one that
+# the record-by-record reader checks further).
+CHANGES: list[tuple[str, Any]] = [
+    ("id", " "),
+    ("id", ""),
+    ("id", 7),
+    ("id", None),
+    ("id", ["q"]),
+    ("ground_truth_context", []),
+    ("ground_truth_context", ["a", " "]),
+    ("ground_truth_context", "a b"),
+    ("ground_truth_context", [{"text": "a", "grade": 2}]),
+    ("retrieved_context", ["a", 3]),
+    ("retrieved_context", None),
+    ("retrieved_context", ("a",)),
+    ("retrieved_spans", [{"doc": "d", "start": 0, "end": 1}]),
+    ("retrieved_scores", [0.5]),
+    ("retrieved_spans", None),
+    ("ground_truth_spans", ""),
+    ("retrieved_scores", None),
+    ("tags", ["x", ["y"]]),
+    ("tags", {"a": 1}),
+    ("tags", DEEP),
+    ("qid", "q9"),
+    ("question", "c\u00e9"),
+    ("question", None),
+]
+
+
+@st.composite
+def record(draw: Any, with_ids: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if with_ids:
+        out["id"] = draw(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]))
+    out["retrieved_context"] = draw(st.lists(st.sampled_from(["a b", "c\u00e9"]), max_size=3))
+    out["ground_truth_context"] = draw(st.lists(st.just("a b"), min_size=1, max_size=2))
+    if draw(st.booleans()):
+        field, value = draw(st.sampled_from(CHANGES))
+        if draw(st.booleans()) and field in out:
+            del out[field]  # a field missing
+        else:
+            out[field] = value
+    return out
+
+
+def _generated(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield from records
+
+
+def _read(source: Any) -> list[Any]:
+    """Every item read, as comparable values (an exception as its type and message)."""
+    try:
+        return list(read_records(source))
+    except Exception as exc:
+        return [type(exc), str(exc)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=st.booleans().flatmap(lambda ids: st.lists(record(ids), min_size=1, max_size=40)),
+    batch=st.sampled_from([1, 3, 256]),
+)
+def test_batches_read_as_record_by_record(records: list[dict[str, Any]], batch: int) -> None:
+    # A list is read in batches, the same dicts from a generator one by one; a JSONL file by
+    # its path in batches, the same file open (a stream) one by one.
+    original = stream_module.BATCH
+    stream_module.BATCH = batch
+    try:
+        assert _read(records) == _read(_generated(records))
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder, "r.jsonl")
+            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            by_path = _read(str(path))
+            with open(path) as file:
+                assert by_path == _read(file)
+    finally:
+        stream_module.BATCH = original
+
+
+def test_a_plain_batch_gives_the_records_by_hand() -> None:
+    records = [
+        {"id": "q1", "retrieved_context": ["a", "b"], "ground_truth_context": ["a"], "k": 1},
+        {"id": "q2", "retrieved_context": [], "ground_truth_context": ["b"]},
+        {"id": "q1", "retrieved_context": ["c"], "ground_truth_context": ["c"]},
+    ]
+    first, second, third = read_records(records)
+    assert first == Record(0, "q1", "record 0", "text", ["a", "b"], ["a"], {"k": 1})
+    assert second == Record(1, "q2", "record 1", "text", [], ["b"], {})
+    assert isinstance(third, RecordError)
+    assert third.message == (
+        "duplicate id 'q1', first seen at record 0; ids must be unique within a dataset: "
+        "rename or remove one of the records"
+    )
+    assert (third.index, third.id, third.field) == (2, "q1", "id")
+
+
+def test_a_record_is_not_changed_by_its_batch(tmp_path: Path) -> None:
+    # The lists of a record are its own: changing the input afterwards changes no record.
+    records = [{"retrieved_context": ["a"], "ground_truth_context": ["a"]} for _ in range(5)]
+    read = list(read_records(records))
+    records[0]["retrieved_context"].append("b")
+    assert read[0].retrieved == ["a"]  # type: ignore[union-attr]
+    # A file is read a batch at a time too, with the same records as the list.
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records[1:]))
+    from_file = list(read_records(path))
+    assert [r.retrieved for r in from_file] == [["a"]] * 4  # type: ignore[union-attr]
+    assert [r.location for r in from_file] == [f"{path}:{n}" for n in range(1, 5)]
+
+
+def test_a_stream_is_not_read_ahead_but_a_list_is() -> None:
+    taken: list[int] = []
+
+    def produced(n: int) -> Iterator[dict[str, Any]]:
+        for i in range(n):
+            taken.append(i)
+            yield {"retrieved_context": ["a"], "ground_truth_context": ["a"]}
+
+    stream = read_records(produced(1000))
+    next(stream)
+    next(stream)
+    assert len(taken) == 2
+    counted = CountedList([{"retrieved_context": ["a"], "ground_truth_context": ["a"]}] * 1000)
+    listed = read_records(counted)
+    next(listed)  # the first record settles the fields
+    next(listed)
+    assert counted.taken == 2 + 255  # then the list is read a batch ahead
+
+
+class CountedList(list):  # type: ignore[type-arg]
+    """A list that counts the items iterated."""
+
+    taken = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in super().__iter__():
+            self.taken += 1
+            yield item
