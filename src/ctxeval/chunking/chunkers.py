@@ -114,7 +114,8 @@ def _reporting(
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One chunk of a document: its text is ``document[start:end]``."""
+    """One chunk of a document: its text is ``document[start:end]`` (under chroma's convention
+    the span is where chroma places the text, :func:`~ctxeval.chunking.chroma.place_as_chroma`)."""
 
     doc: str
     start: int
