@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ctxeval.chunking import Chunk, ChunkingWarning, compare_chunkers
 from ctxeval.chunking.checks import (
@@ -297,9 +298,75 @@ def test_a_cluster_chunker_is_told_to_lower_max_tokens() -> None:
     corpus = {f"s{i}": _sentence(i) for i in range(12)} | {"long": _sentence(900, words=70)}
     cluster = ClusterChunker(max_tokens=80, piece_tokens=10, embedder=same)
     raised, _ = _run(corpus, {"c": cluster, "w": "fixed(words=5)"})
-    oversize = [m for m in raised if m.startswith("chunker c ")]
+    oversize = [m for m in raised if m.startswith("chunker c ") and "times" in m]
     assert len(oversize) == 1
+    # Every document is one chunk and has at most 70 ROUGE tokens, within max_tokens=80.
+    assert any(m.startswith("chunker c ") and "13 of 13 documents (100%)" in m for m in raised)
     assert oversize[0].endswith(
         "(lower max_tokens: cluster(..., max_tokens=80) makes chunks of up to that many tokens "
         "(longer only where no run of pieces scores above zero))"
     )
+
+
+# ---- documents shorter than a size in tokens: counted with the chunker's tokenizer ----------
+
+
+def _same(texts: list[str]) -> np.ndarray:
+    """Every text the same vector: chroma's program then keeps each document one chunk."""
+    return np.ones((len(texts), 3))
+
+
+def _short_of(raised: list[str], name: str) -> list[str]:
+    return [m for m in raised if m.startswith(f"chunker {name} ") and "no longer than" in m]
+
+
+def test_a_cluster_chunker_is_checked_against_max_tokens() -> None:
+    from ctxeval.chunking import ClusterChunker
+
+    # Under _same every document is one chunk, whatever its length (no run scores above zero).
+    # a, b, c have 12 ROUGE tokens, within max_tokens=20: 3 of 4 documents are short.
+    cluster = ClusterChunker(max_tokens=20, piece_tokens=10, embedder=_same)
+    corpus = {"a": _document(0, 2), "b": _document(10, 2), "c": _document(20, 2)}
+    raised, _ = _run(corpus | {"d": _document(30, 8)}, {"c": cluster, "w": "fixed(words=5)"})
+    [short] = _short_of(raised, "c")
+    assert "3 of 4 documents (75%)" in short
+    # One chunk each, but three of them have 48 tokens, over 20: one of four is short, not most.
+    corpus = {"a": _document(0, 2)} | {d: _document(i * 10, 8) for i, d in enumerate("bcd", 1)}
+    raised, _ = _run(corpus, {"c": cluster, "w": "fixed(words=5)"})
+    assert _short_of(raised, "c") == []
+
+
+def test_a_token_chunker_is_checked_against_its_tokens() -> None:
+    # recursive(tokens=10, separators=['\n\n']) keeps a document without a blank line whole:
+    # the 12-token documents are one chunk but over 10 tokens, the 6-token ones within.
+    chunkers = {"r": "recursive(tokens=10, separators=['\\n\\n'])", "w": "fixed(words=3)"}
+    over = {d: _document(i * 10, 2) for i, d in enumerate("abc")}
+    raised, _ = _run(over | {"d": _sentence(90)}, chunkers)
+    assert _short_of(raised, "r") == []
+    within = {d: _sentence(i) for i, d in enumerate("abc")}
+    raised, _ = _run(within | {"d": _document(90, 2)}, chunkers)
+    [short] = _short_of(raised, "r")
+    assert "3 of 4 documents (75%)" in short
+    # fixed(tokens=N) and sentences(max_tokens=N) are checked the same way.
+    raised, _ = _run(within | {"d": _document(90, 8)}, {"f": "fixed(tokens=10)", **chunkers})
+    assert len(_short_of(raised, "f")) == 1
+    capped = {"s": "sentences(n=3, max_tokens=8)", "w": "fixed(words=3)"}
+    assert len(_short_of(_run(within | {"d": _document(90, 2)}, capped)[0], "s")) == 1
+
+
+def test_a_document_is_counted_in_the_chunkers_llm_tokens(monkeypatch) -> None:
+    tiktoken = pytest.importorskip("tiktoken")
+    core = pytest.importorskip("llama_index.core")
+    shipped = Path(core.__file__).parent / "_static" / "tiktoken_cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(shipped))
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    # Three ROUGE tokens, more cl100k_base tokens than 5: not within tokens=5 of cl100k_base.
+    text = "xqzvw jkwqp pfmzt"
+    assert len(tiktoken.get_encoding("cl100k_base").encode_ordinary(text)) > 5
+    corpus = {d: text.replace("x", d) for d in "abc"} | {"d": _document(90, 8)}
+    spec = "recursive(tokens=5, tokenizer='cl100k_base', separators=['\\n\\n'])"
+    raised, _ = _run(corpus, {"r": spec, "w": "fixed(words=3)"})
+    assert _short_of(raised, "r") == []
+    rouge = "recursive(tokens=5, separators=['\\n\\n'])"  # the same in ROUGE tokens: 3 <= 5
+    raised, _ = _run(corpus, {"r": rouge, "w": "fixed(words=3)"})
+    assert len(_short_of(raised, "r")) == 1

@@ -125,9 +125,14 @@ def test_touching_and_placing_directly() -> None:
     # The last resort: the most similar "sentence" by token_sort_ratio >= 98.
     assert chroma_place("five four three", "x. three  four five! y") == (3, 19)
     assert chroma_place("nothing like it at all", document) is None
-    # A chunk of only '.' is placed on no characters and left out.
-    chunks = [Chunk("d", 7, 8, "."), Chunk("d", 0, 8, "One two.")]
-    assert place_as_chroma(chunks, {"d": document}) == [Chunk("d", 0, 7, "One two")]
+    # Only the span moves: the text stays the chunker's, its '.' too. A chunk of only '.' is
+    # placed on no characters at the document's start ('' is found at 0), and kept.
+    chunks = [Chunk("d", 7, 8, "."), Chunk("d", 0, 8, "One two."), Chunk("d", 27, 31, "Six!")]
+    assert place_as_chroma(chunks, {"d": document}) == [
+        Chunk("d", 0, 0, "."),
+        Chunk("d", 0, 7, "One two."),
+        Chunk("d", 27, 31, "Six!"),
+    ]
 
 
 def test_a_chunk_chroma_cannot_place_stops_with_the_chunk_named() -> None:
@@ -268,9 +273,40 @@ def test_with_retrieval_the_runs_see_chromas_chunks_and_span_measures() -> None:
     run = outcome.runs["it"]
     placed_spans = [(s["start"], s["end"]) for s in run.records[0]["retrieved_spans"]]
     assert placed_spans == [(0, 7), (0, 7), (18, 26)]  # chroma's places, not the chunker's
-    assert run.records[0]["retrieved_context"] == ["red fox", "red fox", "blue sky"]
+    # The retrievers and the text measures see the chunker's texts, '.' and all.
+    assert run.records[0]["retrieved_context"] == ["red fox.", "red fox.", "blue sky."]
     assert run.result.aggregate["span_iou(convention='chroma')@3"] == 0.0
     assert "span_iou@3" not in run.result.aggregate
     assert run.attribution.span_ceiling == 0.0
     assert outcome.summary()["convention"] == "chroma"
     assert outcome.verdict is not None
+
+
+def test_under_chroma_the_retrievers_and_context_recall_see_the_chunkers_text() -> None:
+    # chroma embeds and retrieves the chunker's texts; only the spans are its placements. With
+    # exact matching, "Cats purr." matches the excerpt "Cats purr." (it would not as "Cats purr").
+    document = "Cats purr. Dogs bark."
+    questions = [{"id": "q", "question": "cats", "excerpts": spans([(0, 10)])}]
+    seen: list[list[str]] = []
+
+    def retriever(question: str, chunks: list[Chunk]) -> list[int]:
+        seen.append([chunk.text for chunk in chunks])
+        return list(range(len(chunks)))
+
+    outcome = compare_chunkers(
+        {"d": document},
+        questions,
+        {"it": splitter("Cats purr.", "Dogs bark."), "one": splitter(document)},
+        retriever=retriever,
+        k=[1],
+        matching="exact-chunk",
+        n_resamples=20,
+        convention="chroma",
+    )
+    assert seen[0] == ["Cats purr.", "Dogs bark."]  # the chunker "it" comes first
+    run = outcome.runs["it"]
+    assert run.result.aggregate["context_recall@1"] == 1.0
+    assert run.records[0]["retrieved_spans"][0] == {"doc": "d", "start": 0, "end": 9}
+    # span IoU of [0:9] against [0:10]: 9 / 10, chroma's.
+    assert run.result.aggregate["span_iou(convention='chroma')@1"] == pytest.approx(0.9)
+    assert run.attribution.ceiling == 1.0  # "Cats purr." matches as written

@@ -476,3 +476,41 @@ def test_wordllama_chunks_the_fixtures_offline_and_deterministically() -> None:
         for name in names:  # in document order, without overlap
             spans = [(c.start, c.end) for c in first if c.doc == name]
             assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+# --- the vectors kept on disk between runs (cache_dir, --cache-dir) ------------------------------
+
+
+def test_the_vectors_are_kept_between_runs_as_the_retrievers_keep_theirs(tmp_path: Path) -> None:
+    from ctxeval.chunking.chunkers import with_cache_dir
+    from ctxeval.retrieval.disk_cache import DiskCache
+
+    for make in (
+        lambda embed: SemanticChunker(percentile=50, buffer=0, embedder=embed),
+        lambda embed: ClusterChunker(max_tokens=12, piece_tokens=4, embedder=embed),
+    ):
+        plain = make(topics)
+        text = STORY if isinstance(plain, SemanticChunker) else CLUSTERED
+        folder = tmp_path / plain.name
+        first, second = Recording(topics), Recording(topics)
+        fresh = with_cache_dir(make(first), folder)
+        again = with_cache_dir(make(second), folder)
+        assert fresh.spec == plain.spec.replace("topics", "recording")  # not part of the spec
+        chunks = fresh.chunk(text, "d")
+        assert first.seen  # embedded once, and stored: one checked file a distinct text
+        assert len(list(folder.rglob("*.vec"))) == len(set(first.seen))
+        assert all(DiskCache(folder, "recording").get(t) is not None for t in first.seen)
+        assert again.chunk(text, "d") == chunks  # read back: the same chunks
+        assert second.seen == []  # nothing embedded
+        assert plain.chunk(text, "d") == chunks  # with the cache or without, the same chunks
+        # A damaged file is embedded again and rewritten, never read as a wrong vector.
+        damaged = sorted(folder.rglob("*.vec"))[0]
+        damaged.write_bytes(damaged.read_bytes()[:-3])
+        third = Recording(topics)
+        assert with_cache_dir(make(third), folder).chunk(text, "d") == chunks
+        assert len(third.seen) == 1
+    # A chunker that embeds nothing is returned as it is; a spec takes cache_dir too.
+    fixed = parse_chunker("fixed(words=5)")
+    assert with_cache_dir(fixed, tmp_path) is fixed
+    spec = f"cluster(max_tokens=200, cache_dir={str(tmp_path)!r})"
+    assert parse_chunker(spec).spec == f"cluster(max_tokens=200, piece_tokens=50, {WL})"

@@ -73,7 +73,6 @@ def test_json_format_without_retrieval(tmp_path: Path) -> None:
         (["--primary", "span_iou"], "--primary"),
         (["--baseline", "fixed"], "--baseline"),
         (["--report", "r.html"], "--report"),
-        (["--cache-dir", "cache"], "--cache-dir"),
         (["--budget-policy", "truncate"], "--budget-policy"),
         (["--token-counter", "unicode"], "--token-counter"),
         (["--n-resamples", "100"], "--n-resamples"),
@@ -116,3 +115,54 @@ def test_a_named_none_is_said_as_no_retrieval(tmp_path: Path) -> None:
     assert mixed.exit_code == 2
     assert "--retriever none (no retrieval) cannot be combined" in mixed.output
     assert not (tmp_path / "o").exists()
+
+
+def _small(tmp_path: Path) -> tuple[Path, Path]:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    story = "Cats purr softly. Cats nap all day. Dogs bark at night. Dogs fetch sticks. Cars honk."
+    (corpus / "a.txt").write_text(story, encoding="utf-8")
+    (corpus / "b.txt").write_text(story.replace("Cats", "Birds"), encoding="utf-8")
+    questions = tmp_path / "questions.jsonl"
+    line = {"id": "q", "question": "dogs", "ground_truth_context": ["Dogs bark at night."]}
+    questions.write_text(json.dumps({**line, "doc": "a"}) + "\n", encoding="utf-8")
+    return corpus, questions
+
+
+def test_cache_dir_keeps_the_semantic_chunkers_vectors_without_retrieval(tmp_path: Path) -> None:
+    pytest.importorskip("wordllama")
+    corpus, questions = _small(tmp_path)
+    cache = tmp_path / "cache"
+    chunkers = ("--chunker", "s=semantic(percentile=50, buffer=0)",
+                "--chunker", "c=cluster(max_tokens=8, piece_tokens=4)")  # fmt: skip
+    outputs = []
+    for run in ("one", "two", "plain"):
+        extra = () if run == "plain" else ("--cache-dir", cache)
+        done = ctxeval(
+            "chunking", corpus, questions, *chunkers, "--retriever", "none", *extra,
+            "--out-dir", tmp_path / run, "--format", "json",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs.append(json.loads(done.stdout)["chunkers"])
+        if run == "one":  # one checked file a distinct text, under the embedder's folder
+            files = sorted(cache.rglob("*.vec"))
+            assert files
+            assert all(f.parent.parent.name.startswith("wordllama-") for f in files)
+            stamps = [f.stat().st_mtime_ns for f in files]
+    assert sorted(cache.rglob("*.vec")) == files  # the second run added nothing
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # and rewrote nothing
+    assert outputs[0] == outputs[1] == outputs[2]  # the same chunks with or without the cache
+
+
+def test_cache_dir_without_retrieval_or_embedding_chunkers_is_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["chunking", str(CORPUS), str(QUESTIONS), *CHUNKERS, "--retriever", "none",
+         "--out-dir", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "cache")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "--cache-dir keeps the embeddings of dense retrievers and of semantic and cluster" in (
+        result.output
+    )
+    assert not (tmp_path / "o").exists()
+    assert not (tmp_path / "cache").exists()

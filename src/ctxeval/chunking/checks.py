@@ -4,10 +4,11 @@
 (:class:`ChunkingWarning`, one line each) of:
 
 - **documents shorter than a chunker's target size**: a document no longer than the target is
-  one chunk, the whole document (within the size the chunker states, if it states one in words
-  or characters), whatever the chunker, so chunkers whose targets exceed most
-  documents make the same chunks and tie (warned per chunker, when more than
-  :data:`SHORT_DOCUMENT_SHARE` of the documents are one chunk);
+  one chunk, the whole document (within the size the chunker states, if it states one: in words
+  or characters, that one chunk's; in tokens, the document's, counted once with the chunker's
+  tokenizer), whatever the chunker, so chunkers whose targets exceed most documents make the
+  same chunks and tie (warned per chunker, when more than :data:`SHORT_DOCUMENT_SHARE` of the
+  documents are one chunk);
 - **chunkers with the same chunks**: the same spans in every document, named together;
 - **chunks many times their chunker's target size**: over :data:`OVERSIZE_FACTOR` times a size
   the chunker states in words or characters (``paragraphs(max_words=100)``: a long paragraph
@@ -19,14 +20,16 @@
   for other texts. (An excerpt found no way stops the run, so none is ever left out.)
 
 Everything is computed from the chunks' spans and the statistics the harness already has; a
-chunking's chunks are counted again only when its largest one is over the line.
+chunking's chunks are counted again only when its largest one is over the line, and a document
+is counted in tokens only when a chunker sized in tokens made it one chunk (once per tokenizer).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +45,7 @@ from ctxeval.chunking.chunkers import (
     SentenceChunker,
 )
 from ctxeval.chunking.model import ChunkingCeilings, ChunkingRun, HarnessResult
+from ctxeval.chunking.tokens import token_counter
 from ctxeval.foundation.errors import CtxevalWarning
 
 __all__ = [
@@ -68,7 +72,7 @@ APPROXIMATE_EXCERPT_SHARE = 0.1
 """Warn when at least this share of the excerpts were not in the corpus as written."""
 
 _WORD = re.compile(r"\S+")
-_BUILT_IN = (FixedChunker, SentenceChunker, ParagraphChunker, RecursiveChunker)
+_BUILT_IN = (FixedChunker, SentenceChunker, ParagraphChunker, RecursiveChunker, ClusterChunker)
 
 
 class ChunkingWarning(CtxevalWarning):
@@ -87,10 +91,15 @@ def check_harness(
     for run in outcome.runs.values():
         firsts.setdefault(run.chunker or run.name, run)
     messages: list[str] = []
+
+    @functools.cache
+    def tokens(tokenizer: str | None, doc: str) -> int:
+        return token_counter(tokenizer)(documents[doc])
+
     for name, first in firsts.items():
         chunker = chunkers.get(name)
         if chunker is not None and isinstance(chunker, _BUILT_IN):
-            messages += _short_documents(name, chunker, first.chunks, documents)
+            messages += _short_documents(name, chunker, first.chunks, documents, tokens)
         messages += _oversized(name, chunker, first)
     messages += _same_chunks(firsts)
     messages += _approximate_excerpts(outcome)
@@ -100,19 +109,26 @@ def check_harness(
 
 
 def _short_documents(
-    name: str, chunker: Chunker, chunks: Sequence[Chunk], documents: Mapping[str, str]
+    name: str,
+    chunker: Chunker,
+    chunks: Sequence[Chunk],
+    documents: Mapping[str, str],
+    tokens: Callable[[str | None, str], int],
 ) -> list[str]:
     """Documents the chunker left whole (one chunk each, within the size it states: a long
-    paragraph alone is not short), when they are most of the corpus."""
+    paragraph alone is not short; a size in tokens is the document's, ``tokens(tokenizer,
+    doc)``), when they are most of the corpus."""
     per_document: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         per_document.setdefault(chunk.doc, []).append(chunk)
-    stated = _stated_size(chunker)
-    whole = [
-        doc
-        for doc, found in per_document.items()
-        if len(found) == 1 and (stated is None or _size(found[0], stated[1]) <= stated[0])
-    ]
+    stated, in_tokens = _stated_size(chunker), _token_size(chunker)
+
+    def within(doc: str, chunk: Chunk) -> bool:
+        if in_tokens is not None:
+            return tokens(in_tokens[1], doc) <= in_tokens[0]
+        return stated is None or _size(chunk, stated[1]) <= stated[0]
+
+    whole = [doc for doc, found in per_document.items() if len(found) == 1 and within(doc, *found)]
     if not documents or len(whole) <= SHORT_DOCUMENT_SHARE * len(documents):
         return []
     words = int(np.median([len(_WORD.findall(text)) for text in documents.values()]))
@@ -141,6 +157,15 @@ def _stated_size(chunker: Chunker | None) -> tuple[int, str] | None:
     if isinstance(chunker, ParagraphChunker | SentenceChunker) and chunker.max_words:
         return chunker.max_words, "words"
     return None
+
+
+def _token_size(chunker: Chunker) -> tuple[int, str | None] | None:
+    """The size a chunker states in tokens, and its tokenizer (None: ROUGE tokens): the target
+    of ``fixed(tokens=N)`` and ``recursive(tokens=N)``, the cap of ``sentences(max_tokens=N)``
+    and ``cluster(max_tokens=N)``."""
+    options = chunker.options()
+    size = options.get("tokens", options.get("max_tokens"))
+    return None if size is None else (size, options.get("tokenizer"))
 
 
 def _oversized(

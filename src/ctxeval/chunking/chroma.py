@@ -4,17 +4,19 @@ chunks it counts as touching an excerpt.
 Under ``convention="chroma"`` (``--convention chroma``) the harness reproduces chroma's
 ``_full_precision_score`` (its "precision Ω", ctxeval's span ceiling) and its retrieval scorer:
 
-- **placement** (:func:`chroma_place`): a chunk is where chroma's ``rigorous_document_search``
-  finds its text, not where the chunker cut it: a trailing ``.`` is dropped from the text first
-  (so the span is one character shorter), then the text's *first* occurrence in the document
+- **placement** (:func:`chroma_place`): a chunk's span is where chroma's
+  ``rigorous_document_search`` finds its text, not where the chunker cut it (its text, which the
+  retrievers index and the text measures judge, stays the chunker's, as chroma's collection holds
+  the chunker's texts): a trailing ``.`` is dropped from the text first (so the span is one
+  character shorter than the text), then the text's *first* occurrence in the document
   (``str.find``: a repeated passage is always placed at its first occurrence, however far from
   where it was cut), else the first match of its words with any whitespace (or none) between
   them, ignoring case, else the document's "sentence" (split at ``.``, ``!``, ``?`` with the
   whitespace after them, and at newlines) most like it by fuzzywuzzy's ``token_sort_ratio``
   rounded to a whole number, when that is at least 98 (rapidfuzz computes the score, so a tie
   or a score at the edge could differ from fuzzywuzzy's); a chunk found no way is an error, as
-  it is in chroma. A placement of no characters (a chunk that was only ``.``) is left out: it
-  adds nothing to any length;
+  it is in chroma. A chunk that was only ``.`` is placed on no characters (at the document's
+  start, as in chroma): it can be retrieved and adds nothing to any length;
 - **touching** (:func:`touching`): a chunk counts for an excerpt when their ranges intersect
   *or only touch* (chroma's ``intersect_two_ranges`` compares with ``<=``), so a chunk that
   ends where the excerpt starts enters the ceiling's denominator with all its characters.
@@ -109,8 +111,9 @@ def _most_similar_sentence(target: str, document: str) -> str | None:
 def place_as_chroma(
     chunks: Sequence[Chunk], documents: Mapping[str, str], name: str = "chunker"
 ) -> list[Chunk]:
-    """Each chunk moved to where chroma places its text (:func:`chroma_place`), its text the
-    document's there; a chunk placed on no characters is left out. A chunk chroma cannot place
+    """Each chunk's span moved to where chroma places its text (:func:`chroma_place`), its text
+    the chunker's (what chroma embeds and retrieves): only the span follows chroma, and a chunk
+    of only ``.`` keeps its place in the ranking on no characters. A chunk chroma cannot place
     stops the run, as it stops chroma's."""
     placed: list[Chunk] = []
     cache: dict[tuple[str, str], tuple[int, int] | None] = {}
@@ -127,7 +130,5 @@ def place_as_chroma(
                 f"whitespace, no sentence with a fuzzy score of {FUZZY_SCORE}); chroma's own "
                 "evaluation stops on it too: leave out --convention chroma"
             )
-        start, end = where
-        if end > start:
-            placed.append(Chunk(chunk.doc, start, end, document[start:end]))
+        placed.append(Chunk(chunk.doc, *where, chunk.text))
     return placed

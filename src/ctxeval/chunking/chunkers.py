@@ -38,6 +38,7 @@ character windows are taken as they are (they may begin or end inside a word, as
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
@@ -70,6 +71,7 @@ __all__ = [
     "parse_chunker",
     "position_reporter",
     "reporting_positions",
+    "with_cache_dir",
 ]
 
 _WORD = re.compile(r"\S+")
@@ -114,7 +116,8 @@ def _reporting(
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One chunk of a document: its text is ``document[start:end]``."""
+    """One chunk of a document: its text is ``document[start:end]`` (under chroma's convention
+    the span is where chroma places the text, :func:`~ctxeval.chunking.chroma.place_as_chroma`)."""
 
     doc: str
     start: int
@@ -463,11 +466,12 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 class SemanticChunker(Chunker):
     """Runs of sentences between the breaks of LangChain's ``SemanticChunker``: one threshold
     rule of ``percentile`` (95 by default), ``standard_deviation``, ``interquartile``,
-    ``gradient`` or ``chunks`` (:class:`~ctxeval.chunking.semantic.SemanticBreaks`)."""
+    ``gradient`` or ``chunks`` (:class:`~ctxeval.chunking.semantic.SemanticBreaks`); with
+    ``cache_dir``, the vectors kept there between runs (not part of the spec: no chunk changes)."""
 
     name = "semantic"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (LangChain's options, one keyword each, and the cache)
         self,
         percentile: float | None = None,
         standard_deviation: float | None = None,
@@ -480,11 +484,13 @@ class SemanticChunker(Chunker):
         min_chars: int | None = None,
         max_tokens: int | None = None,
         tokenizer: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         rules = {"percentile": percentile, "standard_deviation": standard_deviation}
         rules |= {"interquartile": interquartile, "gradient": gradient, "chunks": chunks}
+        self._embedder = embedder
         self._engine = SemanticBreaks(
-            rules, buffer, embedder, splitter, min_chars, max_tokens, tokenizer
+            rules, buffer, embedder, splitter, min_chars, max_tokens, tokenizer, cache_dir
         )
 
     def options(self) -> dict[str, Any]:
@@ -497,7 +503,7 @@ class SemanticChunker(Chunker):
 class ClusterChunker(Chunker):
     """chroma's ``ClusterSemanticChunker``: pieces of ``piece_tokens`` grouped by dynamic
     programming into chunks of at most ``max_tokens`` (:class:`~ctxeval.chunking.semantic.
-    ClusterGroups`)."""
+    ClusterGroups`); ``cache_dir`` as :class:`SemanticChunker`'s."""
 
     name = "cluster"
 
@@ -507,14 +513,25 @@ class ClusterChunker(Chunker):
         piece_tokens: int = 50,
         embedder: object = "wordllama",
         tokenizer: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        self._engine = ClusterGroups(max_tokens, piece_tokens, embedder, tokenizer)
+        self._embedder = embedder
+        self._engine = ClusterGroups(max_tokens, piece_tokens, embedder, tokenizer, cache_dir)
 
     def options(self) -> dict[str, Any]:
         return self._engine.options()
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         return self._engine.spans(text)
+
+
+def with_cache_dir(chunker: Chunker, cache_dir: str | os.PathLike[str]) -> Chunker:
+    """``chunker`` keeping its vectors in ``cache_dir`` between runs when it embeds
+    (``semantic``, ``cluster``: the same chunker, rebuilt), else ``chunker`` itself."""
+    if not isinstance(chunker, SemanticChunker | ClusterChunker):
+        return chunker
+    options = {**chunker.options(), "embedder": chunker._embedder}  # the embedder as given
+    return type(chunker)(**options, cache_dir=cache_dir)
 
 
 CHUNKERS: dict[str, Callable[..., Chunker]] = {

@@ -28,7 +28,8 @@ Either chunk is a span of the document from its first sentence's (piece's) start
 one's end, stripped of surrounding whitespace; chunks with nothing left are dropped. Vectors
 come from :mod:`ctxeval.retrieval.embedders` (``'wordllama'``, offline, by default), each
 distinct text embedded once per chunker (:class:`~ctxeval.retrieval.embedders.EmbeddingCache`,
-unit length, so that a dot product is the cosine). Tokens are an LLM tokenizer's with
+unit length, so that a dot product is the cosine; with ``cache_dir``, kept on disk between runs
+as the dense retrievers keep theirs, which changes no vector). Tokens are an LLM tokenizer's with
 ``tokenizer=`` (:mod:`ctxeval.text.tokenizers`, offline), else ROUGE tokens (runs of ASCII
 letters and digits), as the token chunkers count them.
 """
@@ -36,6 +37,7 @@ letters and digits), as the token chunkers count them.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -164,6 +166,7 @@ class SemanticBreaks:
         min_chars: int | None = None,
         max_tokens: int | None = None,
         tokenizer: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         given = {rule: amount for rule, amount in thresholds.items() if amount is not None}
         if len(given) > 1:
@@ -182,7 +185,7 @@ class SemanticBreaks:
         self.min_chars = min_chars
         self._check_cap(max_tokens, tokenizer)
         self.embedder = _embedder_name(embedder)
-        self._vectors = EmbeddingCache(as_embedder(embedder))
+        self._vectors = EmbeddingCache(as_embedder(embedder), cache_dir)
         self.splitter = splitter
         self._split = _sentence_spans(splitter)
 
@@ -312,13 +315,14 @@ class ClusterGroups:
         piece_tokens: int = 50,
         embedder: object = "wordllama",
         tokenizer: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         owner = f"cluster(max_tokens={max_tokens!r}, piece_tokens={piece_tokens!r})"
         self.piece_tokens = _whole(owner, "piece_tokens", piece_tokens, 1)
         self.max_tokens = _whole(owner, "max_tokens", max_tokens, piece_tokens)
         self.tokenizer = None if tokenizer is None else check_tokenizer(owner, tokenizer)
         self.embedder = _embedder_name(embedder)
-        self._vectors = EmbeddingCache(as_embedder(embedder))
+        self._vectors = EmbeddingCache(as_embedder(embedder), cache_dir)
         self._pieces = RecursiveTokens(piece_tokens, 0, tokenizer, CHROMA_SEPARATORS)
 
     def options(self) -> dict[str, Any]:

@@ -140,8 +140,9 @@ def parse_retriever_options(values: Sequence[str]) -> dict[str, Any]:
     "--cache-dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="Keep the dense retrievers' embeddings here between runs (one file a text, keyed by "
-    "the embedder and the text; safe with runs at once).",
+    help="Keep the embeddings of the dense retrievers and of the semantic and cluster chunkers "
+    "here between runs (one file a text, keyed by the embedder and the text; safe with runs "
+    "at once).",
 )
 @click.option(
     "-k",
@@ -234,6 +235,17 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     if not chunkers:
         fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
     retrievers = _retrievers(options)
+    if options["cache_dir"] is not None:
+        from ctxeval.chunking.chunkers import with_cache_dir
+
+        cached = {n: with_cache_dir(c, options["cache_dir"]) for n, c in chunkers.items()}
+        if not retrievers and all(cached[n] is c for n, c in chunkers.items()):
+            fail(
+                "--cache-dir keeps the embeddings of dense retrievers and of semantic and "
+                "cluster chunkers, and with --retriever none and these chunkers there are none; "
+                "leave out --cache-dir"
+            )
+        chunkers = cached
     run_names = [c if len(retrievers) == 1 else f"{c}+{r}" for c in chunkers for r in retrievers]
     if options["baseline"] is not None and options["baseline"] not in run_names:
         from ctxeval.foundation.specs import unknown_name
@@ -317,7 +329,6 @@ def _retrievers(options: dict[str, Any]) -> dict[str, Any]:
         ("--primary", options["primary"] != "context_recall"),
         ("--baseline", options["baseline"] is not None),
         ("--report", options["report_path"] is not None),
-        ("--cache-dir", options["cache_dir"] is not None),
         *((flag, _on_command_line(name)) for flag, name in _RUNS_ONLY),
     ]
     for flag, asked in needing:
