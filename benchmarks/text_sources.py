@@ -18,6 +18,11 @@ prints one line per dataset. ``--data id`` times the ID path instead: ``Retrieva
 records of ranked ids with graded qrels (``_data.id_run``, 100 ids a query). Ratios against the
 first source are printed at the end.
 
+``--stage read`` times reading only, ``list(read_records(records))`` (the same parsed dicts), and
+``--stage read-jsonl`` reading the same records from a JSONL file (written once per process):
+
+    .venv/bin/python benchmarks/text_sources.py --stage read --rounds 3 /tmp/ctxeval-old .
+
 ``--compiled never,always`` runs each source once per value of ``CTXEVAL_COMPILED`` (the
 compiled ROUGE-L kernel off, then on from the first record), alternated like the sources:
 
@@ -38,8 +43,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def measure(data: str, records: int, repeats: int) -> float:
-    """Best CPU seconds of ``repeats`` evaluations of ``records`` records (in this process)."""
+def measure(data: str, records: int, repeats: int, stage: str = "run") -> float:
+    """Best CPU seconds of ``repeats`` evaluations (or readings: ``stage``) of ``records``
+    records (in this process)."""
     sys.path.insert(0, str(HERE))
     from _data import corpus_records, text_records
     from ctxeval import (
@@ -53,6 +59,8 @@ def measure(data: str, records: int, repeats: int) -> float:
         return _measure_ids(records, repeats)
     made = corpus_records if data == "corpus" else text_records
     lines = [json.dumps(r) for r in made(records, seed=0)]
+    if stage != "run":
+        return _measure_reading(lines, repeats, stage)
     best = float("inf")
     for _ in range(repeats):
         fresh = [json.loads(line) for line in lines]
@@ -66,6 +74,27 @@ def measure(data: str, records: int, repeats: int) -> float:
             progress=False,
         ).run(k=None)
         best = min(best, time.process_time() - start)
+    return best
+
+
+def _measure_reading(lines: list[str], repeats: int, stage: str) -> float:
+    """Best CPU seconds of ``repeats`` readings of the records: the parsed dicts (``read``) or
+    a JSONL file of them (``read-jsonl``)."""
+    import tempfile
+
+    from ctxeval.io.readers import read_records
+
+    best = float("inf")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "records.jsonl")
+        with open(path, "w", encoding="utf-8") as file:
+            file.write("\n".join(lines) + "\n")
+        for _ in range(repeats):
+            source: object = path if stage == "read-jsonl" else [json.loads(x) for x in lines]
+            gc.collect()
+            start = time.process_time()
+            list(read_records(source))
+            best = min(best, time.process_time() - start)
     return best
 
 
@@ -127,10 +156,11 @@ def main() -> None:
         default="",
         help="values of CTXEVAL_COMPILED to run each source with, comma-separated",
     )
+    parser.add_argument("--stage", choices=("run", "read", "read-jsonl"), default="run")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(measure(args.child, args.records, args.repeats))
+        print(measure(args.child, args.records, args.repeats, args.stage))
         return
     if not args.sources:
         parser.error("give at least one source: a ctxeval checkout (a directory with src/)")
@@ -148,6 +178,7 @@ def main() -> None:
                     env["CTXEVAL_COMPILED"] = mode
                 command = [sys.executable, __file__, "--child", data]
                 command += ["--records", str(args.records), "--repeats", str(args.repeats)]
+                command += ["--stage", args.stage]
                 out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
                 seconds = float(out.stdout.split()[-1])
                 times.setdefault((source, mode, data), []).append(seconds)
