@@ -455,10 +455,15 @@ def machine() -> dict[str, str]:
 
 
 def source_revision() -> str:
-    """The repository's commit, and whether ``src/`` differs from it."""
+    """The commit of the checkout whose ``src/`` provides the ``ctxeval`` imported here (a tree
+    on ``PYTHONPATH``, not necessarily this one), and whether its ``src/`` differs from it."""
+    import importlib.util
     import subprocess
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.find_spec("ctxeval")
+    origin = spec.origin if spec is not None and spec.origin else os.path.abspath(__file__)
+    # .../src/ctxeval/__init__.py -> the checkout's root
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(origin))))
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
