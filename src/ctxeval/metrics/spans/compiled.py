@@ -146,12 +146,13 @@ def ratios_at(
     tables: Tables, n: IntArray, kept: IntArray, missing: IntArray, chroma: bool
 ) -> FloatArray:
     """``(B, 4)``: span precision, recall, IoU and F1 of every record at the cut-off of
-    :func:`counts_at`, the same floats as the numpy path's divisions."""
+    :func:`counts_at`, the same floats as the numpy path's divisions (a transposed view: each
+    measure's column is contiguous)."""
     from ctxeval.metrics.spans import kernel as compiled_kernel
 
     offsets, table, truth = tables
     found: FloatArray = compiled_kernel.ratios_at(offsets, table, truth, missing, n, kept, chroma)
-    return found
+    return found.T
 
 
 def prefix_tables(

@@ -121,6 +121,8 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     unit = np.empty(widest + 1, np.int64)  # each point's offset in the unit
     best = np.empty(widest + 1, np.int64)
     cover = np.empty(widest + 1, np.int64)
+    span_both = np.empty(widest + 1, np.int64)  # each span's part in the excerpts' union
+    span_parts = np.empty(widest + 1, np.int64)  # and in each excerpt, summed
     for b in range(records):
         ri, rj, gi, gj = r_at[b], r_at[b + 1], g_at[b], g_at[b + 1]
         row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
@@ -131,14 +133,19 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
             # each excerpt for chroma's parts), with few branches.
             # Keys ``doc * stride + offset``: spans of different documents never overlap.
             own = rj - ri
+            ordered = True  # ranks increasing: the order records arrive in
             for i in range(own):
                 lo_key[i] = r_doc[ri + i] * stride + r_start[ri + i]
                 hi_key[i] = r_doc[ri + i] * stride + r_end[ri + i]
-            clash = 0
-            for i in range(own):
-                for j in range(i + 1, own):
-                    clash += max(min(hi_key[i], hi_key[j]) - max(lo_key[i], lo_key[j]), 0)
-            if clash == 0:
+                tags[i] = r_rank[ri + i]
+                ordered &= i == 0 or tags[i] > tags[i - 1]
+            clash = False
+            for i in range(1, own):
+                lo = lo_key[i]
+                hi = hi_key[i]
+                for j in range(i):
+                    clash |= (lo_key[j] < hi) & (lo < hi_key[j])
+            if not clash:
                 # The excerpts by start (their keys), then their union merged into runs.
                 runs = 0
                 g_sum = 0
@@ -164,22 +171,59 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 g_union = 0
                 for j in range(merged):
                     g_union += run_hi[j] - run_lo[j]
+                # Each span's overlap with the excerpts' union and with each excerpt: excerpt
+                # by excerpt over the spans (a loop over the spans the compiler vectorises).
                 for i in range(own):
-                    both = 0
-                    for j in range(merged):
-                        both += max(min(hi_key[i], run_hi[j]) - max(lo_key[i], run_lo[j]), 0)
-                    parts = 0
+                    span_both[i] = 0
+                    span_parts[i] = 0
+                for j in range(merged):
+                    lo = run_lo[j]
+                    hi = run_hi[j]
+                    for i in range(own):
+                        span_both[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
+                if merged == runs:  # disjoint excerpts: each is a run
+                    for i in range(own):
+                        span_parts[i] = span_both[i]
+                else:
                     for j in range(runs):
-                        parts += max(min(hi_key[i], ex_hi[j]) - max(lo_key[i], ex_lo[j]), 0)
-                    width = hi_key[i] - lo_key[i]
-                    at = row + r_rank[ri + i]
-                    table[at, 0] += width
-                    table[at, 1] += both
-                    table[at, 2] += parts
-                    table[at, 3] += width
-                for t in range(row + 1, row + n[b]):
-                    for c in range(COLUMNS):
-                        table[t, c] += table[t - 1, c]
+                        lo = ex_lo[j]
+                        hi = ex_hi[j]
+                        for i in range(own):
+                            span_parts[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
+                done = offsets[b]  # rows written (ordered): the totals before each rank
+                acc_r = acc_both = acc_parts = 0
+                for i in range(own):
+                    lo = lo_key[i]
+                    hi = hi_key[i]
+                    both = span_both[i]
+                    parts = span_parts[i]
+                    if ordered:
+                        while done <= row + tags[i] - 1:
+                            table[done, 0] = acc_r
+                            table[done, 1] = acc_both
+                            table[done, 2] = acc_parts
+                            table[done, 3] = acc_r
+                            done += 1
+                        acc_r += hi - lo
+                        acc_both += both
+                        acc_parts += parts
+                    else:
+                        at = row + tags[i]
+                        table[at, 0] += hi - lo
+                        table[at, 1] += both
+                        table[at, 2] += parts
+                        table[at, 3] += hi - lo
+                if ordered:
+                    while done <= row + n[b] - 1:
+                        table[done, 0] = acc_r
+                        table[done, 1] = acc_both
+                        table[done, 2] = acc_parts
+                        table[done, 3] = acc_r
+                        done += 1
+                else:
+                    for t in range(row + 1, row + n[b]):
+                        for c in range(COLUMNS):
+                            table[t, c] += table[t - 1, c]
                 truth[b, 0] = g_union
                 truth[b, 1] = g_sum
                 continue
@@ -321,17 +365,28 @@ def counts_at(
 def ratios_at(
     offsets: Any, table: Any, truth: Any, missing: Any, n: Any, kept: Any, chroma: Any
 ) -> Any:
-    """Precision, recall, IoU and F1 of every record at the cut-off of :func:`counts_at`: the
-    numpy path's operations in its order (each count as a float64, one IEEE division each, 0
-    where a denominator is 0; F1 as ``2 * p * r / (p + r)``), so the same floats."""
-    counts = counts_at(offsets, table, truth, missing, n, kept, chroma)
-    out = np.zeros((len(n), 4), np.float64)
-    for b in range(len(n)):
-        both = np.float64(counts[b, 0])
-        for c in range(3):
-            if counts[b, c + 1] > 0:
-                out[b, c] = both / np.float64(counts[b, c + 1])
-        total = out[b, 0] + out[b, 1]
-        if total > 0:
-            out[b, 3] = 2 * out[b, 0] * out[b, 1] / total
+    """``(4, B)``: precision, recall, IoU and F1 of every record at the cut-off of
+    :func:`counts_at` (one row per measure): the numpy path's operations in its order (each
+    count as a float64, one IEEE division each, 0 where a denominator is 0; F1 as
+    ``2 * p * r / (p + r)``), so the same floats."""
+    records = len(n)
+    out = np.zeros((4, records), np.float64)
+    for b in range(records):
+        row = offsets[b] + min(max(kept[b], 0), n[b])
+        both = table[row, 1]
+        if chroma:
+            retrieved = table[row, 3]
+            relevant = truth[b, 1] + missing[b]
+            either = retrieved + relevant - table[row, 2]
+        else:
+            retrieved = table[row, 0]
+            relevant = truth[b, 0] + missing[b]
+            either = retrieved + relevant - both
+        p = np.float64(both) / np.float64(retrieved) if retrieved > 0 else 0.0
+        r = np.float64(both) / np.float64(relevant) if relevant > 0 else 0.0
+        out[0, b] = p
+        out[1, b] = r
+        out[2, b] = np.float64(both) / np.float64(either) if either > 0 else 0.0
+        total = p + r
+        out[3, b] = 2 * p * r / total if total > 0 else 0.0
     return out
