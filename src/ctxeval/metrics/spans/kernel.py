@@ -41,6 +41,11 @@ def _jit(function: _F) -> _F:
     return cast(_F, numba.njit(cache=True, nogil=True)(function))
 
 
+def _inline(function: _F) -> _F:
+    # A helper of the kernels, inlined into each (a call per record would cost).
+    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(function))
+
+
 @_jit
 def _extent(doc: Any, end: Any) -> Any:
     """The documents and the stride past every offset; stride 0 when ``docs * stride`` would
@@ -82,7 +87,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     offsets = np.zeros(records + 1, np.int64)
     for b in range(records):
         offsets[b + 1] = offsets[b] + n[b] + 1
-    table = np.zeros((offsets[records], COLUMNS), np.int64)
+    table = np.empty((offsets[records], COLUMNS), np.int64)  # every row written below
     truth = np.zeros((records, 2), np.int64)
     d1, s1 = _extent(r_doc, r_end)
     d2, s2 = _extent(g_doc, g_end)
@@ -125,7 +130,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     span_parts = np.empty(widest + 1, np.int64)  # and in each excerpt, summed
     for b in range(records):
         ri, rj, gi, gj = r_at[b], r_at[b + 1], g_at[b], g_at[b + 1]
-        row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
+        top = offsets[b]  # table[top + t]: the record's lengths keeping t items
         if not tokens and rj - ri <= _FEW and gj - gi <= _FEW:
             # A record (in characters) where no two retrieved spans share a character (the
             # common case: chunks that do not overlap): the pieces are not needed, every
@@ -190,40 +195,42 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                         hi = ex_hi[j]
                         for i in range(own):
                             span_parts[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
-                done = offsets[b]  # rows written (ordered): the totals before each rank
+                # The record's rows: in rank order (the order records arrive in), each row
+                # written once with the totals of the ranks before it; else histograms by
+                # rank, summed up.
+                done = 0
                 acc_r = acc_both = acc_parts = 0
+                if not ordered:
+                    table[top : top + n[b] + 1] = 0
                 for i in range(own):
-                    lo = lo_key[i]
-                    hi = hi_key[i]
-                    both = span_both[i]
-                    parts = span_parts[i]
+                    width = hi_key[i] - lo_key[i]
                     if ordered:
-                        while done <= row + tags[i] - 1:
-                            table[done, 0] = acc_r
-                            table[done, 1] = acc_both
-                            table[done, 2] = acc_parts
-                            table[done, 3] = acc_r
+                        while done <= tags[i]:
+                            table[top + done, 0] = acc_r
+                            table[top + done, 1] = acc_both
+                            table[top + done, 2] = acc_parts
+                            table[top + done, 3] = acc_r
                             done += 1
-                        acc_r += hi - lo
-                        acc_both += both
-                        acc_parts += parts
+                        acc_r += width
+                        acc_both += span_both[i]
+                        acc_parts += span_parts[i]
                     else:
-                        at = row + tags[i]
-                        table[at, 0] += hi - lo
-                        table[at, 1] += both
-                        table[at, 2] += parts
-                        table[at, 3] += hi - lo
+                        at = 1 + tags[i]
+                        table[top + at, 0] += width
+                        table[top + at, 1] += span_both[i]
+                        table[top + at, 2] += span_parts[i]
+                        table[top + at, 3] += width
                 if ordered:
-                    while done <= row + n[b] - 1:
-                        table[done, 0] = acc_r
-                        table[done, 1] = acc_both
-                        table[done, 2] = acc_parts
-                        table[done, 3] = acc_r
+                    while done <= n[b]:
+                        table[top + done, 0] = acc_r
+                        table[top + done, 1] = acc_both
+                        table[top + done, 2] = acc_parts
+                        table[top + done, 3] = acc_r
                         done += 1
                 else:
-                    for t in range(row + 1, row + n[b]):
+                    for t in range(2, n[b] + 1):
                         for c in range(COLUMNS):
-                            table[t, c] += table[t - 1, c]
+                            table[top + t, c] += table[top + t - 1, c]
                 truth[b, 0] = g_union
                 truth[b, 1] = g_sum
                 continue
@@ -231,6 +238,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
         # rank, -1 for an excerpt), then their endpoints in that order: nearly sorted already
         # (only overlapping spans' ends are out of place), so the second insertion sort moves
         # little. (Written out: calls to helpers cost here.)
+        table[top : top + n[b] + 1] = 0
         spans = 0
         for i in range(ri, gj - gi + rj):
             if i < rj:
@@ -305,7 +313,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 while points[j] < hi:
                     best[j] = min(best[j], tag)
                     j += 1
-                table[row + tag, 3] += unit[j] - unit[first]
+                table[top + 1 + tag, 3] += unit[j] - unit[first]
             else:
                 while points[j] < hi:
                     cover[j] += 1
@@ -321,16 +329,44 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
             if times > 0:
                 g_union += size
             if rank != _NONE:
-                table[row + rank, 0] += size
+                table[top + 1 + rank, 0] += size
                 if times > 0:
-                    table[row + rank, 1] += size
-                    table[row + rank, 2] += size * times
-        for t in range(row + 1, row + n[b]):
+                    table[top + 1 + rank, 1] += size
+                    table[top + 1 + rank, 2] += size * times
+        for t in range(2, n[b] + 1):
             for c in range(COLUMNS):
-                table[t, c] += table[t - 1, c]
+                table[top + t, c] += table[top + t - 1, c]
         truth[b, 0] = g_union
         truth[b, 1] = g_sum
     return 0, offsets, table, truth
+
+
+@_inline
+def _divided(both: Any, retrieved: Any, relevant: Any, either: Any) -> Any:
+    """Precision, recall, IoU and F1 from the counts: the numpy path's operations in its
+    order (each count as a float64, one IEEE division each, 0 where a denominator is 0; F1 as
+    ``2 * p * r / (p + r)``), so the same floats. (Each division is made whatever the
+    denominator, by 1 in place of 0, and its quotient then dropped: no branch, so the compiler
+    can vectorise them.)"""
+    top = np.float64(both)
+    p = top / np.float64(max(retrieved, 1))
+    r = top / np.float64(max(relevant, 1))
+    iou = top / np.float64(max(either, 1))
+    p = p if retrieved > 0 else 0.0
+    r = r if relevant > 0 else 0.0
+    total = p + r
+    f1 = 2 * p * r / (total if total > 0 else 1.0)
+    return p, r, iou if either > 0 else 0.0, f1 if total > 0 else 0.0
+
+
+@_inline
+def _counted(row: Any, union: Any, excerpts: Any, chroma: Any) -> Any:
+    """The counts (intersection, precision, recall and IoU denominators) from a row of the
+    table and the ground truth's lengths (with what was not located)."""
+    both = row[1]
+    if chroma:
+        return both, row[3], excerpts, row[3] + excerpts - row[2]
+    return both, row[0], union, row[0] + union - both
 
 
 @_jit
@@ -343,21 +379,10 @@ def counts_at(
     records = len(n)
     out = np.empty((records, 4), np.int64)
     for b in range(records):
-        row = offsets[b] + min(max(kept[b], 0), n[b])
-        both = table[row, 1]
-        out[b, 0] = both
-        if chroma:
-            retrieved = table[row, 3]
-            excerpts = truth[b, 1] + missing[b]
-            out[b, 1] = retrieved
-            out[b, 2] = excerpts
-            out[b, 3] = retrieved + excerpts - table[row, 2]
-        else:
-            retrieved = table[row, 0]
-            relevant = truth[b, 0] + missing[b]
-            out[b, 1] = retrieved
-            out[b, 2] = relevant
-            out[b, 3] = retrieved + relevant - both
+        row = table[offsets[b] + min(max(kept[b], 0), n[b])]
+        found = _counted(row, truth[b, 0] + missing[b], truth[b, 1] + missing[b], chroma)
+        for c in range(4):
+            out[b, c] = found[c]
     return out
 
 
@@ -366,27 +391,13 @@ def ratios_at(
     offsets: Any, table: Any, truth: Any, missing: Any, n: Any, kept: Any, chroma: Any
 ) -> Any:
     """``(4, B)``: precision, recall, IoU and F1 of every record at the cut-off of
-    :func:`counts_at` (one row per measure): the numpy path's operations in its order (each
-    count as a float64, one IEEE division each, 0 where a denominator is 0; F1 as
-    ``2 * p * r / (p + r)``), so the same floats."""
+    :func:`counts_at` (one row per measure; :func:`_divided`'s floats)."""
     records = len(n)
-    out = np.zeros((4, records), np.float64)
+    out = np.empty((4, records), np.float64)
     for b in range(records):
-        row = offsets[b] + min(max(kept[b], 0), n[b])
-        both = table[row, 1]
-        if chroma:
-            retrieved = table[row, 3]
-            relevant = truth[b, 1] + missing[b]
-            either = retrieved + relevant - table[row, 2]
-        else:
-            retrieved = table[row, 0]
-            relevant = truth[b, 0] + missing[b]
-            either = retrieved + relevant - both
-        p = np.float64(both) / np.float64(retrieved) if retrieved > 0 else 0.0
-        r = np.float64(both) / np.float64(relevant) if relevant > 0 else 0.0
-        out[0, b] = p
-        out[1, b] = r
-        out[2, b] = np.float64(both) / np.float64(either) if either > 0 else 0.0
-        total = p + r
-        out[3, b] = 2 * p * r / total if total > 0 else 0.0
+        row = table[offsets[b] + min(max(kept[b], 0), n[b])]
+        found = _counted(row, truth[b, 0] + missing[b], truth[b, 1] + missing[b], chroma)
+        value = _divided(found[0], found[1], found[2], found[3])
+        for c in range(4):
+            out[c, b] = value[c]
     return out
