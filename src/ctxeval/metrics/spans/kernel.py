@@ -349,11 +349,11 @@ def _divided(both: Any, retrieved: Any, relevant: Any, either: Any) -> Any:
     denominator, by 1 in place of 0, and its quotient then dropped: no branch, so the compiler
     can vectorise them.)"""
     top = np.float64(both)
-    p = top / np.float64(max(retrieved, 1))
-    r = top / np.float64(max(relevant, 1))
+    any_p = top / np.float64(max(retrieved, 1))
+    any_r = top / np.float64(max(relevant, 1))
     iou = top / np.float64(max(either, 1))
-    p = p if retrieved > 0 else 0.0
-    r = r if relevant > 0 else 0.0
+    p = any_p if retrieved > 0 else 0.0
+    r = any_r if relevant > 0 else 0.0
     total = p + r
     f1 = 2 * p * r / (total if total > 0 else 1.0)
     return p, r, iou if either > 0 else 0.0, f1 if total > 0 else 0.0
