@@ -198,3 +198,49 @@ def test_spans_not_grouped_by_record_use_numpy() -> None:
         assert "compiled" not in shuffled.cache
         assert found == span_counts_at(fresh(ordered), 2, "union").tolist()
     assert found == [[2, 4, 4, 6], [3, 8, 4, 9]]
+
+
+@pytest.mark.parametrize("count", [17, 40, 64, 65, 100, 140])
+def test_many_spans_a_record_equal_numpy(count: int) -> None:
+    """Records of many spans (the fast path takes up to 64; insertion sorts up to 128 spans,
+    numpy's sort past them): disjoint chunks in rank order, the same shuffled, and chunks with
+    duplicates and overlaps, against several excerpts."""
+    rng = np.random.default_rng(count)
+    starts = rng.permutation(count) * 10
+    disjoint = tuple(Span("ab"[i % 2], int(s), int(s) + 10) for i, s in enumerate(starts))
+    overlapping = tuple(
+        Span("a", int(s), int(s) + int(w))
+        for s, w in zip(rng.integers(0, count * 5, count), rng.integers(0, 30, count), strict=True)
+    )
+    truth = tuple(Span("a", int(s), int(s) + 25) for s in rng.integers(0, count * 5, 5))
+    batch = SpanBatch.from_records(
+        [RecordSpans(disjoint, truth, 3), RecordSpans(overlapping, truth), RecordSpans((), truth)]
+    )
+    for convention in CONVENTIONS:
+        for k in (1, 10, count // 2, None, np.array([count, 3, 0])):
+            numpy_counts, kernel_counts = both_paths(batch, k, convention)
+            assert kernel_counts == numpy_counts, (convention, k)
+
+
+def test_spans_out_of_rank_order_within_a_record() -> None:
+    """Spans grouped by record but not in rank order (``from_records`` never builds one): the
+    kernel's histograms by rank, summed up, give the numpy path's counts."""
+    record = RecordSpans(
+        (Span("a", 0, 4), Span("a", 10, 14), Span("b", 0, 9), Span("a", 4, 8), Span("a", 20, 30)),
+        (Span("a", 2, 12), Span("a", 22, 24)),
+        1,
+    )
+    ordered = SpanBatch.from_records([record, record])
+    order = np.array([3, 0, 4, 2, 1, 5, 6, 7, 8, 9])  # the first record's spans shuffled
+    shuffled = replace(
+        ordered,
+        r_rank=ordered.r_rank[order],
+        r_doc=ordered.r_doc[order],
+        r_start=ordered.r_start[order],
+        r_end=ordered.r_end[order],
+        cache={},
+    )
+    for convention in CONVENTIONS:
+        for k in (1, 2, 4, None):
+            numpy_counts, kernel_counts = both_paths(shuffled, k, convention)
+            assert kernel_counts == numpy_counts == both_paths(ordered, k, convention)[0]

@@ -7,10 +7,11 @@ token starts (every unit but a token counter) get their lengths from
 budget's whole items, is then a lookup. The integers are the numpy path's, so every value is
 the same bit for bit (``tests/metrics/test_span_compiled.py`` compares the two paths).
 
-Measured (docs/performance.md, "A compiled span kernel"), it is about 2.7 times as fast as the
-numpy path on ten chunks a query (every measure at four cut-offs), more with more cut-offs,
-and slower on fifty chunks a query, where chunks overlap more often and the kernel sorts every
-record's endpoints. Importing numba and loading the cached machine code costs most of a
+Measured (docs/performance.md, "Span measures with a compiled kernel" and "Span kernel: the
+fast path for up to 64 spans"), it is about 3.5 times as fast as the numpy path on ten chunks
+a query (every measure at four cut-offs), more with more cut-offs, about 2 times on fifty
+chunks a query, and no faster past about a hundred (records with many overlapping spans sort
+every endpoint). Importing numba and loading the cached machine code costs most of a
 second per process (compiling it the first time, several seconds), which a small run would not
 win back. So by default (``auto``) the kernel is loaded once the numpy path has measured
 :data:`AUTO_AFTER` records (a record at a cut-off counts once; about the load's time: rent,
@@ -53,9 +54,9 @@ __all__ = [
 AUTO_AFTER = 3_000_000
 """Records (each once per cut-off) the numpy path measures before ``auto`` loads the kernel: at
 about 0.25 µs a record and cut-off (four measures), about the 0.8 s the load takes."""
-AUTO_MOST_SPANS = 16
+AUTO_MOST_SPANS = 64
 """``auto`` uses the kernel for batches with at most this many retrieved spans a record on
-average (the kernel's branch-light path; past it, the numpy path was faster)."""
+average (the most its branch-light path takes; at a hundred, the numpy path was as fast)."""
 _state: dict[str, Any] = {"kernel": None, "why": "not loaded yet", "records": 0}
 
 Tables = tuple[IntArray, IntArray, IntArray]
@@ -146,12 +147,13 @@ def ratios_at(
     tables: Tables, n: IntArray, kept: IntArray, missing: IntArray, chroma: bool
 ) -> FloatArray:
     """``(B, 4)``: span precision, recall, IoU and F1 of every record at the cut-off of
-    :func:`counts_at`, the same floats as the numpy path's divisions."""
+    :func:`counts_at`, the same floats as the numpy path's divisions (a transposed view: each
+    measure's column is contiguous)."""
     from ctxeval.metrics.spans import kernel as compiled_kernel
 
     offsets, table, truth = tables
     found: FloatArray = compiled_kernel.ratios_at(offsets, table, truth, missing, n, kept, chroma)
-    return found
+    return found.T
 
 
 def prefix_tables(

@@ -31,14 +31,19 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 COLUMNS = 4
 _SAFE = 2**62
 _NONE = 2**62  # a rank no span has: a piece no retrieved span covers
-_FEW = 16  # up to this many retrieved spans and excerpts, the fast path is tried
-_SMALL = 48  # up to this many endpoints, an insertion sort and linear scans
+_FEW = 64  # up to this many retrieved spans and excerpts, the fast path is tried
+_SMALL = 256  # up to this many endpoints, an insertion sort and linear scans
 
 
 def _jit(function: _F) -> _F:
     # Compiled on first call; the machine code is cached on disk (numba's cache) so later
     # processes load it instead.
     return cast(_F, numba.njit(cache=True, nogil=True)(function))
+
+
+def _inline(function: _F) -> _F:
+    # A helper of the kernels, inlined into each (a call per record would cost).
+    return cast(_F, numba.njit(cache=True, nogil=True, inline="always")(function))
 
 
 @_jit
@@ -82,7 +87,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     offsets = np.zeros(records + 1, np.int64)
     for b in range(records):
         offsets[b + 1] = offsets[b] + n[b] + 1
-    table = np.zeros((offsets[records], COLUMNS), np.int64)
+    table = np.empty((offsets[records], COLUMNS), np.int64)  # every row written below
     truth = np.zeros((records, 2), np.int64)
     d1, s1 = _extent(r_doc, r_end)
     d2, s2 = _extent(g_doc, g_end)
@@ -121,9 +126,11 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
     unit = np.empty(widest + 1, np.int64)  # each point's offset in the unit
     best = np.empty(widest + 1, np.int64)
     cover = np.empty(widest + 1, np.int64)
+    span_both = np.empty(widest + 1, np.int64)  # each span's part in the excerpts' union
+    span_parts = np.empty(widest + 1, np.int64)  # and in each excerpt, summed
     for b in range(records):
         ri, rj, gi, gj = r_at[b], r_at[b + 1], g_at[b], g_at[b + 1]
-        row = offsets[b] + 1  # table[row + rank]: the histograms, summed up below
+        top = offsets[b]  # table[top + t]: the record's lengths keeping t items
         if not tokens and rj - ri <= _FEW and gj - gi <= _FEW:
             # A record (in characters) where no two retrieved spans share a character (the
             # common case: chunks that do not overlap): the pieces are not needed, every
@@ -131,14 +138,22 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
             # each excerpt for chroma's parts), with few branches.
             # Keys ``doc * stride + offset``: spans of different documents never overlap.
             own = rj - ri
+            ordered = True  # ranks increasing: the order records arrive in
             for i in range(own):
                 lo_key[i] = r_doc[ri + i] * stride + r_start[ri + i]
                 hi_key[i] = r_doc[ri + i] * stride + r_end[ri + i]
-            clash = 0
-            for i in range(own):
-                for j in range(i + 1, own):
-                    clash += max(min(hi_key[i], hi_key[j]) - max(lo_key[i], lo_key[j]), 0)
-            if clash == 0:
+                tags[i] = r_rank[ri + i]
+                ordered &= i == 0 or tags[i] > tags[i - 1]
+            # Whether two spans share a character: each against the spans before it, as
+            # comparisons OR-ed together (no sum, no early exit: the compiler vectorises the
+            # inner loop; an insertion sort and a linear check were slower on ten spans).
+            clash = False
+            for i in range(1, own):
+                lo = lo_key[i]
+                hi = hi_key[i]
+                for j in range(i):
+                    clash |= (lo_key[j] < hi) & (lo < hi_key[j])
+            if not clash:
                 # The excerpts by start (their keys), then their union merged into runs.
                 runs = 0
                 g_sum = 0
@@ -164,22 +179,61 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 g_union = 0
                 for j in range(merged):
                     g_union += run_hi[j] - run_lo[j]
+                # Each span's overlap with the excerpts' union and with each excerpt: excerpt
+                # by excerpt over the spans (a loop over the spans the compiler vectorises).
                 for i in range(own):
-                    both = 0
-                    for j in range(merged):
-                        both += max(min(hi_key[i], run_hi[j]) - max(lo_key[i], run_lo[j]), 0)
-                    parts = 0
+                    span_both[i] = 0
+                    span_parts[i] = 0
+                for j in range(merged):
+                    lo = run_lo[j]
+                    hi = run_hi[j]
+                    for i in range(own):
+                        span_both[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
+                if merged == runs:  # disjoint excerpts: each is a run
+                    for i in range(own):
+                        span_parts[i] = span_both[i]
+                else:
                     for j in range(runs):
-                        parts += max(min(hi_key[i], ex_hi[j]) - max(lo_key[i], ex_lo[j]), 0)
+                        lo = ex_lo[j]
+                        hi = ex_hi[j]
+                        for i in range(own):
+                            span_parts[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
+                # The record's rows: in rank order (the order records arrive in), each row
+                # written once with the totals of the ranks before it; else histograms by
+                # rank, summed up.
+                done = 0
+                acc_r = acc_both = acc_parts = 0
+                if not ordered:
+                    table[top : top + n[b] + 1] = 0
+                for i in range(own):
                     width = hi_key[i] - lo_key[i]
-                    at = row + r_rank[ri + i]
-                    table[at, 0] += width
-                    table[at, 1] += both
-                    table[at, 2] += parts
-                    table[at, 3] += width
-                for t in range(row + 1, row + n[b]):
-                    for c in range(COLUMNS):
-                        table[t, c] += table[t - 1, c]
+                    if ordered:
+                        while done <= tags[i]:
+                            table[top + done, 0] = acc_r
+                            table[top + done, 1] = acc_both
+                            table[top + done, 2] = acc_parts
+                            table[top + done, 3] = acc_r
+                            done += 1
+                        acc_r += width
+                        acc_both += span_both[i]
+                        acc_parts += span_parts[i]
+                    else:
+                        at = 1 + tags[i]
+                        table[top + at, 0] += width
+                        table[top + at, 1] += span_both[i]
+                        table[top + at, 2] += span_parts[i]
+                        table[top + at, 3] += width
+                if ordered:
+                    while done <= n[b]:
+                        table[top + done, 0] = acc_r
+                        table[top + done, 1] = acc_both
+                        table[top + done, 2] = acc_parts
+                        table[top + done, 3] = acc_r
+                        done += 1
+                else:
+                    for t in range(2, n[b] + 1):
+                        for c in range(COLUMNS):
+                            table[top + t, c] += table[top + t - 1, c]
                 truth[b, 0] = g_union
                 truth[b, 1] = g_sum
                 continue
@@ -187,6 +241,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
         # rank, -1 for an excerpt), then their endpoints in that order: nearly sorted already
         # (only overlapping spans' ends are out of place), so the second insertion sort moves
         # little. (Written out: calls to helpers cost here.)
+        table[top : top + n[b] + 1] = 0
         spans = 0
         for i in range(ri, gj - gi + rj):
             if i < rj:
@@ -261,7 +316,7 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 while points[j] < hi:
                     best[j] = min(best[j], tag)
                     j += 1
-                table[row + tag, 3] += unit[j] - unit[first]
+                table[top + 1 + tag, 3] += unit[j] - unit[first]
             else:
                 while points[j] < hi:
                     cover[j] += 1
@@ -277,16 +332,44 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
             if times > 0:
                 g_union += size
             if rank != _NONE:
-                table[row + rank, 0] += size
+                table[top + 1 + rank, 0] += size
                 if times > 0:
-                    table[row + rank, 1] += size
-                    table[row + rank, 2] += size * times
-        for t in range(row + 1, row + n[b]):
+                    table[top + 1 + rank, 1] += size
+                    table[top + 1 + rank, 2] += size * times
+        for t in range(2, n[b] + 1):
             for c in range(COLUMNS):
-                table[t, c] += table[t - 1, c]
+                table[top + t, c] += table[top + t - 1, c]
         truth[b, 0] = g_union
         truth[b, 1] = g_sum
     return 0, offsets, table, truth
+
+
+@_inline
+def _divided(both: Any, retrieved: Any, relevant: Any, either: Any) -> Any:
+    """Precision, recall, IoU and F1 from the counts: the numpy path's operations in its
+    order (each count as a float64, one IEEE division each, 0 where a denominator is 0; F1 as
+    ``2 * p * r / (p + r)``), so the same floats. (Each division is made whatever the
+    denominator, by 1 in place of 0, and its quotient then dropped: no branch, so the compiler
+    can vectorise them.)"""
+    top = np.float64(both)
+    any_p = top / np.float64(max(retrieved, 1))
+    any_r = top / np.float64(max(relevant, 1))
+    iou = top / np.float64(max(either, 1))
+    p = any_p if retrieved > 0 else 0.0
+    r = any_r if relevant > 0 else 0.0
+    total = p + r
+    f1 = 2 * p * r / (total if total > 0 else 1.0)
+    return p, r, iou if either > 0 else 0.0, f1 if total > 0 else 0.0
+
+
+@_inline
+def _counted(row: Any, union: Any, excerpts: Any, chroma: Any) -> Any:
+    """The counts (intersection, precision, recall and IoU denominators) from a row of the
+    table and the ground truth's lengths (with what was not located)."""
+    both = row[1]
+    if chroma:
+        return both, row[3], excerpts, row[3] + excerpts - row[2]
+    return both, row[0], union, row[0] + union - both
 
 
 @_jit
@@ -299,21 +382,10 @@ def counts_at(
     records = len(n)
     out = np.empty((records, 4), np.int64)
     for b in range(records):
-        row = offsets[b] + min(max(kept[b], 0), n[b])
-        both = table[row, 1]
-        out[b, 0] = both
-        if chroma:
-            retrieved = table[row, 3]
-            excerpts = truth[b, 1] + missing[b]
-            out[b, 1] = retrieved
-            out[b, 2] = excerpts
-            out[b, 3] = retrieved + excerpts - table[row, 2]
-        else:
-            retrieved = table[row, 0]
-            relevant = truth[b, 0] + missing[b]
-            out[b, 1] = retrieved
-            out[b, 2] = relevant
-            out[b, 3] = retrieved + relevant - both
+        row = table[offsets[b] + min(max(kept[b], 0), n[b])]
+        found = _counted(row, truth[b, 0] + missing[b], truth[b, 1] + missing[b], chroma)
+        for c in range(4):
+            out[b, c] = found[c]
     return out
 
 
@@ -321,17 +393,14 @@ def counts_at(
 def ratios_at(
     offsets: Any, table: Any, truth: Any, missing: Any, n: Any, kept: Any, chroma: Any
 ) -> Any:
-    """Precision, recall, IoU and F1 of every record at the cut-off of :func:`counts_at`: the
-    numpy path's operations in its order (each count as a float64, one IEEE division each, 0
-    where a denominator is 0; F1 as ``2 * p * r / (p + r)``), so the same floats."""
-    counts = counts_at(offsets, table, truth, missing, n, kept, chroma)
-    out = np.zeros((len(n), 4), np.float64)
-    for b in range(len(n)):
-        both = np.float64(counts[b, 0])
-        for c in range(3):
-            if counts[b, c + 1] > 0:
-                out[b, c] = both / np.float64(counts[b, c + 1])
-        total = out[b, 0] + out[b, 1]
-        if total > 0:
-            out[b, 3] = 2 * out[b, 0] * out[b, 1] / total
+    """``(4, B)``: precision, recall, IoU and F1 of every record at the cut-off of
+    :func:`counts_at` (one row per measure; :func:`_divided`'s floats)."""
+    records = len(n)
+    out = np.empty((4, records), np.float64)
+    for b in range(records):
+        row = table[offsets[b] + min(max(kept[b], 0), n[b])]
+        found = _counted(row, truth[b, 0] + missing[b], truth[b, 1] + missing[b], chroma)
+        value = _divided(found[0], found[1], found[2], found[3])
+        for c in range(4):
+            out[c, b] = value[c]
     return out
