@@ -65,12 +65,15 @@ SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
 
 def word_counts(texts: Sequence[str]) -> IntArray:
     """``len(text.split())`` of every text, computed for all of them at once: a word starts
-    where a non-space follows a space (or a text's start). A text that occurs several times
-    (chunks repeat across queries) is counted once, and its count is remembered for later
-    batches (see :class:`WordMemo`)."""
+    where a non-space follows a space (or a text's start). Counts handed on for these very
+    text objects (:func:`remember_word_counts`) are taken as they are. A text that occurs
+    several times (chunks repeat across queries) is counted once, and its count is remembered
+    for later batches (see :class:`WordMemo`)."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
     memo = _memo()
+    if memo.handed:
+        return _handed_word_counts(texts, memo.take_handed())
     if memo.resting():
         return _fresh_word_counts(texts)  # all-new texts of late: no lookups
     known: list[int | None] = list(map(memo.counts.get, texts))
@@ -90,6 +93,20 @@ def word_counts(texts: Sequence[str]) -> IntArray:
         [counted[t] if k is None else k for t, k in zip(texts, known, strict=True)],
         dtype=np.int64,
     )
+
+
+def _handed_word_counts(texts: Sequence[str], handed: dict[int, tuple[str, int]]) -> IntArray:
+    """Word counts of ``texts``: those handed on (:func:`remember_word_counts`; the same
+    objects, found by identity: no text is hashed) as they are, the others by
+    :func:`word_counts`."""
+    known = [
+        None if h is None or h[0] is not t else h[1]
+        for t, h in zip(texts, map(handed.get, map(id, texts)), strict=True)
+    ]
+    if None in known:
+        rest = iter(word_counts([t for t, k in zip(texts, known, strict=True) if k is None]))
+        known = [next(rest) if k is None else k for k in known]
+    return np.array(known, dtype=np.int64)
 
 
 def _fresh_word_counts(texts: Sequence[str]) -> IntArray:
@@ -137,10 +154,11 @@ def joined_word_counts(
 
 
 def remember_word_counts(texts: Sequence[str], counts: IntArray) -> None:
-    """Keep the word counts of ``texts``, counted elsewhere on bytes at hand (by
+    """Hand on the word counts of ``texts``, counted elsewhere on bytes at hand (by
     :func:`ctxeval.text.token_codes.rouge_codes`: a batch's texts are tokenised for matching
-    before its context sizes are counted), for :func:`word_counts` to find."""
-    _memo().store(dict(zip(texts, counts.tolist(), strict=True)))
+    before its context sizes are counted), to the next :func:`word_counts` call of this
+    thread, which takes those of the same text objects."""
+    _memo().hand(texts, counts.tolist())
 
 
 class WordMemo:
@@ -161,6 +179,23 @@ class WordMemo:
         self.counts: dict[str, int] = {}
         self.chars = 0
         self.idle = 0  # batches in a row where almost nothing came back
+        # Counts handed on for the next call, by the id of their text (kept alive with it).
+        self.handed: dict[int, tuple[str, int]] = {}
+        self.handed_chars = 0
+
+    def hand(self, texts: Sequence[str], counts: list[int]) -> None:
+        """Hold ``counts`` for the next :meth:`take_handed` (at most ``max_chars`` characters
+        of texts: beyond, the earlier ones are dropped)."""
+        size = sum(map(len, texts))
+        if self.handed_chars + size > self.max_chars:
+            self.handed.clear()
+            self.handed_chars = 0
+        self.handed.update(zip(map(id, texts), zip(texts, counts, strict=True), strict=True))
+        self.handed_chars += size
+
+    def take_handed(self) -> dict[int, tuple[str, int]]:
+        handed, self.handed, self.handed_chars = self.handed, {}, 0
+        return handed
 
     def keep(self, counted: dict[str, int], *, hits: int = 0, texts: int = 0) -> None:
         if self.admits(hits=hits, texts=texts):
