@@ -199,3 +199,12 @@ def test_word_counts_handed_on_equal_str_split(batch: list[str]) -> None:
     assert handed_word_counts(batch) == expected
     rouge_codes(batch)  # (its counts kept for word_counts)
     assert word_counts(batch).tolist() == expected
+
+
+def test_lowercasing_first_changes_no_word_count() -> None:
+    # Texts holding LOWER_TO_ASCII are lowercased whole before their words are counted: no
+    # character's lowercase is empty, nor holds a space unless the character is one.
+    for c in map(chr, range(0x110000)):
+        lower = c.lower()
+        assert lower
+        assert all(x.isspace() == c.isspace() for x in lower), hex(ord(c))
