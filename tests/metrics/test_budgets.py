@@ -18,7 +18,7 @@ from ctxeval.metrics.id_metrics import IDRankedRetrievalMetrics
 from ctxeval.metrics.measures import MEASURES, parse_measure
 from ctxeval.metrics.runs import evaluate_run
 from ctxeval.metrics.text_metrics import RankedRetrievalMetrics
-from ctxeval.text.sizes import SPACE_CODES, word_counts
+from ctxeval.text.sizes import SPACE_CODES, WordMemo, remember_word_counts, word_counts
 
 # words: 3, 2, 1 | 6 | none      characters: 8, 5, 2 | 17 | none
 TEXTS = [["aa bb cc", "dd ee", "ff"], ["gg hh ii jj kk ll"], []]
@@ -287,3 +287,36 @@ def test_the_space_codes_are_what_str_split_splits_on() -> None:
 def test_word_counts_of_ascii_texts_equal_str_split(texts: list[str]) -> None:
     # All of ASCII: the C path (one translate, a count per text) for every text of the batch.
     assert word_counts(texts).tolist() == [len(text.split()) for text in texts]
+
+
+def test_the_word_memo_rests_between_looks_while_nothing_comes_back() -> None:
+    memo = WordMemo()
+    memo.store({"a b": 2})
+    assert not memo.resting()  # texts came back (or none was looked for yet)
+    assert not memo.admits(hits=0, texts=10)  # almost nothing came back: not kept
+    # The next six batches are counted without lookups; the eighth in a row looks again, and
+    # its counts are kept afresh.
+    assert [memo.resting() for _ in range(7)] == [True] * 6 + [False]
+    assert memo.admits(hits=0, texts=10)
+    assert not memo.resting()
+    assert memo.admits(hits=2, texts=10)  # at least one in eight came back: keeps looking
+    assert not memo.resting()
+
+
+def test_word_counts_handed_on_are_taken_for_the_same_text_objects_once() -> None:
+    text = "a b c"
+    equal = "".join(["a b ", "c"])
+    assert equal == text
+    assert equal is not text
+    remember_word_counts([text], np.array([7]))  # a wrong count, to see where it is taken
+    assert word_counts([equal, text]).tolist() == [3, 7]
+    assert word_counts([text]).tolist() == [3]  # taken by one call: then counted afresh
+
+
+def test_the_word_memo_drops_what_is_handed_on_beyond_its_size() -> None:
+    memo = WordMemo(max_chars=8)
+    memo.hand(["abcde"], [1])
+    memo.hand(["fgh"], [1])
+    memo.hand(["ij"], [1])  # 10 characters: the earlier ones are dropped
+    assert [text for text, _ in memo.take_handed().values()] == ["ij"]
+    assert memo.take_handed() == {}

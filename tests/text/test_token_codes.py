@@ -7,12 +7,15 @@ tokens are (the same partition of the tokens into equal classes, in the same ord
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import tokenize as rouge_tokenize
 
 from ctxeval.matching.rouge import compiled
+from ctxeval.text.sizes import SPACE_CODES, word_counts
 from ctxeval.text.token_codes import LOWER_TO_ASCII, MAX_CHARACTERS, rouge_codes
 
 
@@ -148,3 +151,60 @@ texts = st.one_of(
 @given(st.lists(texts, max_size=12))
 def test_same_partition_as_rouge_score(batch: list[str]) -> None:
     assert_same_partition(batch)
+
+
+def handed_word_counts(batch: list[str]) -> list[int]:
+    """The word counts ``rouge_codes`` hands on for ``batch`` (to the word memo)."""
+    handed: list[tuple[list[str], list[int]]] = []
+    with mock.patch(
+        "ctxeval.text.token_codes.remember_word_counts",
+        lambda texts, counts: handed.append((list(texts), counts.tolist())),
+    ):
+        rouge_codes(batch)
+    assert len(handed) == 1
+    assert handed[0][0] == batch
+    return handed[0][1]
+
+
+def test_word_counts_by_hand() -> None:
+    batch = [
+        "Paris is\tthe capital.",
+        "",
+        "  ",
+        "a\u00a0b\u3000c\u2014d",
+        "\u212a \u0130x",
+        "a\ud800 b",
+    ]
+    assert handed_word_counts(batch) == [4, 0, 0, 3, 2, 2]
+
+
+# Every space str.split splits on (ASCII and beyond: two and three bytes), characters that share
+# their lead bytes, the two lowercased first, a lone surrogate and a character of four bytes.
+_SPACED = st.text(
+    alphabet=st.sampled_from(
+        [
+            *"ab1 .",
+            *map(chr, SPACE_CODES.tolist()),
+            *"\u00c2\u2014\u200b\ud800\U0001f600",
+            *LOWER_TO_ASCII,
+        ]
+    ),
+    max_size=20,
+)
+
+
+@given(st.lists(st.one_of(texts, _SPACED), min_size=1, max_size=12))
+def test_word_counts_handed_on_equal_str_split(batch: list[str]) -> None:
+    expected = [len(text.split()) for text in batch]
+    assert handed_word_counts(batch) == expected
+    rouge_codes(batch)  # (its counts kept for word_counts)
+    assert word_counts(batch).tolist() == expected
+
+
+def test_lowercasing_first_changes_no_word_count() -> None:
+    # Texts holding LOWER_TO_ASCII are lowercased whole before their words are counted: no
+    # character's lowercase is empty, nor holds a space unless the character is one.
+    for c in map(chr, range(0x110000)):
+        lower = c.lower()
+        assert lower
+        assert all(x.isspace() == c.isspace() for x in lower), hex(ord(c))

@@ -25,6 +25,8 @@ __all__ = [
     "check_token_counter",
     "count_words",
     "counting",
+    "joined_word_counts",
+    "remember_word_counts",
     "token_counter",
     "word_counts",
 ]
@@ -63,12 +65,17 @@ SPACE_CODES = np.array([*_SPACES, 8239, 8287, 12288], dtype=np.uint32)
 
 def word_counts(texts: Sequence[str]) -> IntArray:
     """``len(text.split())`` of every text, computed for all of them at once: a word starts
-    where a non-space follows a space (or a text's start). A text that occurs several times
-    (chunks repeat across queries) is counted once, and its count is remembered for later
-    batches (see :class:`WordMemo`)."""
+    where a non-space follows a space (or a text's start). Counts handed on for these very
+    text objects (:func:`remember_word_counts`) are taken as they are. A text that occurs
+    several times (chunks repeat across queries) is counted once, and its count is remembered
+    for later batches (see :class:`WordMemo`)."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
     memo = _memo()
+    if memo.handed:
+        return _handed_word_counts(texts, memo.take_handed())
+    if memo.resting():
+        return _fresh_word_counts(texts)  # all-new texts of late: no lookups
     known: list[int | None] = list(map(memo.counts.get, texts))
     found = len(texts) - known.count(None)
     if found == len(texts):
@@ -86,6 +93,20 @@ def word_counts(texts: Sequence[str]) -> IntArray:
         [counted[t] if k is None else k for t, k in zip(texts, known, strict=True)],
         dtype=np.int64,
     )
+
+
+def _handed_word_counts(texts: Sequence[str], handed: dict[int, tuple[str, int]]) -> IntArray:
+    """Word counts of ``texts``: those handed on (:func:`remember_word_counts`; the same
+    objects, found by identity: no text is hashed) as they are, the others by
+    :func:`word_counts`."""
+    known = [
+        None if h is None or h[0] is not t else h[1]
+        for t, h in zip(texts, map(handed.get, map(id, texts)), strict=True)
+    ]
+    if None in known:
+        rest = iter(word_counts([t for t, k in zip(texts, known, strict=True) if k is None]))
+        known = [next(rest) if k is None else k for k in known]
+    return np.array(known, dtype=np.int64)
 
 
 def _fresh_word_counts(texts: Sequence[str]) -> IntArray:
@@ -106,14 +127,38 @@ def _fresh_word_counts(texts: Sequence[str]) -> IntArray:
 def _ascii_word_counts(texts: Sequence[str]) -> IntArray:
     """``len(text.split())`` of ASCII texts, all at once: joined with a space before each
     (one ``str.join`` and ``encode``, no per-text copy), each byte made 1 for a space and 0
-    otherwise (one ``bytes.translate``), and each text's word starts (a 0 after a 1) summed."""
+    otherwise (one ``bytes.translate``), and counted by :func:`joined_word_counts`."""
     joined = (" " + " ".join(texts) + " ").encode("ascii")
     space = np.frombuffer(joined.translate(_SPACE_BYTES), dtype=np.uint8)
-    starts = (space[:-1] > space[1:]).view(np.uint8)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     separators = np.cumsum(lengths + 1) - lengths - 1  # where each text's separator is
+    return joined_word_counts(joined, space, separators, ascii_only=True)
+
+
+def joined_word_counts(
+    joined: bytes, space: npt.NDArray[np.uint8], separators: IntArray, *, ascii_only: bool
+) -> IntArray:
+    """``len(text.split())`` of texts whose UTF-8 bytes lie end to end in ``joined``, each
+    after the space byte at its entry of ``separators``, the last one followed by spaces (at
+    least three unless ``ascii_only``): a word starts where a non-space follows a space, and
+    each text's starts are summed (no start counts for the wrong text). ``space``: 1 for each
+    byte that is an ASCII space, else 0. Unless ``ascii_only`` (no text beyond ASCII), the
+    bytes of the other spaces (U+0085, U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029,
+    U+202F, U+205F, U+3000: :data:`SPACE_CODES`, two or three bytes each) are marked too, in a
+    copy of ``space``."""
+    if not ascii_only:
+        space = _mark_wide_spaces(np.frombuffer(joined, dtype=np.uint8), space.copy())
+    starts = (space[:-1] > space[1:]).view(np.uint8)
     counts: IntArray = np.add.reduceat(starts, separators, dtype=np.uint32).astype(np.int64)
     return counts
+
+
+def remember_word_counts(texts: Sequence[str], counts: IntArray) -> None:
+    """Hand on the word counts of ``texts``, counted elsewhere on bytes at hand (by
+    :func:`ctxeval.text.token_codes.rouge_codes`: a batch's texts are tokenised for matching
+    before its context sizes are counted), to the next :func:`word_counts` call of this
+    thread, which takes those of the same text objects."""
+    _memo().hand(texts, counts.tolist())
 
 
 class WordMemo:
@@ -124,18 +169,45 @@ class WordMemo:
 
     Keeping costs a little (0.3 µs a text): a batch's new counts are kept only while texts come
     back (at least one in eight of a batch's texts found), or when the memo is empty, or afresh
-    after eight batches in a row where almost nothing came back (all-new texts: the memo then
-    costs its lookups only, and still notices when texts start to repeat)."""
+    after eight batches in a row where almost nothing came back. So do lookups (a text's first
+    hash: about 0.5 µs for a 120-word chunk): after a batch where almost nothing came back, the
+    next six are counted without them (all-new texts: the memo then costs the lookups of two
+    batches in eight, and still notices when texts start to repeat)."""
 
     def __init__(self, max_chars: int = 1 << 23) -> None:
         self.max_chars = max_chars
         self.counts: dict[str, int] = {}
         self.chars = 0
         self.idle = 0  # batches in a row where almost nothing came back
+        # Counts handed on for the next call, by the id of their text (kept alive with it).
+        self.handed: dict[int, tuple[str, int]] = {}
+        self.handed_chars = 0
+
+    def hand(self, texts: Sequence[str], counts: list[int]) -> None:
+        """Hold ``counts`` for the next :meth:`take_handed` (at most ``max_chars`` characters
+        of texts: beyond, the earlier ones are dropped)."""
+        size = sum(map(len, texts))
+        if self.handed_chars + size > self.max_chars:
+            self.handed.clear()
+            self.handed_chars = 0
+        self.handed.update(zip(map(id, texts), zip(texts, counts, strict=True), strict=True))
+        self.handed_chars += size
+
+    def take_handed(self) -> dict[int, tuple[str, int]]:
+        handed, self.handed, self.handed_chars = self.handed, {}, 0
+        return handed
 
     def keep(self, counted: dict[str, int], *, hits: int = 0, texts: int = 0) -> None:
         if self.admits(hits=hits, texts=texts):
             self.store(counted)
+
+    def resting(self) -> bool:
+        """Whether to count a batch afresh without looking its texts up: the batches after
+        one where almost nothing came back, but for the eighth in a row."""
+        if 0 < self.idle < 7:
+            self.idle += 1
+            return True
+        return False
 
     def admits(self, *, hits: int, texts: int) -> bool:
         """Whether a batch that found ``hits`` of its ``texts`` should keep its new counts
@@ -174,55 +246,46 @@ def _memo() -> WordMemo:
 def _word_counts(texts: Sequence[str]) -> IntArray:
     """``len(text.split())`` of every text, on their UTF-8 bytes all at once (2.5x faster
     than str.split text by text on 120-word chunks, 15% of them beyond ASCII): each byte
-    becomes 1 when it belongs to a space and 0 otherwise, a word starts where a 1 is followed
-    by a 0, and each text's starts are summed. Every text has a separator before it and the
-    last one after it, so no start counts for the wrong text. ASCII spaces are single bytes;
-    the other spaces (U+0085, U+00A0, U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F,
-    U+3000: :data:`SPACE_CODES`) are two or three bytes, each marked, and no other character's
-    bytes are below 0x80."""
+    becomes 1 when it is an ASCII space and 0 otherwise, then :func:`joined_word_counts`."""
     # Encoded one by one: joining first would widen every ASCII text to the widest one's form.
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
-    joined = b"\n" + b"\n".join(encoded) + b"\n"
+    joined = b"\n" + b"\n".join(encoded) + b"\n\n\n"  # (three: see _mark_wide_spaces)
     space = np.frombuffer(joined.translate(_SPACE_BYTES), dtype=np.uint8)
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(texts))
-    if len(joined) > sum(map(len, texts)) + len(texts) + 1:  # some text beyond ASCII
-        space = _mark_wide_spaces(np.frombuffer(joined, dtype=np.uint8), space.copy())
-    starts = (space[:-1] > space[1:]).view(np.uint8)
     separators = np.cumsum(lengths + 1) - lengths - 1  # where each text's separator is
-    counts: IntArray = np.add.reduceat(starts, separators, dtype=np.uint32).astype(np.int64)
-    return counts
+    ascii_only = len(joined) == sum(map(len, texts)) + len(texts) + 3
+    return joined_word_counts(joined, space, separators, ascii_only=ascii_only)
 
 
 def _mark_wide_spaces(byte: npt.NDArray[np.uint8], space: npt.NDArray[np.uint8]) -> Any:
-    """``space`` with every byte of each two- and three-byte UTF-8 space set to 1."""
-    lead = np.flatnonzero(byte >= 0xC2)  # lead bytes beyond ASCII (continuations are < 0xC0)
-    lead = lead[lead < len(byte) - 2]  # a space's bytes end before the final separator
-    code = byte[lead].astype(np.int64) << 16 | byte[lead + 1].astype(np.int64) << 8
-    code |= byte[lead + 2]
-    two = lead[np.isin(code >> 8, _NARROW_SPACES)]
-    three = lead[np.isin(code, _WIDE_SPACES)]
-    for at, width in ((two, 2), (three, 3)):
-        for shift in range(width):
-            space[at + shift] = 1
+    """``space`` with every byte of each two- and three-byte UTF-8 space set to 1 (``byte``
+    ends with at least three bytes of ASCII)."""
+    lead = np.flatnonzero(byte[:-3] >= 0xC2)  # lead bytes beyond ASCII (continuations < 0xC0)
+    # Each lead's character as a number of 3 bytes (one unaligned read of 4 bytes at each).
+    code = np.ndarray((len(byte) - 3,), dtype=">u4", buffer=byte, strides=(1,))[lead] >> 8
+    at = lead[np.searchsorted(_SPACE_RANGES, code, side="right") % 2 == 1]
+    space[at] = space[at + 1] = 1
+    at = at[byte[at] >= 0xE0]  # three bytes
+    space[at + 2] = 1
     return space
 
 
 # Byte -> 1 for an ASCII space, else 0 (so every byte of a character beyond ASCII is 0 until
-# _mark_wide_spaces marks the spaces among them); then the UTF-8 encodings of the other spaces
-# as numbers: two bytes (U+0085, U+00A0) and three (the rest). All from SPACE_CODES.
+# _mark_wide_spaces marks the spaces among them). All from SPACE_CODES.
 _SPACE_BYTES = bytes(1 if b in SPACE_CODES[SPACE_CODES < 128] else 0 for b in range(256))
 
 
-_ENCODED_SPACES = [chr(c).encode("utf-8") for c in SPACE_CODES.tolist() if c >= 128]
-
-
-_NARROW_SPACES = np.array(
-    [int.from_bytes(e, "big") for e in _ENCODED_SPACES if len(e) == 2], dtype=np.int64
-)
-
-
-_WIDE_SPACES = np.array(
-    [int.from_bytes(e, "big") for e in _ENCODED_SPACES if len(e) == 3], dtype=np.int64
+# The numbers of 3 bytes that start with the UTF-8 encoding of a space beyond ASCII, as ranges
+# [first, first + width), both ends of each in order (SPACE_CODES is in order, and so are its
+# encodings): a number is in a range when an odd count of ends is at or below it. A two-byte
+# space (U+0085, U+00A0) is a range of 256 (any third byte), a three-byte one a range of 1.
+_SPACE_RANGES = np.array(
+    [
+        int.from_bytes(encoded.ljust(3, b"\0"), "big") + end * (256 if len(encoded) == 2 else 1)
+        for encoded in (chr(c).encode("utf-8") for c in SPACE_CODES.tolist() if c >= 128)
+        for end in (0, 1)
+    ],
+    dtype=np.int64,
 )
 
 

@@ -9,10 +9,11 @@ Python object is made per token: the work is a few numpy passes over all the tex
 How a token becomes its character, exactly (no hashing decides equality):
 
 1. The texts are encoded to UTF-8 one by one and joined, and each byte becomes a symbol:
-   ``0-9`` 1 to 10, ``a-z`` and ``A-Z`` 11 to 36, anything else 0 (a separator; a character
-   outside ASCII is 2 to 4 separators). The two characters outside ASCII whose lowercase holds
-   ASCII letters (:data:`LOWER_TO_ASCII`) are the exception: texts with them are lowercased
-   first, as :meth:`RougeTokenizer.match_keys` lowercases every text outside ASCII.
+   ``0-9`` 1 to 10, ``a-z`` and ``A-Z`` 11 to 36, an ASCII space 64 and anything else 0 (both
+   separators; a character outside ASCII is 2 to 4 of them). The two characters outside ASCII
+   whose lowercase holds ASCII letters (:data:`LOWER_TO_ASCII`) are the exception: texts with
+   them are lowercased first, as :meth:`RougeTokenizer.match_keys` lowercases every text
+   outside ASCII. The texts' word counts are read off the same symbols (spaces apart).
 2. A token of at most 10 characters is an integer below 2**62 that holds its symbols (its
    first 8 a byte each, read as one unaligned word; the 9th and 10th in the bytes' free high
    bits): two tokens are equal exactly when their integers are. A longer token (about 3% of
@@ -34,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxeval.foundation.arrays import IntArray
+from ctxeval.text.sizes import SPACE_CODES, joined_word_counts, remember_word_counts
 
 __all__ = ["LOWER_TO_ASCII", "MAX_CHARACTERS", "rouge_codes"]
 
@@ -46,8 +48,19 @@ MAX_CHARACTERS = 1 << 20
 #: Kelvin sign ("k"). A test recomputes the list from the running Python's Unicode tables.
 LOWER_TO_ASCII = ("\u0130", "\u212a")
 
+# A byte's symbol: 0-9 1 to 10, a-z and A-Z 11 to 36, an ASCII space (str.split's) _SPACE, any
+# other byte 0. Both of the last two separate tokens; spaces also separate words.
+_SPACE = 64
 _SYMBOLS = bytes(
-    c - 47 if 48 <= c <= 57 else c - 86 if 97 <= c <= 122 else c - 54 if 65 <= c <= 90 else 0
+    c - 47
+    if 48 <= c <= 57
+    else c - 86
+    if 97 <= c <= 122
+    else c - 54
+    if 65 <= c <= 90
+    else _SPACE
+    if c in SPACE_CODES[SPACE_CODES < 128]
+    else 0
     for c in range(256)
 )
 _U = np.uint64
@@ -68,7 +81,10 @@ _SURROGATES = 0xD800
 def rouge_codes(texts: Sequence[str]) -> list[str]:
     """Each text as one character per rouge-score token (no stemming); equal characters, across
     all of ``texts``, exactly where the tokens are equal. At most :data:`MAX_CHARACTERS`
-    characters in all (``ValueError`` beyond)."""
+    characters in all (``ValueError`` beyond).
+
+    The texts' word counts (``len(text.split())``) come from the same bytes, for little more,
+    and are handed to :func:`ctxeval.text.sizes.remember_word_counts`."""
     if not texts:
         return []
     characters = sum(map(len, texts)) + len(texts) - 1
@@ -76,7 +92,8 @@ def rouge_codes(texts: Sequence[str]) -> list[str]:
         raise ValueError(f"rouge_codes: {characters:,} characters, at most {MAX_CHARACTERS:,}")
     data, lengths = _utf8(texts)
     raw = data.translate(_SYMBOLS)
-    inside = np.frombuffer(raw, dtype=np.uint8) != 0
+    symbols = np.frombuffer(raw, dtype=np.uint8)
+    inside = (symbols & (_SPACE - 1)) != 0
     # Where a token starts or ends, in turn (the buffer starts and ends with separators).
     edges = np.flatnonzero(inside[1:] ^ inside[:-1])
     edges += 1
@@ -88,6 +105,11 @@ def rouge_codes(texts: Sequence[str]) -> list[str]:
     # Text i's bytes start after the separator before it, past the earlier texts and theirs.
     offsets = np.cumsum([1, *[n + 1 for n in lengths]])
     bounds = np.searchsorted(starts, offsets).tolist()
+    ascii_only = all(map(str.isascii, texts))
+    words = joined_word_counts(
+        data, (symbols == _SPACE).view(np.uint8), offsets[:-1] - 1, ascii_only=ascii_only
+    )
+    remember_word_counts(texts, words)
     return [joined[a:b] for a, b in itertools.pairwise(bounds)]
 
 
