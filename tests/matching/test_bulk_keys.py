@@ -175,3 +175,54 @@ def test_evaluator_rows_are_the_same_with_and_without_bulk_keys(
         rows.append([dict(row) for row in result.per_query])
     assert rows[0] == rows[1]
     assert any(row["precision@1"] > 0 for row in rows[0])
+
+
+def _batch(tag: str, n: int = 8) -> list[tuple[list[str], list[str]]]:
+    """``n`` records of texts no other batch has (the tag is in every text)."""
+    return [
+        ([f"{tag} chunk {i} the cat", f"{tag} other {i} mat"], [f"{tag} cat {i}"]) for i in range(n)
+    ]
+
+
+def test_after_batches_of_new_texts_the_bitmap_rests(monkeypatch: pytest.MonkeyPatch) -> None:
+    # All-new texts: two batches in a row where nothing came back, then seven batches that
+    # neither mark nor look up their texts, then one with the bitmap again.
+    monkeypatch.setattr(tokens, "_BULK_MIN_CHARS", 0)
+    cache = TokenCache(ROUGE)
+    strategy = RougeChunkMatch()
+    marked = []
+    with compiled.mode("never"):
+        for n in range(11):
+            records = _batch(f"b{n}")
+            keyed = cache.keyed_records(records)
+            for (retrieved, truth), keys in zip(records, keyed, strict=True):
+                cache.encode_record(retrieved, truth, keyed=keys)
+            marked.append(cache._marked)
+    per_batch = 8 * 3  # texts marked by a batch that uses the bitmap
+    assert marked[:3] == [per_batch, 2 * per_batch, 2 * per_batch]  # rests from the third
+    assert marked[8] == 2 * per_batch  # ... to the ninth
+    assert marked[9] == 3 * per_batch  # the tenth uses it, and rests again after
+    assert marked[10] == 3 * per_batch
+    # Resting changes no score: the batches' matches are those of a fresh cache.
+    default_cache(ROUGE).clear()
+    for n in (0, 5, 9):
+        records = _batch(f"b{n}")
+        got = strategy.match_records(records)
+        for (retrieved, truth), matches in zip(records, got, strict=True):
+            assert matches.scores is not None
+            assert matches.scores.tolist() == reference(retrieved, truth)
+
+
+def test_texts_that_come_back_keep_the_bitmap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A corpus: each batch holds texts of the one before. The bitmap never rests, and the
+    # texts that come back are kept.
+    monkeypatch.setattr(tokens, "_BULK_MIN_CHARS", 0)
+    cache = TokenCache(ROUGE)
+    with compiled.mode("never"):
+        for n in range(6):
+            records = _batch(f"b{n}") + _batch(f"b{n - 1}", 2)
+            keyed = cache.keyed_records(records)
+            for (retrieved, truth), keys in zip(records, keyed, strict=True):
+                cache.encode_record(retrieved, truth, keyed=keys)
+            assert cache._rest == 0
+    assert len(cache) > 0

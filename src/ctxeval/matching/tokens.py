@@ -55,7 +55,10 @@ class TokenCache:
     compared with each other. So a run where chunks repeat (a retriever over a fixed corpus)
     tokenises each distinct chunk twice at most, and a run of all-new texts pays nothing extra
     but a bit per text in a fixed bitmap of the texts it has seen (indexed by the text's hash; a
-    false "seen" only keeps a text that did not need keeping).
+    false "seen" only keeps a text that did not need keeping). Batched (:meth:`keyed_records`),
+    even that bit rests: after two batches in a row where almost nothing came back, the next
+    seven neither mark nor look up their texts (with a direct :meth:`encode_record` call until
+    the next batch), so texts that start to repeat are noticed in one batch of eight.
 
     Keeping a text pays only when it comes back once more before it is dropped, so texts are
     kept by measured return, not merely by "seen before": the cache keeps a *debt* in tokens
@@ -97,6 +100,11 @@ class TokenCache:
         # Tokens converted to characters minus tokens found kept, since the cache last started
         # afresh: what converting has cost and not (yet) saved, in tokens.
         self._debt = 0
+        # Batches (keyed_records calls) still to come that leave the bitmap alone, and whether
+        # the records being matched use it (see keyed_records).
+        self._rest = 0
+        self._bitmap = True
+        self._idle = 0  # batches in a row, with the bitmap, where almost nothing came back
         #: Characters of the records tokenised afresh (the keys path), over the cache's life
         #: (never reset): the work a compiled tokeniser would have saved.
         self.keyed_chars = 0
@@ -130,7 +138,10 @@ class TokenCache:
         if self._bulk is None:
             return out
         codes, seen = self._codes, self._seen_before
-        converting = self._admitting and self._debt < _MAX_DEBT
+        self._bitmap = not self._rest
+        self._rest = max(self._rest - 1, 0)
+        converting = self._bitmap and self._admitting and self._debt < _MAX_DEBT
+        came_back = 0
         group: list[int] = []
         texts: list[str] = []
         size = 0
@@ -140,7 +151,10 @@ class TokenCache:
                 all(map(codes.__contains__, first))
                 or (converting and all(t in codes or seen(t) for t in first))
             ):
+                came_back += 1
                 continue  # (bound for the code path)
+            if self._bitmap and any(t in codes or seen(t) for t in first):
+                came_back += 1
             flat = list(itertools.chain.from_iterable(groups))
             chars = sum(map(len, flat)) + len(flat)
             if chars > MAX_CHARACTERS:
@@ -152,6 +166,10 @@ class TokenCache:
             texts += flat
             size += chars
         self._bulk_group(records, group, texts, size, out)
+        if self._bitmap and records:
+            self._idle = self._idle + 1 if came_back * 8 < len(records) else 0
+            if self._idle >= _IDLE_BATCHES:
+                self._rest = _REST_BATCHES  # all-new texts of late: the next batches rest
         return out
 
     def _bulk_group(
@@ -186,7 +204,7 @@ class TokenCache:
         encoded: list[list[Any]] = []
         if groups and groups[0]:
             repeats = all(map(codes.__contains__, groups[0]))
-            if not repeats and self._admitting and self._debt < _MAX_DEBT:
+            if not repeats and self._bitmap and self._admitting and self._debt < _MAX_DEBT:
                 # (else converting texts would cost more than the kept ones have saved)
                 repeats = all(t in codes or seen(t) for t in groups[0])
             if repeats:
@@ -207,8 +225,9 @@ class TokenCache:
                 # them (keys and characters never mix within a record): they predict savings.
                 found = sum([len(codes[t]) + 1 for t in groups[0] if t in codes])
                 self._debt = max(self._debt - found, -_MAX_DEBT)
-            for texts in groups:
-                self._mark(texts)
+            if self._bitmap:
+                for texts in groups:
+                    self._mark(texts)
             self.keyed_chars += sum(map(len, itertools.chain.from_iterable(groups)))
             split = self._split
             if keyed is not None:
@@ -306,6 +325,7 @@ class TokenCache:
         self._restart()
         self._seen[:] = bytes(len(self._seen))
         self._marked = 0
+        self._rest, self._bitmap, self._idle = 0, True, 0
 
     def __len__(self) -> int:
         """How many texts are kept."""
@@ -331,6 +351,14 @@ _BULK_MIN_CHARS = 2_000
 
 # Tokens converted ahead of any return: the most the cache may cost over none (a few ms).
 _MAX_DEBT = 1 << 13
+
+# After _IDLE_BATCHES batches in a row where fewer than one record in eight had a text seen
+# before (all-new texts: a corpus's chunks come back within a batch or two), _REST_BATCHES
+# batches match without the bitmap: no text is hashed, marked or looked up there (about a
+# tenth of a new record's matching), and the cache still notices texts that start to repeat
+# in one batch of eight.
+_IDLE_BATCHES = 2
+_REST_BATCHES = 7
 
 
 class _VocabularyFull(Exception):
