@@ -178,7 +178,19 @@ _VALUES = st.one_of(
     st.none(),
     st.integers(),
     st.lists(st.lists(_TEXTS, max_size=2), max_size=2),
+    st.dictionaries(_TEXTS, st.one_of(st.integers(), st.floats(), st.booleans()), max_size=3),
+    st.dictionaries(_TEXTS, st.one_of(_TEXTS, st.lists(st.integers(), max_size=2)), max_size=2),
 )
+
+
+def _plain(value: object) -> bool:
+    """A value plainly_writable takes as it is: not a list or dict, a list of strings, or a
+    dict of numbers (its keys are strings here)."""
+    if type(value) is list:
+        return all(type(i) is str for i in value)
+    if type(value) is dict:
+        return all(type(v) in (int, float, bool) for v in value.values())
+    return True
 
 
 @given(st.dictionaries(_TEXTS, _VALUES, max_size=4))
@@ -189,7 +201,7 @@ def test_the_plain_record_fast_path_agrees_with_the_full_check(record: dict[str,
         find_unwritable(key, "k") or find_unwritable(value, "v") for key, value in record.items()
     ]
     clean = not any(found)
-    plain = all(type(v) is not list or all(type(i) is str for i in v) for v in record.values())
+    plain = all(map(_plain, record.values()))
     assert plainly_writable(record) == (clean and plain)
     assert (unwritable(record) is None) == clean
 

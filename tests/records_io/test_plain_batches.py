@@ -1,5 +1,6 @@
 """Plain records checked a batch at a time (``io/plain.py``) give exactly what the record-by-record
-reader gives: the same records, the same errors with the same messages, the same duplicates.
+reader gives: the same records, the same errors with the same messages, the same duplicates, in
+text mode and in ID mode.
 
 A list is read a batch at a time; the same dicts handed over by a generator (a stream, never
 read ahead) are read record by record. Both must agree on any mix of plain and bad records.
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,21 +71,68 @@ def record(draw: Any, with_ids: bool) -> dict[str, Any]:
     return out
 
 
+# Each change makes a plain ID record not plain (a bad record, or a good one checked further).
+ID_CHANGES: list[tuple[str, Any]] = [
+    ("id", " "),
+    ("id", 7),
+    ("retrieved_ids", ["a", 3]),
+    ("retrieved_ids", ["a", True]),
+    ("retrieved_ids", "a"),
+    ("retrieved_ids", None),
+    ("qrels", ["a", "b"]),
+    ("qrels", {}),
+    ("qrels", {"a": True}),
+    ("qrels", {"a": float("nan")}),
+    ("qrels", {"a": float("inf")}),
+    ("qrels", {"a": 1001}),
+    ("qrels", {"a": -2.5}),
+    ("qrels", {"a": "1"}),
+    ("qrels", {"a": 10**400}),
+    ("qrels", {"a": [1]}),
+    ("retrieved_scores", [0.5]),
+    ("retrieved_spans", None),
+    ("tags", DEEP),
+    ("question", "c\u00e9"),
+]
+
+
+@st.composite
+def id_record(draw: Any, with_ids: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if with_ids:
+        out["id"] = draw(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]))
+    out["retrieved_ids"] = draw(st.lists(st.sampled_from(["a", "b", "c\u00e9"]), max_size=3))
+    grades = st.one_of(st.integers(0, 3), st.sampled_from([0.5, 2.0]))
+    out["qrels"] = draw(st.dictionaries(st.sampled_from(["a", "b", "d"]), grades, min_size=1))
+    if draw(st.booleans()):
+        field, value = draw(st.sampled_from(ID_CHANGES))
+        if draw(st.booleans()) and field in out:
+            del out[field]
+        else:
+            out[field] = value
+    return out
+
+
 def _generated(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     yield from records
 
 
 def _read(source: Any) -> list[Any]:
-    """Every item read, as comparable values (an exception as its type and message)."""
+    """Every item read, as comparable values: its repr (so 1 and 1.0 differ), or an
+    exception's type and message."""
     try:
-        return list(read_records(source))
+        return list(map(repr, read_records(source)))
     except Exception as exc:
         return [type(exc), str(exc)]
 
 
+def _records(kind: Any) -> Any:
+    return st.booleans().flatmap(lambda ids: st.lists(kind(ids), min_size=1, max_size=40))
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    records=st.booleans().flatmap(lambda ids: st.lists(record(ids), min_size=1, max_size=40)),
+    records=st.one_of(_records(record), _records(id_record)),
     batch=st.sampled_from([1, 3, 256]),
 )
 def test_batches_read_as_record_by_record(records: list[dict[str, Any]], batch: int) -> None:
@@ -162,3 +211,30 @@ class CountedList(list):  # type: ignore[type-arg]
         for item in super().__iter__():
             self.taken += 1
             yield item
+
+
+PLAIN_TEXT = {"id": "q1", "retrieved_context": ["a b", "c\u00e9"], "ground_truth_context": ["a b"]}
+PLAIN_IDS = {"id": "q1", "retrieved_ids": ["a", "c\u00e9"], "qrels": {"a": 1, "b": 0.5}}
+EVERY_CHANGE = [
+    (plain, field, value, delete)
+    for plain, changes in ((PLAIN_TEXT, CHANGES), (PLAIN_IDS, ID_CHANGES))
+    for field, value in changes
+    for delete in (False, True)
+    if not delete or field in plain
+]
+
+
+@pytest.mark.parametrize(("plain", "field", "value", "delete"), EVERY_CHANGE)
+def test_every_change_reads_as_record_by_record(
+    plain: dict[str, Any], field: str, value: Any, delete: bool
+) -> None:
+    # One changed record between plain ones (ids q0, q1, q2), with and without ids.
+    changed = {k: v for k, v in plain.items() if not (delete and k == field)}
+    if not delete:
+        changed[field] = value
+    records = [{**plain, "id": "q0"}, changed, {**plain, "id": "q2"}]
+    for with_ids in (True, False):
+        batch = (
+            records if with_ids else [{k: v for k, v in r.items() if k != "id"} for r in records]
+        )
+        assert _read(batch) == _read(_generated(batch))

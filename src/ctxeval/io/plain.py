@@ -1,10 +1,13 @@
-"""Plain text records, checked a batch at a time.
+"""Plain records, checked a batch at a time.
 
-Most records of a text dataset are *plain*: a dict whose retrieved field is a list of strings,
-whose ground-truth field is a non-empty list of non-blank strings, whose id (when the dataset
-has ids) is a non-blank string, with no span or score field and no nested metadata. For those the
-record-by-record checks of :class:`~ctxeval.io.stream.RecordStream` (a chain of calls per record)
-all pass, so a batch of them is checked with one pass over the batch per condition instead.
+Most records of a dataset are *plain*: a dict whose id (when the dataset has ids) is a
+non-blank string, with no span or score field and no nested metadata; in text mode its
+retrieved field a list of strings and its ground truth a non-empty list of non-blank strings;
+in ID mode its retrieved ids a list of strings and its qrels a dict of string ids to finite
+grades (:func:`~ctxeval.records.checks.plain_qrels`). For those the record-by-record checks of
+:class:`~ctxeval.io.stream.RecordStream` (a chain of calls per record; in ID mode, the pydantic
+schema's) all pass, so a batch of them is checked with one pass over the batch per condition
+instead.
 
 :func:`plain_batch` says whether every item of a batch is plain, and gives their columns. When
 one is not, it gives None and the stream reads the whole batch record by record, as before: the
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ctxeval.io.fields import ID_CANDIDATES, ResolvedFields
+from ctxeval.records.checks import plain_qrels
 from ctxeval.records.model import SPAN_FIELDS
 
 __all__ = ["PlainBatch", "not_plain_fields", "plain_batch"]
@@ -33,7 +37,7 @@ class PlainBatch(NamedTuple):
 
     ids: list[str] | None  # None: the dataset has no id field
     retrieved: list[list[str]]
-    ground_truth: list[list[str]]
+    ground_truth: list[list[str]] | list[dict[str, float]]  # texts, or qrels (ID mode)
     metadata: list[dict[str, Any]]
 
 
@@ -48,24 +52,23 @@ def not_plain_fields(resolved: ResolvedFields, score_field: str) -> frozenset[st
 def plain_batch(
     values: Sequence[object], resolved: ResolvedFields, not_plain: frozenset[str]
 ) -> PlainBatch | None:
-    """The batch's columns when every value is a plain text record of ``resolved``'s fields
-    (``not_plain``: :func:`not_plain_fields`), else None."""
-    if resolved.mode != "text" or set(map(type, values)) != {dict}:
+    """The batch's columns when every value is a plain record of ``resolved``'s fields and
+    mode (``not_plain``: :func:`not_plain_fields`), else None."""
+    if set(map(type, values)) != {dict}:
         return None
     records: Sequence[dict[str, Any]] = values  # type: ignore[assignment]
     used = resolved.used
     if not all(r.keys() >= used and not_plain.isdisjoint(r) for r in records):
         return None
     retrieved = [r[resolved.retrieved] for r in records]
-    truth = [r[resolved.ground_truth] for r in records]
     if not (
         _LIST.issuperset(map(type, retrieved))
-        and _LIST.issuperset(map(type, truth))
-        and all(truth)
         and _STR.issuperset(map(type, itertools.chain.from_iterable(retrieved)))
-        and _STR.issuperset(map(type, itertools.chain.from_iterable(truth)))
-        and all(map(str.strip, itertools.chain.from_iterable(truth)))
     ):
+        return None
+    truth = [r[resolved.ground_truth] for r in records]
+    ground_truth = _plain_texts(truth) if resolved.mode == "text" else _plain_qrels(truth)
+    if ground_truth is None:
         return None
     ids = None
     if resolved.id is not None:
@@ -75,4 +78,23 @@ def plain_batch(
     metadata = [{k: v for k, v in r.items() if k not in used} for r in records]
     if any(type(v) in _NESTED for m in metadata for v in m.values()):
         return None  # nested metadata is checked record by record
-    return PlainBatch(ids, retrieved, truth, metadata)
+    return PlainBatch(ids, retrieved, ground_truth, metadata)
+
+
+def _plain_texts(truth: list[Any]) -> list[list[str]] | None:
+    """Ground truths that are non-empty lists of non-blank strings, or None."""
+    if (
+        _LIST.issuperset(map(type, truth))
+        and all(truth)
+        and _STR.issuperset(map(type, itertools.chain.from_iterable(truth)))
+        and all(map(str.strip, itertools.chain.from_iterable(truth)))
+    ):
+        return truth
+    return None
+
+
+def _plain_qrels(truth: list[Any]) -> list[dict[str, float]] | None:
+    """Qrels that are all plain (:func:`~ctxeval.records.checks.plain_qrels`), their grades as
+    floats, or None."""
+    qrels = list(map(plain_qrels, truth))
+    return None if None in qrels else qrels  # type: ignore[return-value]

@@ -212,8 +212,8 @@ class RecordStream:
     def build_batch(
         self, segment: Segment, batch: list[Item], resolved: ResolvedFields
     ) -> list[Record | RecordError]:
-        """The batch's items as records: checked together when every one is a plain text
-        record (:mod:`ctxeval.io.plain`), else one by one (:meth:`build`)."""
+        """The batch's items as records: checked together when every one is a plain record
+        (:mod:`ctxeval.io.plain`), else one by one (:meth:`build`)."""
         plain = None
         if self.fields.text_key is None:
             not_plain = not_plain_fields(resolved, self._score_name)
@@ -234,14 +234,15 @@ class RecordStream:
                 if first_seen is not None:
                     out.append(self._duplicate(at, record_id, resolved, first_seen))
                     continue
+            ground: Any = truth if isinstance(truth, dict) else list(truth)  # (qrels: new dicts)
             out.append(
                 Record(
                     at.record_index,
                     record_id,
                     at.location,
-                    "text",
+                    resolved.mode,
                     list(retrieved),
-                    list(truth),
+                    ground,
                     metadata,
                 )
             )

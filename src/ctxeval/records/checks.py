@@ -10,7 +10,7 @@ import itertools
 import json
 import math
 import numbers
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 from ctxeval.foundation.errors import Fix, InvalidRecordError, type_name
@@ -23,6 +23,7 @@ __all__ = [
     "document_text",
     "find_unwritable",
     "is_finite",
+    "plain_qrels",
     "plainly_writable",
     "preview",
     "validate_ids",
@@ -240,10 +241,10 @@ def validate_ids(value: object, field: str, *, location: str | None = None) -> l
     return items
 
 
-def validate_qrels(
-    value: object, field: str, *, location: str | None = None
-) -> dict[Hashable, float]:
-    """Check relevance judgments: a list of relevant ids (grade 1) or a ``{id: grade}`` map."""
+def plain_qrels(value: object) -> dict[str, float] | None:
+    """The common case of :func:`validate_qrels`, checked fast: a dict of string ids to
+    finite ``int`` or ``float`` grades up to :data:`MAX_GRADE`, its grades as floats; None
+    for anything else (which :func:`validate_qrels` looks at closer)."""
     if (
         type(value) is dict
         and set(map(type, value)) <= {str}
@@ -251,7 +252,17 @@ def validate_qrels(
         and all(map(is_finite, value.values()))
         and max(value.values(), default=0) <= MAX_GRADE
     ):
-        return {doc: float(grade) for doc, grade in value.items()}  # the common case, fast
+        return {doc: float(grade) for doc, grade in value.items()}
+    return None
+
+
+def validate_qrels(
+    value: object, field: str, *, location: str | None = None
+) -> dict[Hashable, float]:
+    """Check relevance judgments: a list of relevant ids (grade 1) or a ``{id: grade}`` map."""
+    plain = plain_qrels(value)
+    if plain is not None:
+        return plain  # type: ignore[return-value]
     if isinstance(value, Mapping):
         qrels: dict[Hashable, float] = {}
         for i, (doc, grade) in enumerate(value.items()):
@@ -340,12 +351,12 @@ def _worth_a_look(value: object, text: bool) -> bool:
 _STR = frozenset({str})
 
 
-def _clean_strings(items: list[Any] | tuple[Any, ...]) -> bool:
+def _clean_strings(items: Iterable[Any]) -> bool:
     """True when every item is a string and none holds a surrogate."""
     return _STR.issuperset(map(type, items)) and _no_surrogates(items)
 
 
-def _no_surrogates(strings: Sequence[str]) -> bool:
+def _no_surrogates(strings: Iterable[str]) -> bool:
     """True when no string holds a surrogate. ``isascii`` is a flag check; only the strings
     beyond ASCII are encoded, one by one (joining them first would widen every string to the
     widest one's form, and cost more than the check)."""
@@ -359,8 +370,9 @@ def _no_surrogates(strings: Sequence[str]) -> bool:
 
 def plainly_writable(record: dict[Any, Any]) -> bool:
     """The fast answer for the usual record: True when its keys are strings and its values
-    strings, numbers, None or flat lists of strings, none holding a surrogate (then
-    :func:`find_unwritable` would find nothing). False means "look closer", not "bad"."""
+    strings, numbers, None, flat lists of strings or flat dicts of strings to numbers (qrels),
+    none holding a surrogate (then :func:`find_unwritable` would find nothing). False means
+    "look closer", not "bad"."""
     for key, value in record.items():
         if type(key) is not str or not (key.isascii() or _no_surrogates((key,))):
             return False
@@ -371,9 +383,17 @@ def plainly_writable(record: dict[Any, Any]) -> bool:
         elif kind is list:
             if not _clean_strings(value):
                 return False
+        elif kind is dict:
+            if not (
+                _clean_strings(value.keys()) and _NUMBERS.issuperset(map(type, value.values()))
+            ):
+                return False
         elif kind not in _SCALARS:
             return False
     return True
+
+
+_NUMBERS = frozenset({int, float, bool, type(None)})
 
 
 def _surrogate_at(text: str) -> int | None:
