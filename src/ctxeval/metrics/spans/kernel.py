@@ -113,7 +113,6 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
         widest = max(widest, 2 * (r_at[b + 1] + g_at[b + 1]))
         r_at[b + 1] += r_at[b]
         g_at[b + 1] += g_at[b]
-    widest = max(widest, 4)  # at least the excerpts' four slots of the fast path
     points = np.empty(widest + 1, np.int64)
     keys = np.empty(widest + 1, np.int64)
     widths = np.empty(widest + 1, np.int64)
@@ -155,79 +154,50 @@ def span_prefix(  # noqa: C901, PLR0912, PLR0913, PLR0915
                 for j in range(i):
                     clash |= (lo_key[j] < hi) & (lo < hi_key[j])
             if not clash:
-                excerpts = gj - gi
-                disjoint = 1 <= excerpts <= 4
-                if disjoint:
-                    # One to four excerpts in four slots (empty past the last: [0, 0) meets
-                    # nothing): if no two share a character, |R ∩ G| and chroma's parts are
-                    # sums over them, with no sort, merge or loop of varying length (their
-                    # branches mispredict: one to three excerpts a record, in any order).
-                    g_sum = 0
-                    for j in range(4):
-                        at = gi + min(j, excerpts - 1)
-                        width = g_end[at] - g_start[at] if j < excerpts else 0
-                        lo = g_doc[at] * stride + g_start[at] if j < excerpts else 0
-                        ex_lo[j] = lo
-                        ex_hi[j] = lo + width
-                        g_sum += width
-                    for j in range(1, 4):
-                        for i in range(j):
-                            disjoint &= not ((ex_lo[i] < ex_hi[j]) & (ex_lo[j] < ex_hi[i]))
-                if disjoint:
-                    g_union = g_sum
-                    for i in range(own):
-                        lo = lo_key[i]
-                        hi = hi_key[i]
-                        both = 0
-                        for j in range(4):
-                            both += max(min(ex_hi[j], hi) - max(ex_lo[j], lo), 0)
-                        span_both[i] = both
-                        span_parts[i] = both
-                else:
-                    # The excerpts by start (their keys), then their union merged into runs.
-                    runs = 0
-                    g_sum = 0
-                    for i in range(gi, gj):
-                        g_sum += g_end[i] - g_start[i]
-                        lo = g_doc[i] * stride + g_start[i]
-                        j = runs - 1
-                        while j >= 0 and ex_lo[j] > lo:
-                            ex_lo[j + 1] = ex_lo[j]
-                            ex_hi[j + 1] = ex_hi[j]
-                            j -= 1
-                        ex_lo[j + 1] = lo
-                        ex_hi[j + 1] = lo + g_end[i] - g_start[i]
-                        runs += 1
-                    merged = 0
-                    for j in range(runs):
-                        if merged > 0 and ex_lo[j] <= run_hi[merged - 1]:
-                            run_hi[merged - 1] = max(run_hi[merged - 1], ex_hi[j])
-                        else:
-                            run_lo[merged] = ex_lo[j]
-                            run_hi[merged] = ex_hi[j]
-                            merged += 1
-                    g_union = 0
-                    for j in range(merged):
-                        g_union += run_hi[j] - run_lo[j]
-                    # Each span's overlap with the excerpts' union and with each excerpt: excerpt
-                    # by excerpt over the spans (a loop over the spans the compiler vectorises).
-                    for i in range(own):
-                        span_both[i] = 0
-                        span_parts[i] = 0
-                    for j in range(merged):
-                        lo = run_lo[j]
-                        hi = run_hi[j]
-                        for i in range(own):
-                            span_both[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
-                    if merged == runs:  # disjoint excerpts: each is a run
-                        for i in range(own):
-                            span_parts[i] = span_both[i]
+                # The excerpts by start (their keys), then their union merged into runs.
+                runs = 0
+                g_sum = 0
+                for i in range(gi, gj):
+                    g_sum += g_end[i] - g_start[i]
+                    lo = g_doc[i] * stride + g_start[i]
+                    j = runs - 1
+                    while j >= 0 and ex_lo[j] > lo:
+                        ex_lo[j + 1] = ex_lo[j]
+                        ex_hi[j + 1] = ex_hi[j]
+                        j -= 1
+                    ex_lo[j + 1] = lo
+                    ex_hi[j + 1] = lo + g_end[i] - g_start[i]
+                    runs += 1
+                merged = 0
+                for j in range(runs):
+                    if merged > 0 and ex_lo[j] <= run_hi[merged - 1]:
+                        run_hi[merged - 1] = max(run_hi[merged - 1], ex_hi[j])
                     else:
-                        for j in range(runs):
-                            lo = ex_lo[j]
-                            hi = ex_hi[j]
-                            for i in range(own):
-                                span_parts[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
+                        run_lo[merged] = ex_lo[j]
+                        run_hi[merged] = ex_hi[j]
+                        merged += 1
+                g_union = 0
+                for j in range(merged):
+                    g_union += run_hi[j] - run_lo[j]
+                # Each span's overlap with the excerpts' union and with each excerpt: excerpt
+                # by excerpt over the spans (a loop over the spans the compiler vectorises).
+                for i in range(own):
+                    span_both[i] = 0
+                    span_parts[i] = 0
+                for j in range(merged):
+                    lo = run_lo[j]
+                    hi = run_hi[j]
+                    for i in range(own):
+                        span_both[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
+                if merged == runs:  # disjoint excerpts: each is a run
+                    for i in range(own):
+                        span_parts[i] = span_both[i]
+                else:
+                    for j in range(runs):
+                        lo = ex_lo[j]
+                        hi = ex_hi[j]
+                        for i in range(own):
+                            span_parts[i] += max(min(hi, hi_key[i]) - max(lo, lo_key[i]), 0)
                 # The record's rows: in rank order (the order records arrive in), each row
                 # written once with the totals of the ranks before it; else histograms by
                 # rank, summed up.
