@@ -244,3 +244,44 @@ def test_spans_out_of_rank_order_within_a_record() -> None:
         for k in (1, 2, 4, None):
             numpy_counts, kernel_counts = both_paths(shuffled, k, convention)
             assert kernel_counts == numpy_counts == both_paths(ordered, k, convention)[0]
+
+
+@pytest.mark.parametrize(
+    "truth",
+    [
+        (),
+        ((0, 5),),  # one excerpt
+        ((0, 5), (20, 30), (8, 12), (40, 41)),  # four disjoint, out of order
+        ((0, 5), (5, 9)),  # touching: disjoint
+        ((0, 10), (4, 6), (30, 35)),  # overlapping
+        ((0, 5), (3, 5), (3, 5)),  # repeated
+        ((2, 2), (0, 5)),  # an empty excerpt inside another
+        ((0, 3), (6, 9), (12, 15), (18, 21), (24, 27)),  # five
+    ],
+)
+def test_excerpts_of_a_record_equal_numpy(truth: tuple[tuple[int, int], ...]) -> None:
+    """The fast path's excerpts (sorted by start, merged into runs, each span against the runs
+    and, when they overlap, against each excerpt) in the shapes they come in, against the numpy
+    path; a record with excerpts and no retrieved span too. The kernel also runs as plain Python
+    (``py_func``: Python's indexing checks bounds where numba's does not), with the same
+    tables."""
+    excerpts = (*(Span("a", s, e) for s, e in truth), Span("b", 0, 4))
+    chunks = (Span("a", 0, 4), Span("b", 2, 6), Span("a", 4, 12), Span("a", 19, 31))
+    batch = SpanBatch.from_records(
+        [RecordSpans(chunks, excerpts, 2), RecordSpans((), excerpts[:1]), RecordSpans(chunks, ())]
+    )
+    for convention in CONVENTIONS:
+        for k in (1, 2, 3, None):
+            numpy_counts, kernel_counts = both_paths(batch, k, convention)
+            assert kernel_counts == numpy_counts, (convention, k)
+    kernel = pytest.importorskip("ctxeval.metrics.spans.kernel")
+    empty = np.zeros(0, dtype=np.int64)
+    # (Alone, the record of one excerpt has the fewest endpoints: the least scratch room.)
+    for each in (batch, SpanBatch.from_records([RecordSpans((), excerpts[:1])])):
+        arrays = (each.n, each.r_record, each.r_rank, each.r_doc, each.r_start, each.r_end)
+        arrays += (each.g_record, each.g_doc, each.g_start, each.g_end, empty, empty, False)
+        compiled_tables = kernel.span_prefix(*arrays)
+        python_tables = kernel.span_prefix.py_func(*arrays)
+        assert compiled_tables[0] == python_tables[0] == 0
+        for found, expected in zip(python_tables[1:], compiled_tables[1:], strict=True):
+            assert found.tolist() == expected.tolist()
