@@ -56,7 +56,7 @@ def measure(data: str, records: int, repeats: int, stage: str = "run") -> float:
     )
 
     if data == "id":
-        return _measure_ids(records, repeats)
+        return _measure_ids(records, repeats, stage)
     made = corpus_records if data == "corpus" else text_records
     lines = [json.dumps(r) for r in made(records, seed=0)]
     if stage != "run":
@@ -98,8 +98,9 @@ def _measure_reading(lines: list[str], repeats: int, stage: str) -> float:
     return best
 
 
-def _measure_ids(records: int, repeats: int) -> float:
-    """Best CPU seconds of ``repeats`` ID-mode evaluations of ``records`` records."""
+def _measure_ids(records: int, repeats: int, stage: str = "run") -> float:
+    """Best CPU seconds of ``repeats`` ID-mode evaluations (or readings) of ``records``
+    records."""
     from _data import id_run
     from ctxeval import IDPrecisionRecallF1, IDRankedRetrievalMetrics, RetrievalEvaluator
 
@@ -115,6 +116,8 @@ def _measure_ids(records: int, repeats: int) -> float:
         for qid, docs in run.items()
         if qid in qrels
     ]
+    if stage != "run":
+        return _measure_reading(lines, repeats, stage)
     best = float("inf")
     for _ in range(repeats):
         fresh = [json.loads(line) for line in lines]
