@@ -65,13 +65,14 @@ def _absent(value: object) -> bool:
 
 
 def _may_read_ahead(segment: Segment) -> bool:
-    """Whether the segment can be read ahead of the records asked for: a regular file, or a
-    collection in memory (a list, a DataFrame); not a stream, whose next item may not exist
-    yet."""
+    """Whether the segment can be read ahead of the records asked for: a regular file, a list
+    or tuple, or a DataFrame (its reader makes a new dict a row). Not a stream, whose next item
+    may not exist yet, nor any other iterable: one with a length may still hand out one object
+    refilled for each row, as a database cursor can."""
     target = segment.target
     if isinstance(target, str | os.PathLike):
         return os.path.isfile(target)
-    return isinstance(target, Sized)
+    return segment.format == "frame" or type(target) in (list, tuple)
 
 
 class _Place(NamedTuple):
