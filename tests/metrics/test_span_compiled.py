@@ -4,6 +4,7 @@ cut-off, so equal floats for every span measure, in both conventions and offset 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -59,6 +60,19 @@ def both_paths(batch: SpanBatch, k: int | np.ndarray | None, convention: str) ->
         kernel_counts = span_counts_at(kernel_batch, k, convention)  # type: ignore[arg-type]
         assert "compiled" in kernel_batch.cache, compiled.status()
     return numpy_counts.tolist(), kernel_counts.tolist()
+
+
+def _reordered(batch: SpanBatch, order: Any) -> SpanBatch:
+    """``batch`` with its retrieved spans in ``order`` (each keeps its record and rank)."""
+    return replace(
+        batch,
+        r_record=batch.r_record[order],
+        r_rank=batch.r_rank[order],
+        r_doc=batch.r_doc[order],
+        r_start=batch.r_start[order],
+        r_end=batch.r_end[order],
+        cache={},
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -183,16 +197,7 @@ def test_spans_not_grouped_by_record_use_numpy() -> None:
             RecordSpans((Span("a", 3, 9), Span("a", 0, 2)), (Span("a", 1, 5),)),
         ]
     )
-    order = np.array([1, 2, 0])
-    shuffled = replace(
-        ordered,
-        r_record=ordered.r_record[order],
-        r_rank=ordered.r_rank[order],
-        r_doc=ordered.r_doc[order],
-        r_start=ordered.r_start[order],
-        r_end=ordered.r_end[order],
-        cache={},
-    )
+    shuffled = _reordered(ordered, np.array([1, 2, 0]))
     with compiled.mode("always"):
         found = span_counts_at(shuffled, 2, "union").tolist()
         assert "compiled" not in shuffled.cache
@@ -231,15 +236,8 @@ def test_spans_out_of_rank_order_within_a_record() -> None:
         1,
     )
     ordered = SpanBatch.from_records([record, record])
-    order = np.array([3, 0, 4, 2, 1, 5, 6, 7, 8, 9])  # the first record's spans shuffled
-    shuffled = replace(
-        ordered,
-        r_rank=ordered.r_rank[order],
-        r_doc=ordered.r_doc[order],
-        r_start=ordered.r_start[order],
-        r_end=ordered.r_end[order],
-        cache={},
-    )
+    # the first record's spans shuffled
+    shuffled = _reordered(ordered, np.array([3, 0, 4, 2, 1, 5, 6, 7, 8, 9]))
     for convention in CONVENTIONS:
         for k in (1, 2, 4, None):
             numpy_counts, kernel_counts = both_paths(shuffled, k, convention)
