@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -140,15 +141,21 @@ def test_batches_read_as_record_by_record(records: list[dict[str, Any]], batch: 
     original = stream_module.BATCH
     stream_module.BATCH = batch
     try:
-        assert _read(records) == _read(_generated(records))
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder, "r.jsonl")
-            path.write_text("".join(json.dumps(r) + "\n" for r in records))
-            by_path = _read(str(path))
-            with open(path) as file:
-                assert by_path == _read(file)
+        _assert_read_alike(records)
     finally:
         stream_module.BATCH = original
+
+
+def _assert_read_alike(records: list[dict[str, Any]]) -> None:
+    """A list and a generator of ``records`` read alike, and so do a JSONL file of them by its
+    path and open."""
+    assert _read(records) == _read(_generated(records))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "r.jsonl")
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        by_path = _read(str(path))
+        with open(path) as file:
+            assert by_path == _read(file)
 
 
 def test_a_plain_batch_gives_the_records_by_hand() -> None:
@@ -222,3 +229,30 @@ def test_an_iterable_that_refills_one_dict_is_not_read_ahead() -> None:
     assert [r.id for r in read] == ["q0", "q1", "q2", "q3"]
     assert all(isinstance(r, Record) for r in read)
     assert [r.retrieved for r in read] == [["t0"], ["t1"], ["t2"], ["t3"]]  # type: ignore[union-attr]
+
+
+PLAIN_TEXT = {"id": "q1", "retrieved_context": ["a b", "c\u00e9"], "ground_truth_context": ["a b"]}
+PLAIN_IDS = {"id": "q1", "retrieved_ids": ["a", "c\u00e9"], "qrels": {"a": 1, "b": 0.5}}
+EVERY_CHANGE = [
+    (plain, field, value, delete)
+    for plain, changes in ((PLAIN_TEXT, CHANGES), (PLAIN_IDS, ID_CHANGES))
+    for field, value in changes
+    for delete in (False, True)
+    if not delete or field in plain
+]
+
+
+@pytest.mark.parametrize(("plain", "field", "value", "delete"), EVERY_CHANGE)
+def test_every_change_reads_as_record_by_record(
+    plain: dict[str, Any], field: str, value: Any, delete: bool
+) -> None:
+    # One changed record between plain ones (ids q0, q1, q2), with and without ids.
+    changed = {k: v for k, v in plain.items() if not (delete and k == field)}
+    if not delete:
+        changed[field] = value
+    records = [{**plain, "id": "q0"}, changed, {**plain, "id": "q2"}]
+    for with_ids in (True, False):
+        batch = (
+            records if with_ids else [{k: v for k, v in r.items() if k != "id"} for r in records]
+        )
+        _assert_read_alike(batch)
