@@ -310,3 +310,29 @@ def test_a_cluster_run_reports_progress_block_by_block(client: Any) -> None:
     assert len(seen) > 1  # several blocks, several updates
     assert seen == sorted(seen)
     assert seen[-1] == records
+
+
+def test_a_list_with_a_bad_record_gives_the_local_numbers_on_dask(client: Any) -> None:
+    # A list's partitions are read with the list reader's checks: a record holding a lone
+    # surrogate is a bad record on Dask too (it was scored there, and the mean differed).
+    records = [
+        {"id": "a", "retrieved_context": ["x y"], "ground_truth_context": ["x y"]},
+        {"id": "b", "retrieved_context": ["x \ud800"], "ground_truth_context": ["x y"]},
+        {"id": "c", "retrieved_context": ["x y"], "ground_truth_context": ["x"]},
+    ]
+    options: dict[str, Any] = {"matching": "exact-chunk", "on_error": "skip"}
+    local = RetrievalEvaluator(records, ["context_recall"], workers=1, **options).run()
+    remote = RetrievalEvaluator(
+        records, ["context_recall"], scheduler=client, partition_records=2, **options
+    ).run()
+    assert (
+        remote.aggregate
+        == local.aggregate
+        == {
+            "context_recall": 0.5,
+            "micro_context_precision": 0.5,
+            "micro_context_recall": 0.5,
+            "micro_context_f1": 0.5,
+        }
+    )
+    assert [s["id"] for s in remote.skipped] == [s["id"] for s in local.skipped] == ["b"]

@@ -307,3 +307,35 @@ def test_every_later_block_a_duplicate_stops_and_skips_as_one_process(tmp_path: 
         RetrievalEvaluator(path, MEASURES, workers=2, partition_bytes=1_500).run()
     assert str(split.value) == str(local.value)
     assert f"first seen at {path}:1;" in str(split.value)
+
+
+def test_a_partition_of_a_list_is_read_as_the_whole_list_is() -> None:
+    # Found while reviewing the batch reader: the partitions of a Python list (what Dask workers
+    # read) skipped the list reader's checks and conversions, so a record with a lone surrogate
+    # was scored on Dask and skipped locally, and a pydantic record (ragas' samples) was "not a
+    # mapping" on Dask only.
+    from pydantic import BaseModel
+
+    from ctxeval.io.readers import read_records
+
+    class Sample(BaseModel):
+        retrieved_context: list[str]
+        ground_truth_context: list[str]
+        note: str | None = None
+
+    data: list[Any] = [
+        {"retrieved_context": ["x y"], "ground_truth_context": ["x y"]},
+        {"retrieved_context": ["x \ud800"], "ground_truth_context": ["x y"]},
+        Sample(retrieved_context=["z"], ground_truth_context=["x y"]),
+        {"retrieved_context": ["x y"], "ground_truth_context": ["x"]},
+    ]
+    whole = list(map(repr, read_records(data)))
+    (blocks,) = plan_blocks(data, block_records=2)
+    parts = [
+        repr(item)
+        for block in blocks
+        for item in read_block(block, None, first_index=block.first_pos)
+    ]
+    assert parts == whole
+    assert "lone surrogate" in whole[1]
+    assert whole[2].startswith("Record(index=2")

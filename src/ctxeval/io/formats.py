@@ -53,6 +53,7 @@ __all__ = [
     "Problem",
     "Resolve",
     "describe_json",
+    "iterable_items",
     "jsonl_items",
     "not_an_object",
     "parquet_items",
@@ -237,9 +238,14 @@ def _json_records(document: object, name: str) -> list[Any]:
 
 
 def read_iterable(segment: Segment, resolve: Resolve) -> Iterator[Item]:
-    # Python objects may hold anything: every record is looked at. A pydantic model (ragas'
-    # SingleTurnSample, as an EvaluationDataset yields them) is read as its fields that are set.
-    for position, value in enumerate(segment.target):
+    return iterable_items(segment.target, 0)
+
+
+def iterable_items(values: Iterable[Any], first_pos: int) -> Iterator[Item]:
+    """Python objects as items, numbered from ``first_pos`` (a partition of a list starts
+    later). They may hold anything: every record is looked at. A pydantic model (ragas'
+    SingleTurnSample, as an EvaluationDataset yields them) is read as its fields that are set."""
+    for position, value in enumerate(values, first_pos):
         if not isinstance(value, Mapping) and callable(getattr(value, "model_dump", None)):
             value = value.model_dump(exclude_none=True)
         yield position, unwritable(value) or value

@@ -18,7 +18,13 @@ from typing import Any
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
 from ctxeval.io.fields import FieldsInput, ResolvedFields, as_field_map
-from ctxeval.io.formats import FORMAT_READERS, PARQUET_BATCH, jsonl_items, parquet_items
+from ctxeval.io.formats import (
+    FORMAT_READERS,
+    PARQUET_BATCH,
+    iterable_items,
+    jsonl_items,
+    parquet_items,
+)
 from ctxeval.io.sources import EXTENSIONS, Segment, import_parquet, open_binary
 from ctxeval.io.stream import Claim, RecordStream
 from ctxeval.records.model import Record, RecordError
@@ -115,8 +121,8 @@ def _block_records(stream: RecordStream, block: Block) -> Iterator[Record | Reco
                 segment, stream.resolve, file.schema_arrow, batches, block.first_pos
             )
             yield from stream.read(segment, items)
-    elif block.format == "iterable":
-        yield from stream.read(segment, enumerate(block.target, block.first_pos))
+    elif block.format == "iterable":  # (checked and converted as the local reader does)
+        yield from stream.read(segment, iterable_items(block.target, block.first_pos))
     else:  # whole files and DataFrame slices read as the local reader reads them
         yield from stream.read(segment, FORMAT_READERS[block.format](segment, stream.resolve))
 
