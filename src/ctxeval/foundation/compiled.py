@@ -14,7 +14,15 @@ from typing import Any, Literal
 
 from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
 
-__all__ = ["MODES", "Mode", "current_mode", "load_kernel", "mode", "read_environment"]
+__all__ = [
+    "MODES",
+    "Mode",
+    "current_mode",
+    "kernel_status",
+    "load_kernel",
+    "mode",
+    "read_environment",
+]
 
 Mode = Literal["auto", "always", "never"]
 MODES: tuple[Mode, ...] = ("auto", "always", "never")
@@ -86,3 +94,15 @@ def _load(state: MutableMapping[str, Any], get: Callable[[], Callable[..., Any]]
     else:
         state["kernel"] = kernel
         state["why"] = "loaded"
+
+
+def kernel_status(state: MutableMapping[str, Any], *, in_use: str, waiting: str) -> str:
+    """Whether the kernel of ``state`` (see :func:`load_kernel`) is in use, and if not, why:
+    ``in_use`` when it is, ``waiting`` when it is not loaded yet (what its loading waits for)."""
+    if current_mode() == "never":
+        return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
+    if state["kernel"] is not None:
+        return in_use
+    if state["why"] == "not loaded yet":
+        return f"not loaded yet: {waiting}"
+    return f"not used: {state['why']}"

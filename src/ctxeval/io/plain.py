@@ -22,14 +22,13 @@ from typing import Any, NamedTuple
 
 from ctxeval.io.fields import ID_CANDIDATES, ResolvedFields
 from ctxeval.records.checks import plain_qrels
-from ctxeval.records.model import SPAN_FIELDS
+from ctxeval.records.model import SPAN_NAMES
 
 __all__ = ["PlainBatch", "not_plain_fields", "plain_batch"]
 
 _STR = frozenset({str})
 _LIST = frozenset({list})
 _NESTED = frozenset({list, dict})
-_SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names)
 
 
 class PlainBatch(NamedTuple):
@@ -45,7 +44,7 @@ def not_plain_fields(resolved: ResolvedFields, score_field: str) -> frozenset[st
     """The field names whose presence makes a record not plain: the span fields, the scores
     field, and, in a dataset without an id field, the names an id could have (a record with
     one is an error)."""
-    names = _SPAN_NAMES | {score_field}
+    names = SPAN_NAMES | {score_field}
     return names | frozenset(ID_CANDIDATES) if resolved.id is None else names
 
 

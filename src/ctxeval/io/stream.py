@@ -34,6 +34,7 @@ from ctxeval.records.checks import find_unwritable, validate_scores, validate_sp
 from ctxeval.records.model import (
     SCORE_FIELD,
     SPAN_FIELDS,
+    SPAN_NAMES,
     Record,
     RecordError,
     claimed_id,
@@ -55,8 +56,6 @@ BATCH = 256
 RESOLVE_WINDOW = 100
 
 Claim = tuple[int, str, bool]  # (position, id, whether a good record claims it)
-
-_SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names)
 
 
 def _absent(value: object) -> bool:
@@ -368,12 +367,12 @@ class RecordStream:
         spans: dict[str, list[Span | None] | None] = {}
         used = resolved.used
         if resolved.mode == "text":
-            if not _SPAN_NAMES.isdisjoint(value):
+            if not SPAN_NAMES.isdisjoint(value):
                 try:
                     spans = self._spans(value, resolved, len(retrieved), len(ground_truth))
                 except InvalidRecordError as exc:
                     return at.error(record_id, exc.field, str(exc), exc.fixes)
-            used = self._text_used.get(used) or self._text_used.setdefault(used, used | _SPAN_NAMES)
+            used = self._text_used.get(used) or self._text_used.setdefault(used, used | SPAN_NAMES)
         scores = None
         if self._score_name in value:
             try:

@@ -147,14 +147,14 @@ class TokenCache:
         size = 0
         for i, groups in enumerate(records):
             first = groups[0] if groups else ()
-            if first and (
-                all(map(codes.__contains__, first))
-                or (converting and all(t in codes or seen(t) for t in first))
-            ):
+            if first and all(map(codes.__contains__, first)):
                 came_back += 1
                 continue  # (bound for the code path)
-            if self._bitmap and any(t in codes or seen(t) for t in first):
+            back = [t in codes or seen(t) for t in first] if self._bitmap else []
+            if any(back):
                 came_back += 1
+                if converting and all(back):
+                    continue  # (repeats to convert: bound for the code path)
             flat = list(itertools.chain.from_iterable(groups))
             chars = sum(map(len, flat)) + len(flat)
             if chars > MAX_CHARACTERS:

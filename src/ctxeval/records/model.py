@@ -53,6 +53,7 @@ from ctxeval.records.values import GradedText, Span
 __all__ = [
     "SCORE_FIELD",
     "SPAN_FIELDS",
+    "SPAN_NAMES",
     "IdRecordSchema",
     "Mode",
     "Record",
@@ -142,6 +143,9 @@ SPAN_FIELDS: dict[str, tuple[str, ...]] = {
     "ground_truth": ("ground_truth_spans", "ground_truth_context_spans"),
 }
 """The names a text-mode record's span fields may have (canonical name first), by role."""
+
+SPAN_NAMES = frozenset(name for names in SPAN_FIELDS.values() for name in names)
+"""Every name of :data:`SPAN_FIELDS`, whatever the role."""
 
 SCORE_FIELD = "retrieved_scores"
 """The name of a record's field of retrieval scores, found without being named (any other

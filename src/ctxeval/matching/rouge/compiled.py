@@ -33,6 +33,7 @@ from ctxeval.foundation.arrays import FloatArray, IntArray
 from ctxeval.foundation.compiled import (
     MODES,
     current_mode,
+    kernel_status,
     load_kernel,
     mode,
     read_environment,
@@ -97,20 +98,14 @@ def _checked_kernel() -> Callable[..., Any]:
 
 def status() -> str:
     """Whether the compiled kernel is in use in this process, and if not, why."""
-    mode = current_mode()
-    if mode == "never":
-        return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
-    if _state["kernel"] is not None:
-        return "in use"
-    if _state["why"] == "not loaded yet":
-        if mode == "auto":
-            done = default_cache(_ROUGE).keyed_chars
-            return (
-                f"not loaded yet: loads once {AUTO_AFTER_CHARACTERS:,} characters have been "
-                f"tokenised in Python ({done:,} so far; CTXEVAL_COMPILED=always loads it at once)"
-            )
-        return "not loaded yet: loads with the first record"
-    return f"not used: {_state['why']}"
+    waiting = "loads with the first record"
+    if current_mode() == "auto":
+        done = default_cache(_ROUGE).keyed_chars
+        waiting = (
+            f"loads once {AUTO_AFTER_CHARACTERS:,} characters have been tokenised in Python "
+            f"({done:,} so far; CTXEVAL_COMPILED=always loads it at once)"
+        )
+    return kernel_status(_state, in_use="in use", waiting=waiting)
 
 
 # The characters outside ASCII whose lowercase holds an ASCII letter (str.lower, which

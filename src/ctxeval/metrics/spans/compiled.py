@@ -34,6 +34,7 @@ from ctxeval.foundation.arrays import FloatArray, IntArray
 from ctxeval.foundation.compiled import (
     MODES,
     current_mode,
+    kernel_status,
     load_kernel,
     mode,
     read_environment,
@@ -112,23 +113,17 @@ def _checked_kernel() -> Callable[..., Any]:
 
 def status() -> str:
     """Whether the compiled span kernel is in use in this process, and if not, why."""
-    current = current_mode()
-    if current == "never":
-        return "not used: the mode is 'never' (CTXEVAL_COMPILED or compiled.mode)"
-    if _state["kernel"] is not None:
-        return (
-            "in use"
-            if current == "always"
-            else f"in use (auto: {AUTO_MOST_SPANS} spans a record at most)"
-        )
-    if _state["why"] == "not loaded yet" and current == "auto":
-        return (
-            f"not loaded yet: loads once the numpy path has measured {AUTO_AFTER:,} records "
+    auto = current_mode() == "auto"
+    return kernel_status(
+        _state,
+        in_use=f"in use (auto: {AUTO_MOST_SPANS} spans a record at most)" if auto else "in use",
+        waiting=(
+            f"loads once the numpy path has measured {AUTO_AFTER:,} records "
             f"({_state['records']:,} so far; CTXEVAL_COMPILED=always loads it at once)"
-        )
-    if _state["why"] == "not loaded yet":
-        return "not loaded yet: loads with the first batch"
-    return f"not used: {_state['why']}"
+            if auto
+            else "loads with the first batch"
+        ),
+    )
 
 
 def counts_at(
