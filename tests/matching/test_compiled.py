@@ -13,6 +13,7 @@ import importlib
 import sys
 import threading
 import unicodedata
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentE
 from ctxeval.matching.rouge import compiled
 from ctxeval.matching.rouge.strategies import _recall, rouge_l_recall_matrix
 from ctxeval.matching.tokens import default_cache
+from ctxeval.text.sizes import word_counts
 from ctxeval.text.tokenize import RougeTokenizer, get_tokenizer
 
 ROUGE = get_tokenizer("rouge")
@@ -138,6 +140,48 @@ def test_one_call_for_many_records_equals_one_call_each() -> None:
         3,
     ]
     assert tokenless.tolist() == [1, 1, 0, 0, 0, 0, 0]  # texts without a token: "", "..."
+
+
+def kernel_word_counts(records: list[tuple[list[str], list[str]]]) -> tuple[list[str], list[int]]:
+    """The texts and word counts the kernel hands on for ``records`` (to the word memo)."""
+    handed: list[tuple[list[str], list[int]]] = []
+    with (
+        mode("always"),
+        mock.patch.object(
+            compiled,
+            "remember_word_counts",
+            lambda texts, counts: handed.append((list(texts), counts.tolist())),
+        ),
+    ):
+        assert compiled.rouge_recall_records(records) is not None
+    assert len(handed) == 1
+    return handed[0]
+
+
+def test_the_kernel_hands_on_the_retrieved_texts_word_counts() -> None:
+    texts, counts = kernel_word_counts(RECORDS)
+    assert texts == [t for retrieved, _ in RECORDS for t in retrieved]  # not the ground truths
+    assert all(a is b for a, b in zip(texts, [t for r, _ in RECORDS for t in r], strict=True))
+    # By hand: "x y z " * 40 is 120 words, "" none, "kk i i caf na ve" six.
+    assert counts == [3, 3, 0, 120, 2, 1, 3, 1, 2, 3, 3, 6]
+    # A space beyond ASCII splits words (it is a separator "?" for the tokens, a space here);
+    # other characters beyond ASCII do not, and ASCII's control separators do.
+    spaced = ["a\u00a0b\u3000c\u2014d", "x\x1cy\x85z", "\u0130\u0130 \u212a", "\u00a0 "]
+    assert kernel_word_counts([(spaced, ["b"])]) == (spaced, [3, 3, 2, 0])
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.lists(texts, max_size=4), st.lists(texts, max_size=3)), max_size=4))
+def test_the_kernels_word_counts_are_str_split_s(
+    records: list[tuple[list[str], list[str]]],
+) -> None:
+    shown, counts = kernel_word_counts(records)
+    assert counts == [len(t.split()) for t in shown]
+    # and word_counts takes them for these very texts
+    with mode("always"):
+        compiled.rouge_recall_records(records)
+    others = [(" " + t)[1:] for t in shown]  # equal texts, other objects: counted afresh
+    assert word_counts(shown).tolist() == counts == word_counts(others).tolist()
 
 
 @pytest.mark.parametrize("threshold", [0.0, 0.5, 0.7, 1.0])

@@ -23,6 +23,8 @@ or if it cannot load the kernel, the Python path is used throughout (:func:`stat
 
 from __future__ import annotations
 
+import itertools
+import re
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,6 +41,7 @@ from ctxeval.foundation.compiled import (
     read_environment,
 )
 from ctxeval.matching.tokens import default_cache
+from ctxeval.text.sizes import SPACE_CODES, remember_word_counts
 from ctxeval.text.tokenize import ROUGE_TOKEN_BYTES, get_tokenizer
 
 __all__ = [
@@ -60,6 +63,8 @@ ns a character (tokens and rapidfuzz), about the 0.5 s the load takes."""
 # 0 for the separators, as the kernel reads it.
 _TABLE = np.frombuffer(ROUGE_TOKEN_BYTES, dtype=np.uint8).copy()
 _TABLE[ord(" ") == _TABLE] = 0
+# 1 for the bytes str.split splits at (ASCII's spaces), else 0.
+_SPACES = np.isin(np.arange(256), SPACE_CODES[SPACE_CODES < 128]).astype(np.uint8)
 
 _ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
 _state: dict[str, Any] = {"kernel": None, "why": "not loaded yet"}
@@ -88,11 +93,12 @@ def _checked_kernel() -> Callable[..., Any]:
     counts = np.zeros(2, dtype=np.int64)
     tokenless = np.zeros(1, dtype=np.int64)
     records = array("q", [0, 1, 1, 0])
-    kernel(b"ab b b", array("q", [4, 1]), records, _TABLE, recall, counts, tokenless)
-    if recall.tolist() != [1.0] or counts.tolist() != [2, 1] or tokenless.tolist() != [0]:
-        raise RuntimeError(
-            f"its self-check failed: {recall.tolist()}, {counts.tolist()}, {tokenless}"
-        )
+    words = np.full(2, -1, dtype=np.int64)
+    buf = b"ab b b"
+    kernel(buf, array("q", [4, 1]), records, _TABLE, _SPACES, recall, counts, words, tokenless)
+    found = (recall.tolist(), counts.tolist(), words.tolist(), tokenless.tolist())
+    if found != ([1.0], [2, 1], [2, -1], [0]):
+        raise RuntimeError(f"its self-check failed: {found}")
     return kernel
 
 
@@ -120,16 +126,24 @@ _AS_ASCII = {
 }
 
 
-def _ascii(text: str) -> bytes:
-    """``text`` as the kernel reads it: ASCII bytes with the same rouge-score tokens. A
-    character outside ASCII is a separator (``?``) but for the two in :data:`LOWER_TO_ASCII`.
-    (Lone surrogates, never in records read by ctxeval, are separators too.)"""
+# The spaces beyond ASCII (str.split splits at them): a space in the kernel's bytes, so that
+# its word counts are str.split's.
+_WIDE_SPACE = re.compile("[" + "".join(map(chr, SPACE_CODES[SPACE_CODES >= 128].tolist())) + "]")
+
+
+def _ascii(text: str) -> str:
+    """``text`` as the kernel reads it: ASCII with the same rouge-score tokens and the same
+    ``str.split`` words. A character outside ASCII is a separator (``?``) but for the two in
+    :data:`LOWER_TO_ASCII`, and the spaces beyond ASCII, which become spaces. (Lone
+    surrogates, never in records read by ctxeval, are separators too.)"""
     if text.isascii():
-        return text.encode()
+        return text
     for c, ascii_ in _AS_ASCII.items():
         if c in text:
             text = text.replace(c, ascii_)
-    return text.encode("ascii", "replace")
+    if _WIDE_SPACE.search(text):
+        text = _WIDE_SPACE.sub(" ", text)
+    return text.encode("ascii", "replace").decode("ascii")
 
 
 RecordTexts = tuple[Sequence[str], Sequence[str]]
@@ -148,7 +162,17 @@ def rouge_recall_records(
     how many of each record's texts have no token, or -1 for a record too large for the
     kernel's bit masks (a ground truth of a whole book: score it on the Python path); and
     ``blocks``.
+
+    The retrieved texts' word counts (the context's size, counted by the kernel on the bytes
+    it reads) are handed on to the thread's next word count
+    (:func:`~ctxeval.text.sizes.remember_word_counts`).
     """
+    return _records(records, hand_words=True)
+
+
+def _records(
+    records: Sequence[RecordTexts], *, hand_words: bool
+) -> tuple[FloatArray, IntArray, IntArray, IntArray] | None:
     kernel = _kernel()
     if kernel is None:
         return None
@@ -166,21 +190,23 @@ def rouge_recall_records(
     buf, lengths = _buffer(texts)
     recall = np.empty(block, dtype=np.float64)
     counts = np.empty(len(texts), dtype=np.int64)
+    words = np.full(len(texts), -1, dtype=np.int64)
     tokenless = np.empty(len(records), dtype=np.int64)
-    kernel(buf, lengths, rows, _TABLE, recall, counts, tokenless)
+    kernel(buf, lengths, rows, _TABLE, _SPACES, recall, counts, words, tokenless)
+    if hand_words:  # a ground truth's is -1
+        counted = words >= 0
+        remember_word_counts(list(itertools.compress(texts, counted.tolist())), words[counted])
     return recall, counts, tokenless, np.frombuffer(blocks, dtype=np.int64)
 
 
 def _buffer(texts: list[str]) -> tuple[bytes, array[int]]:
     """The texts as the kernel reads them (:func:`_ascii`), each followed by a space, and their
-    lengths there: joined and encoded at once, unless one holds a character that becomes two."""
-    joined = " ".join(texts)
-    if not joined.isascii() and any(
-        len(ascii_) != 1 and c in joined for c, ascii_ in _AS_ASCII.items()
-    ):
-        parts = list(map(_ascii, texts))
-        return b" ".join(parts), array("q", map(len, parts))
-    return _ascii(joined), array("q", map(len, texts))  # one character for one: lengths stay
+    lengths there. Each text beyond ASCII is made ASCII on its own before the join: joining
+    first would widen every text of the batch to the widest one's form, and encoding that
+    costs twice what the rest of this does."""
+    if not all(map(str.isascii, texts)):
+        texts = list(map(_ascii, texts))
+    return " ".join(texts).encode(), array("q", map(len, texts))
 
 
 def rouge_recall(
@@ -191,7 +217,7 @@ def rouge_recall(
     from the compiled kernel; None when the kernel is not in use or the record is too large
     for it (:func:`rouge_recall_records`, for one record).
     """
-    found = rouge_recall_records([(retrieved, ground_truth)])
+    found = _records([(retrieved, ground_truth)], hand_words=False)
     if found is None or found[2][0] < 0:
         return None
     recall, counts, tokenless, _ = found

@@ -3,11 +3,14 @@
 Imported only through :mod:`ctxeval.matching.rouge.compiled`, which decides when it is used and
 hands it a batch of records' texts as one buffer of ASCII bytes (a character outside ASCII is given
 as what rouge-score reads in it: a separator, or the ASCII of its lowercase for the two
-characters that have one). The kernel reads each byte through rouge-score's rules
-(``[A-Za-z0-9]`` kept and lowered, everything else a separator) and gives, for every
+characters that have one; a space beyond ASCII is a space). The kernel reads each byte
+through rouge-score's rules (``[A-Za-z0-9]`` kept and lowered, everything else a separator)
+and gives, for every
 ground-truth text *g* and retrieved text *r* of each record,
 ``LCS(tokens(r), tokens(g)) / len(tokens(g))`` and every text's token count. So ROUGE-L recall
 is the same quotient of the same two integers as on the Python path, bit for bit.
+On the same bytes it counts each retrieved text's words as ``str.split`` does (the context's
+size in words), which the caller hands on instead of counting them again.
 
 How, per record:
 
@@ -58,11 +61,19 @@ _ALL = ~np.uint64(0)
 # numba loop over every record, where a call per step would cost.
 @_jit
 def lcs_records(  # noqa: C901, PLR0912, PLR0915
-    buf: Any, lengths: Any, records: Any, table: Any, recall: Any, counts: Any, tokenless: Any
+    buf: Any,
+    lengths: Any,
+    records: Any,
+    table: Any,
+    spaces: Any,
+    recall: Any,
+    counts: Any,
+    word_counts: Any,
+    tokenless: Any,
 ) -> None:
-    """Fill ``recall``, ``counts`` and ``tokenless`` for every record. ``tokenless[rec]``: how
-    many of the record's texts have no token, or -1 for a record too large for the bit masks
-    (:data:`MAX_MASK_WORDS`), left unscored (its texts' counts -1 too).
+    """Fill ``recall``, ``counts``, ``word_counts`` and ``tokenless`` for every record.
+    ``tokenless[rec]``: how many of the record's texts have no token, or -1 for a record too
+    large for the bit masks (:data:`MAX_MASK_WORDS`), left unscored (its texts' counts -1 too).
 
     ``buf``: the texts' ASCII bytes, each text followed by one separator; ``lengths[t]``: text
     *t*'s length. ``records`` (int64, four per record): the record's first text, how many
@@ -71,6 +82,9 @@ def lcs_records(  # noqa: C901, PLR0912, PLR0915
     ``recall[block + i * n_g + j] = LCS(r_i, g_j) / len(g_j)`` (0 when ``g_j`` has no token), the
     same quotient of the same integers as rouge-score. ``counts[t]``: text *t*'s token count.
     ``table`` (uint8, 256): 0 for bytes that separate tokens, else the lowercase.
+    ``word_counts[t]``: ``len(text.split())`` of each retrieved text *t* as its bytes read, where
+    ``spaces`` (uint8, 256) is 1 for the bytes ``str.split`` splits at (the context's size in
+    words, counted here on the bytes at hand); a ground truth's is left as it was.
 
     The per-token work is written out here: helpers that take arrays were not inlined by numba
     (with or without ``inline="always"``), and calling them cost a third of the time.
@@ -170,6 +184,15 @@ def lcs_records(  # noqa: C901, PLR0912, PLR0915
             counts[t] = x - x0
             empty += x == x0
         text_tok[n_g] = text_tok[n_g - 1] + counts[g0 + n_g - 1] if n_g else 0
+        # the retrieved texts' words: a word starts where a non-space follows a space
+        for t in range(first, first + n_r):
+            after_space = 1
+            w = 0
+            for i in range(starts[t], starts[t] + lengths[t]):
+                space = spaces[buf[i]]
+                w += after_space & (space ^ 1)
+                after_space = space
+            word_counts[t] = w
         # 2. bit masks: ground truth j's words are word_of[j]:word_of[j + 1]
         word_of[0] = 0
         for j in range(n_g):
