@@ -13,6 +13,7 @@ import importlib
 import sys
 import threading
 import unicodedata
+from collections.abc import Sequence
 from unittest import mock
 
 import numpy as np
@@ -21,7 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxeval import PrecisionRecallF1, RankedRetrievalMetrics, RetrievalEvaluator, RougeChunkMatch
-from ctxeval.foundation.errors import EnvironmentVariableError, InvalidArgumentError
+from ctxeval.foundation.errors import (
+    EmptyTokensWarning,
+    EnvironmentVariableError,
+    InvalidArgumentError,
+    InvalidRecordError,
+)
 from ctxeval.matching.rouge import compiled
 from ctxeval.matching.rouge.strategies import _recall, rouge_l_recall_matrix
 from ctxeval.matching.tokens import default_cache
@@ -199,6 +205,31 @@ def test_match_records_gives_what_match_gives(threshold: float) -> None:
             assert got.tokenless == expected.tokenless
 
 
+@pytest.mark.parametrize("threshold", [0.0, 0.7])
+def test_flat_matches_hold_what_match_gives_also_for_records_the_kernel_declines(
+    threshold: float,
+) -> None:
+    # A ground truth too large for the kernel's masks (scored on the Python path, into the flat
+    # arrays), texts without a token (listed; at threshold 0 they match nothing) and blank texts.
+    big = " ".join(f"w{i % 4000}" for i in range(70_000))
+    records = [*RECORDS, (["w1 w2 w3", big[:5000], "..."], [big, "w1 w2"]), (["", " "], ["a"])]
+    strategy = RougeChunkMatch(threshold)
+    with mode("always"):
+        flat = strategy.match_records_flat(records)
+    assert flat is not None
+    assert flat.relevant.dtype == np.bool_
+    assert flat.scores.dtype == np.float64
+    with mode("never"):
+        one_by_one = [strategy.match(r, g) for r, g in records]
+        assert strategy.match_records_flat(records) is None  # the kernel is not in use
+    for k, ((r, g), expected) in enumerate(zip(records, one_by_one, strict=True)):
+        got = flat.matches(k, len(r), len(g))
+        assert got.relevant.tolist() == expected.relevant.tolist()
+        assert got.scores.tobytes() == expected.scores.tobytes()  # type: ignore[union-attr]
+        assert got.tokenless == expected.tokenless == flat.tokenless.get(k, ())
+    assert set(flat.tokenless) == {k for k, m in enumerate(one_by_one) if m.tokenless}
+
+
 def test_lower_to_ascii_lists_every_such_character() -> None:
     # The kernel reads text without lowercasing it: only these characters' lowercase holds an
     # ASCII letter or digit (the running Python's Unicode tables decide).
@@ -227,6 +258,54 @@ def test_evaluator_rows_are_the_same_on_both_paths() -> None:
     assert results["always"].per_query == results["never"].per_query
     assert results["always"].aggregate == results["never"].aggregate
     assert results["always"].aggregate["context_recall"] > 0  # something matched
+
+
+def rejecting(retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
+    """A strategy that finds record data it cannot judge: a ground truth "reject"."""
+    if "reject" in ground_truth:
+        raise InvalidRecordError("holds 'reject'", field="ground_truth_context")
+    return np.array([[g in r for g in ground_truth] for r in retrieved], dtype=bool).reshape(
+        len(retrieved), len(ground_truth)
+    )
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.7])
+@pytest.mark.parametrize("implementation", ["core", "reference"])
+def test_evaluator_rows_with_bad_records_and_tokenless_texts_on_both_paths(
+    threshold: float, implementation: str
+) -> None:
+    # The kernel's flat matches, with records a later pass rejects among them (skipped: the
+    # others are taken from the flat arrays), texts without a token (counted per record) and
+    # graded ground truth.
+    records: list[dict[str, object]] = [
+        {
+            "id": f"q{i}",
+            "retrieved_context": [f"the cat {i} sat", "...", "\u6771\u4eac", "on the mat"][
+                : 1 + i % 4
+            ],
+            "ground_truth_context": [
+                {"text": f"the cat {i % 3}", "grade": 1 + i % 2},
+                "reject" if i % 5 == 3 else "the mat",
+            ],
+        }
+        for i in range(30)
+    ]
+    metrics = [PrecisionRecallF1(RougeChunkMatch(threshold)), RankedRetrievalMetrics(rejecting)]
+    results = {}
+    for value in ("never", "always"):
+        with mode(value):
+            evaluator = RetrievalEvaluator(
+                records, metrics, workers=1, on_error="skip", implementation=implementation
+            )
+            with pytest.warns(EmptyTokensWarning, match="in 11 record"):
+                results[value] = evaluator.run(k=[1, 2, None])
+    assert results["always"].per_query == results["never"].per_query
+    assert results["always"].skipped == results["never"].skipped
+    assert [s["id"] for s in results["always"].skipped] == [f"q{i}" for i in range(3, 30, 5)]
+    # "\u6771\u4eac" has no token ("..." is no word): in the 11 records kept that retrieve it
+    summaries = [results[value].summary for value in ("never", "always")]
+    assert summaries[0]["records_with_tokenless_texts"] == 11
+    assert summaries[1]["records_with_tokenless_texts"] == 11
 
 
 @pytest.mark.parametrize("threshold", [0.0, 0.7])

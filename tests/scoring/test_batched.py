@@ -32,10 +32,17 @@ from ctxeval.foundation.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
-from ctxeval.judging.batch import judge_batch, stack_judgments, tie_ends_array
+from ctxeval.judging.batch import (
+    FlatPairs,
+    judge_batch,
+    judge_flat,
+    stack_judgments,
+    tie_ends_array,
+)
 from ctxeval.judging.judgments import judge_ids, judge_matrix, with_tie_ends
 from ctxeval.judging.ties import ranked_tie_ends
 from ctxeval.matching import ExactSentenceMatch
+from ctxeval.matching.base import FlatMatches
 from ctxeval.metrics import reference as formulas
 from ctxeval.metrics.core import measure_values, ndcg, set_counts
 from ctxeval.records.model import Record, RecordError
@@ -495,3 +502,125 @@ def test_match_records_must_give_one_result_per_record_and_what_match_gives() ->
     ) as info:
         RetrievalEvaluator(data, [PrecisionRecallF1(BrokenBulk())], workers=1).run()
     assert isinstance(info.value.__cause__, KeyError)
+
+
+class FlatContains(BulkContains):
+    """A custom strategy that also gives a batch's matches as flat arrays, in a shuffled
+    order of blocks with gaps between them (``blocks`` say where each record's is)."""
+
+    spec = "flat-contains"
+
+    def match_records_flat(
+        self, records: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> FlatMatches:
+        self.batches.append(len(records))
+        if any("poison" in g for _, g in records):
+            raise ValueError("cannot read poison")
+        blocks = np.zeros(len(records), dtype=np.int64)
+        cells: list[bool] = []
+        for k in reversed(range(len(records))):
+            retrieved, truth = records[k]
+            cells += [True, False]  # a gap nobody reads
+            blocks[k] = len(cells)
+            cells += contains(retrieved, truth).ravel().tolist()
+        relevant = np.array(cells, dtype=bool)
+        return FlatMatches(relevant, relevant.astype(np.float64), blocks, {})
+
+
+class BadFlat(BulkContains):
+    spec = "bad-flat"
+
+    def match_records_flat(self, records: Sequence[object]) -> FlatMatches:
+        relevant = np.zeros(0, dtype=bool)  # too short for the records' blocks
+        return FlatMatches(relevant, relevant * 1.0, np.zeros(len(records), np.int64), {})
+
+
+@pytest.mark.parametrize("implementation", ["core", "reference"])
+def test_a_strategy_with_flat_matches_gives_the_same_values(implementation: str) -> None:
+    data = [
+        {
+            "id": f"q{i}",
+            "retrieved_context": ["a b", "c", "b"][: i % 4],
+            "ground_truth_context": ["b", "c", {"text": "a", "grade": 2}][: 1 + i % 3],
+        }
+        for i in range(12)
+    ]
+    data[5]["ground_truth_context"] = ["bad"]  # a later pass rejects it: skipped
+    flat = FlatContains()
+    metrics = [PrecisionRecallF1(flat), RankedRetrievalMetrics(poisoned_record)]
+    got = RetrievalEvaluator(
+        data, metrics, workers=1, on_error="skip", implementation=implementation
+    ).run(k=[1, None])
+    assert flat.batches == [12]  # once a batch; match_records is not called
+    metrics = [PrecisionRecallF1(contains), RankedRetrievalMetrics(poisoned_record)]
+    expected = RetrievalEvaluator(
+        data, metrics, workers=1, on_error="skip", implementation=implementation
+    ).run(k=[1, None])
+    assert got.per_query == expected.per_query
+    assert [s["id"] for s in got.skipped] == ["q5"]
+    # by hand: q1 retrieves "a b" only; of its truths "b" and "c", "a b" holds "b"
+    assert got.per_query[1]["id"] == "q1"
+    assert got.per_query[1]["context_recall"] == 0.5
+
+
+def test_flat_matches_that_fail_or_do_not_fit_are_errors_of_the_strategy() -> None:
+    data = [
+        {"id": "q0", "retrieved_context": ["a"], "ground_truth_context": ["a"]},
+        {"id": "q1", "retrieved_context": ["a"], "ground_truth_context": ["poison"]},
+    ]
+    # match_records_flat raises: the records are matched again, and the error is named for
+    # the record that causes it
+    with pytest.raises(
+        InvalidArgumentError, match=r"record 'q1'.*flat-contains raised ValueError: cannot read"
+    ):
+        RetrievalEvaluator(data, [PrecisionRecallF1(FlatContains())], workers=1).run()
+    with pytest.raises(
+        InvalidArgumentTypeError, match=r"bad-flat: match_records_flat returned FlatMatches, not"
+    ):
+        RetrievalEvaluator(data[:1], [PrecisionRecallF1(BadFlat())], workers=1).run()
+
+
+matrix = st.tuples(st.integers(0, 5), st.integers(0, 4)).flatmap(
+    lambda shape: st.lists(
+        st.booleans(), min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]
+    ).map(lambda cells: np.array(cells, dtype=bool).reshape(shape))
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(matrix, st.booleans()), max_size=8),
+    st.sampled_from(["matching", "first_come"]),
+    st.randoms(use_true_random=False),
+)
+def test_judging_flat_matrices_equals_judging_them_one_by_one(
+    items: list[tuple[np.ndarray, bool]], credit: str, random: object
+) -> None:
+    matrices = [mat for mat, _ in items]
+    grades = [[1.0 + j for j in range(mat.shape[1])] if graded else None for mat, graded in items]
+    order = list(range(len(items)))
+    random.shuffle(order)  # type: ignore[attr-defined]
+    cells: list[bool] = [False]
+    blocks = np.zeros(len(items), dtype=np.int64)
+    for b in order:  # blocks in another order than the records, with a gap before each
+        blocks[b] = len(cells)
+        cells += [*matrices[b].ravel().tolist(), True]
+    n = np.array([mat.shape[0] for mat in matrices], dtype=np.int64)
+    m = np.array([mat.shape[1] for mat in matrices], dtype=np.int64)
+    pairs = FlatPairs(np.array(cells, dtype=bool), blocks, n, m, grades)
+    assert [(mat.tolist(), g) for mat, g in pairs] == [
+        (mat.tolist(), g) for mat, g in zip(matrices, grades, strict=True)
+    ]
+    rows = order[: len(order) // 2]
+    for got, expected in (
+        (judge_flat(pairs, credit), judge_batch(matrices, grades, credit)),  # type: ignore[arg-type]
+        (
+            judge_flat(pairs.select(rows), credit),  # type: ignore[arg-type]
+            judge_batch([matrices[r] for r in rows], [grades[r] for r in rows], credit),  # type: ignore[arg-type]
+        ),
+    ):
+        for name in ("n", "m", "relevant", "hits", "gains", "first_match", "ideal", "ideal_n"):
+            a, b = getattr(got, name), getattr(expected, name)
+            assert a.dtype == b.dtype, name
+            assert a.tobytes() == b.tobytes(), name
+            assert a.shape == b.shape, name

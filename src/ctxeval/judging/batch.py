@@ -1,7 +1,8 @@
 """A batch's judgments, padded: the one representation the vectorised core measures.
 
 Every bulk producer emits :class:`BatchJudgments`: text batches (:func:`judge_batch`, from the
-relevance matrices), records judged one by one (:func:`stack_judgments`: ID mode, sentence
+relevance matrices; :func:`judge_flat`, from a batch's matrices held flat, :class:`FlatPairs`),
+records judged one by one (:func:`stack_judgments`: ID mode, sentence
 units), and whole TREC-style runs (:func:`ctxeval.judging.runs.judge_run`).
 """
 
@@ -11,7 +12,7 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +27,10 @@ __all__ = [
     "NEVER",
     "BatchJudgments",
     "Cut",
+    "FlatPairs",
+    "Pair",
     "judge_batch",
+    "judge_flat",
     "pick",
     "stack_judgments",
     "tie_ends_array",
@@ -161,6 +165,48 @@ def tie_ends_array(ends: Sequence[Sequence[int] | None], n: IntArray) -> IntArra
     return np.where(np.arange(table.shape[1]) < groups[:, None], table, n[:, None])
 
 
+Pair = tuple[BoolArray, Sequence[float] | None]  # a relevance matrix and its grades
+
+
+class FlatPairs(Sequence[Pair]):
+    """A pass's relevance matrices with their grades, held as a strategy gave them for a batch
+    (:class:`~ctxeval.matching.base.FlatMatches`): record *b*'s matrix (``n[b]`` by ``m[b]``) is
+    ``relevant[blocks[b] : blocks[b] + n[b] * m[b]]``. Read like a list of (matrix, grades),
+    each matrix a view; :func:`judge_flat` judges them without a matrix per record."""
+
+    def __init__(
+        self,
+        relevant: BoolArray,
+        blocks: IntArray,
+        n: IntArray,
+        m: IntArray,
+        grades: Sequence[Sequence[float] | None],
+    ) -> None:
+        self.relevant, self.blocks, self.n, self.m = relevant, blocks, n, m
+        self.grades = grades
+
+    def __len__(self) -> int:
+        return len(self.n)
+
+    @overload
+    def __getitem__(self, index: int) -> Pair: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Pair]: ...
+
+    def __getitem__(self, index: int | slice) -> Pair | Sequence[Pair]:
+        if isinstance(index, slice):
+            return self.select(list(range(len(self)))[index])
+        n, m, start = int(self.n[index]), int(self.m[index]), int(self.blocks[index])
+        return self.relevant[start : start + n * m].reshape(n, m), self.grades[index]
+
+    def select(self, rows: Sequence[int]) -> FlatPairs:
+        """The pairs of ``rows``, in that order (the same flat array)."""
+        index = np.asarray(rows, dtype=np.int64)
+        grades = [self.grades[row] for row in rows]
+        return FlatPairs(self.relevant, self.blocks[index], self.n[index], self.m[index], grades)
+
+
 def judge_batch(
     matrices: Sequence[BoolArray],
     grades: Sequence[Sequence[float] | None],
@@ -177,13 +223,46 @@ def judge_batch(
     count = len(matrices)
     n = np.fromiter((mat.shape[0] for mat in matrices), dtype=np.int64, count=count)
     m = np.fromiter((mat.shape[1] for mat in matrices), dtype=np.int64, count=count)
-    width = max(int(n.max(initial=0)), 1)
-    depth = max(int(m.max(initial=0)), 1)
-    relevance = np.zeros((count, width, depth), dtype=bool)
-    grade = np.zeros((count, depth), dtype=np.float64)
-    for b, (mat, g) in enumerate(zip(matrices, grades, strict=True)):
+    relevance = _unfilled(n, m)
+    for b, mat in enumerate(matrices):
         relevance[b, : mat.shape[0], : mat.shape[1]] = mat
-        grade[b, : mat.shape[1]] = 1.0 if g is None else g
+    return _judge_padded(relevance, n, m, grades, credit)
+
+
+def judge_flat(pairs: FlatPairs, credit: Credit) -> BatchJudgments:
+    """:func:`judge_batch` of the matrices ``pairs`` holds flat, padded in a few array
+    operations instead of a copy per record."""
+    n, m = pairs.n, pairs.m
+    count = len(n)
+    relevance = _unfilled(n, m)
+    sizes = n * m
+    total = int(sizes.sum())
+    if total:
+        record = np.repeat(np.arange(count), sizes)
+        within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        columns = m[record]
+        cells = pairs.relevant[np.repeat(pairs.blocks, sizes) + within]
+        relevance[record, within // columns, within % columns] = cells
+    return _judge_padded(relevance, n, m, pairs.grades, credit)
+
+
+def _unfilled(n: IntArray, m: IntArray) -> BoolArray:
+    """An all-False (B, N, M) relevance array for matrices of ``n`` rows and ``m`` columns."""
+    return np.zeros((len(n), max(int(n.max(initial=0)), 1), max(int(m.max(initial=0)), 1)), bool)
+
+
+def _judge_padded(
+    relevance: BoolArray,
+    n: IntArray,
+    m: IntArray,
+    grades: Sequence[Sequence[float] | None],
+    credit: Credit,
+) -> BatchJudgments:
+    """:func:`judge_batch` of the matrices padded into ``relevance`` (B, N, M)."""
+    _, width, depth = relevance.shape
+    grade = np.asarray(np.arange(depth) < m[:, None], dtype=np.float64)
+    for b in [b for b, g in enumerate(grades) if g is not None]:
+        grade[b, : m[b]] = grades[b]
     relevant: BoolArray = np.asarray(relevance.any(axis=2))
     column = relevance.argmax(axis=2)
     matched = relevance.any(axis=1)
@@ -193,7 +272,7 @@ def judge_batch(
     gains = np.where(hits, np.take_along_axis(grade, column, axis=1), 0.0)
     # Rows matching several ground-truth units: the credit rule decides, record by record.
     for b in np.flatnonzero((relevance.sum(axis=2) > 1).any(axis=1)).tolist():
-        judged = judge_matrix(matrices[b], grades[b], credit=credit)
+        judged = judge_matrix(relevance[b, : n[b], : m[b]], grades[b], credit=credit)
         rows = len(judged.hits)
         hits[b, :rows] = judged.hits
         gains[b, :rows] = judged.gains

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from ctxeval.foundation.arrays import BoolMatrix, FloatMatrix
+from ctxeval.foundation.arrays import BoolArray, BoolMatrix, FloatArray, FloatMatrix, IntArray
 from ctxeval.foundation.errors import (
     Fix,
     InvalidArgumentError,
@@ -27,6 +27,7 @@ from ctxeval.foundation.errors import (
 )
 
 __all__ = [
+    "FlatMatches",
     "Matches",
     "MatchingStrategy",
     "PairwiseMatch",
@@ -55,6 +56,32 @@ class Matches:
     tokenless: tuple[str, ...] = field(default=())
 
 
+class FlatMatches(NamedTuple):
+    """What a strategy says about a batch of records at once, each record's matrices flat.
+
+    Record *k* with *n* retrieved and *m* ground-truth units has its :class:`Matches` in
+    ``relevant[blocks[k] : blocks[k] + n * m]`` (row-major, retrieved by ground truth) and the
+    same block of ``scores``; ``tokenless`` holds the records that have such texts (by their
+    position in the batch). A strategy may give this from ``match_records_flat(records)``, or
+    None when it cannot (then ``match_records`` is used); the evaluator judges and measures
+    the batch from these arrays without a matrix per record.
+    """
+
+    relevant: BoolArray
+    scores: FloatArray
+    blocks: IntArray
+    tokenless: dict[int, tuple[str, ...]]
+
+    def matches(self, k: int, n: int, m: int) -> Matches:
+        """Record *k*'s :class:`Matches` (*n* by *m*), as views of the arrays."""
+        start = int(self.blocks[k])
+        return Matches(
+            relevant=self.relevant[start : start + n * m].reshape(n, m),
+            scores=self.scores[start : start + n * m].reshape(n, m),
+            tokenless=self.tokenless.get(k, ()),
+        )
+
+
 @runtime_checkable
 class MatchingStrategy(Protocol):
     """The protocol every strategy follows (built-in or custom).
@@ -65,6 +92,9 @@ class MatchingStrategy(Protocol):
     chunk units; it must give what ``match`` gives, one result per pair, in order. If it
     raises, the batch is matched record by record, so the error is named for the record that
     causes it; if ``match`` then judges every record, the run stops naming ``match_records``.
+    It may define ``match_records_flat(records)`` too: the same answers as one
+    :class:`FlatMatches` (or None when it cannot give them), which the evaluator judges and
+    measures as arrays, without a matrix per record; if it raises, ``match_records`` is used.
     """
 
     @property

@@ -15,23 +15,32 @@ driver (:mod:`ctxeval.scoring.driver`) measures what is judged here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxeval.foundation.arrays import BoolMatrix
+import numpy as np
+
+from ctxeval.foundation.arrays import IntArray
 from ctxeval.foundation.errors import (
     CtxevalError,
     EnvironmentVariableError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
-from ctxeval.judging.batch import BatchJudgments, judge_batch, stack_judgments
+from ctxeval.judging.batch import (
+    BatchJudgments,
+    FlatPairs,
+    Pair,
+    judge_batch,
+    judge_flat,
+    stack_judgments,
+)
 from ctxeval.judging.judgments import Judgments, judge_matrix
 from ctxeval.judging.passes import ChunkTexts, JudgingPass
 from ctxeval.judging.spans import LocatedRecord, RecordSpans, locate_record
 from ctxeval.judging.ties import ranked_tie_ends
-from ctxeval.matching.base import MatchingStrategy, as_matches
+from ctxeval.matching.base import FlatMatches, MatchingStrategy, as_matches
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.spans.core import SpanBatch
 from ctxeval.records.model import Record, RecordError
@@ -149,11 +158,10 @@ class Judged:
     ``failed`` and ``tokenless`` are keyed by a record's position in the batch's records."""
 
     failed: dict[int, RecordError] = field(default_factory=dict)
-    # pass key -> per good record (in order): a relevance matrix and grades (chunk units), or
-    # per-record Judgments (ID mode, sentence units)
-    matrices: dict[Hashable, list[tuple[BoolMatrix, list[float] | None]]] = field(
-        default_factory=dict
-    )
+    # pass key -> per good record (in order): a relevance matrix and grades (chunk units: a
+    # list, or FlatPairs when the strategy matched the batch flat), or per-record Judgments
+    # (ID mode, sentence units)
+    matrices: dict[Hashable, Sequence[Pair]] = field(default_factory=dict)
     judgments: dict[Hashable, list[Judgments]] = field(default_factory=dict)
     spans: dict[Hashable, list[RecordSpans]] = field(default_factory=dict)
     tokenless: dict[int, int] = field(default_factory=dict)
@@ -166,7 +174,8 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
 
     Chunk passes whose strategy matches whole batches (``match_records``, as the built-in ROUGE
     strategies do) are matched for all the batch's records in one call, after every record's
-    other passes; the rest record by record. Errors are settled as record by record: a record's
+    other passes (as flat arrays, when the strategy gives them: ``match_records_flat``); the
+    rest record by record. Errors are settled as record by record: a record's
     first failing pass (in pass order) decides, and the first record whose error is not its
     own (a configuration mistake, a strategy's exception) stops the run.
     """
@@ -207,12 +216,67 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
             judged.located[i] = located
         if ties is not None:
             judged.ties[i] = ties
+    flat: dict[JudgingPass, tuple[list[int], FlatPairs]] = {}  # by pass: records, their pairs
     for position in sorted(pending):
+        key, metric, _ = steps[position]
+        pairs = _flat_pairs(key, pending[position], lost)
+        if pairs is not None:
+            flat[key] = ([i for i, _ in pending[position]], pairs)
+            continue
         bulk = _Bulk(records, position, found, lost, errors)
-        bulk.match(steps[position][0], steps[position][1], pending[position])
+        bulk.match(key, metric, pending[position])
     _settle_errors(judged, records, errors)
     _stage(judged, list(passes), found, lost)
+    for way, (which, pairs) in flat.items():
+        kept = [row for row, i in enumerate(which) if i not in judged.failed]
+        judged.matrices[way] = pairs if len(kept) == len(which) else pairs.select(kept)
     return judged
+
+
+def _flat_pairs(
+    key: JudgingPass, items: list[tuple[int, ChunkTexts]], lost: dict[int, int]
+) -> FlatPairs | None:
+    """The pass's records matched at once as flat arrays (``match_records_flat``), or None when
+    the strategy does not give them; then :class:`_Bulk` matches the records, and meets any
+    error again to name the record it belongs to. Each record's tokenless count goes to
+    ``lost``."""
+    method: Callable[..., Any] | None = getattr(key.strategy, "match_records_flat", None)
+    if method is None:
+        return None
+    try:
+        found = method([(shown, truth) for _, (shown, truth, _) in items])
+    except Exception:
+        return None
+    if found is None:
+        return None
+    n = np.fromiter((len(shown) for _, (shown, _, _) in items), dtype=np.int64, count=len(items))
+    m = np.fromiter((len(truth) for _, (_, truth, _) in items), dtype=np.int64, count=len(items))
+    _check_flat(key, found, n, m)
+    for k, texts in found.tokenless.items():
+        i = items[k][0]
+        lost[i] = max(lost[i], len(texts))
+    return FlatPairs(found.relevant, found.blocks, n, m, [grades for _, (_, _, grades) in items])
+
+
+def _check_flat(key: JudgingPass, found: object, n: IntArray, m: IntArray) -> None:
+    """Stop the run when ``match_records_flat`` gave something else than flat matches of the
+    records' shapes (a strategy's bug: it must give what ``match_records`` gives)."""
+    if (
+        isinstance(found, FlatMatches)
+        and isinstance(found.relevant, np.ndarray)
+        and found.relevant.dtype == np.bool_
+        and found.relevant.ndim == 1
+        and np.shape(found.blocks) == n.shape
+        and bool(((found.blocks >= 0) & (found.blocks + n * m <= len(found.relevant))).all())
+    ):
+        return
+    assert key.strategy is not None
+    raise InvalidArgumentTypeError(
+        f"strategy {key.strategy.spec}: match_records_flat returned {type(found).__name__}, "
+        "not FlatMatches of the records' shapes (a flat boolean array holding each record's "
+        "len(retrieved) x len(ground_truth) block from blocks[k]); fix it, or remove it to have "
+        "match_records used"
+    )
 
 
 def _settle_errors(judged: Judged, records: list[Record], errors: _Errors) -> None:
@@ -360,8 +424,14 @@ def batch_judgments(
         groups = pad_groups([(j.n, j.num_relevant) for j in items])
         return [(g, stack_judgments([items[i] for i in g])) for g in groups]
     pairs = judged.matrices[key]
-    groups = pad_groups([matrix.shape for matrix, _ in pairs])
     credit = metric.credit_rule()
+    if isinstance(pairs, FlatPairs):
+        groups = pad_groups(list(zip(pairs.n.tolist(), pairs.m.tolist(), strict=True)))
+        return [
+            (g, judge_flat(pairs if len(g) == len(pairs) else pairs.select(g), credit))
+            for g in groups
+        ]
+    groups = pad_groups([matrix.shape for matrix, _ in pairs])
     return [
         (
             g,

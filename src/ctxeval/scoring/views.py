@@ -21,7 +21,7 @@ import numpy as np
 from ctxeval.cutoffs.budgets import WHOLE_LIST, BudgetCut, BudgetPolicy, ContextSizes
 from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label
 from ctxeval.foundation.arrays import BoolMatrix, FloatArray, IntArray
-from ctxeval.judging.batch import BatchJudgments, judge_batch, stack_judgments
+from ctxeval.judging.batch import BatchJudgments, Pair, judge_batch, stack_judgments
 from ctxeval.judging.judgments import Credit, Judgments, with_tie_ends
 from ctxeval.judging.spans import RecordSpans
 from ctxeval.judging.texts import ground_truth_units, judge_texts
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 ContextRow = dict[str, tuple[int, int | None, int | None]]
-Pairs = Sequence[tuple[BoolMatrix, list[float] | None]]
+Pairs = Sequence[Pair]
 
 
 class Cuts:

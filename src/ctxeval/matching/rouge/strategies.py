@@ -20,10 +20,10 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from rapidfuzz.process import cdist
 
-from ctxeval.foundation.arrays import BoolArray
+from ctxeval.foundation.arrays import BoolArray, FloatArray, IntArray
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.params import check_choice
-from ctxeval.matching.base import Matches, Unit, check_threshold
+from ctxeval.matching.base import FlatMatches, Matches, Unit, check_threshold
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.rouge.compiled import RecordTexts, rouge_recall, rouge_recall_records
 from ctxeval.matching.rouge.pyrouge import py_rouge_l_recall_matrix
@@ -173,33 +173,65 @@ class _RougeMatch(BuiltinStrategy):
         """:meth:`match` of every (retrieved, ground truth) pair, the same :class:`Matches`: in
         one call of the compiled kernel for them all when it is in use, else one by one (the
         texts of those bound to be tokenised afresh tokenised in bulk first)."""
-        plain = _plain(self._tokenizer) and self._scorer == "rouge-score"
-        found = rouge_recall_records(records) if plain else None
-        if found is None and plain:
+        flat = self.match_records_flat(records)
+        if flat is not None:
+            return [flat.matches(k, len(r), len(g)) for k, (r, g) in enumerate(records)]
+        if _plain(self._tokenizer) and self._scorer == "rouge-score":
             keyed = default_cache(self._tokenizer).keyed_records(records)
             return [
                 self._match(retrieved, truth, kernel=False, keyed=keys)
                 for (retrieved, truth), keys in zip(records, keyed, strict=True)
             ]
+        return [self.match(retrieved, truth) for retrieved, truth in records]
+
+    def match_records_flat(self, records: Sequence[RecordTexts]) -> FlatMatches | None:
+        """:meth:`match_records` as flat arrays (:class:`FlatMatches`), from one call of the
+        compiled kernel; None when the kernel is not in use or does not score these options."""
+        if not (_plain(self._tokenizer) and self._scorer == "rouge-score"):
+            return None
+        found = rouge_recall_records(records)
         if found is None:
-            return [self.match(retrieved, truth) for retrieved, truth in records]
+            return None
+        recall, counts, tokenless, blocks = found
+        relevant = recall >= self._threshold
+        lost: dict[int, tuple[str, ...]] = {}
+        if tokenless.any():  # records with a text without tokens, or too large for the kernel
+            self._settle(records, (recall, counts, tokenless, blocks), relevant, lost)
+        return FlatMatches(relevant, recall, blocks, lost)
+
+    def _settle(
+        self,
+        records: Sequence[RecordTexts],
+        found: tuple[FloatArray, IntArray, IntArray, IntArray],
+        relevant: BoolArray,
+        lost: dict[int, tuple[str, ...]],
+    ) -> None:
+        """What the kernel's arrays do not settle alone, in place: a record too large for the
+        kernel is scored on the Python path; one with texts without a token lists them (as
+        ``tokenless``), and at threshold 0 those match nothing, though their recall 0 passes."""
         recall, counts, tokenless, blocks = found
         has_tokens = counts > 0
-        at_zero = self._threshold == 0
-        out = []
         text = 0
-        for (retrieved, truth), block, without in zip(records, blocks, tokenless, strict=True):
+        for k, ((retrieved, truth), block, without) in enumerate(
+            zip(records, blocks.tolist(), tokenless.tolist(), strict=True)
+        ):
             n, m = len(retrieved), len(truth)
             has = has_tokens[text : text + n + m]
             text += n + m
+            cells = slice(block, block + n * m)
             if without < 0:  # too large for the kernel's masks: the Python path
-                out.append(self._match(retrieved, truth, kernel=False))
+                matches = self._match(retrieved, truth, kernel=False)
+                assert matches.scores is not None  # ROUGE-L recall
+                recall[cells] = matches.scores.ravel()
+                relevant[cells] = matches.relevant.ravel()
+                texts = matches.tokenless
+            elif without:
+                relevant[cells] &= (has[:n, None] & has[None, n:]).ravel()
+                texts = _tokenless([*retrieved, *truth], has)
+            else:
                 continue
-            scores = recall[block : block + n * m].reshape(n, m)
-            relevant = _relevant(scores, self._threshold, has if at_zero else None, n)
-            lost = _tokenless([*retrieved, *truth], has) if without else ()
-            out.append(Matches(relevant=relevant, scores=scores, tokenless=lost))
-        return out
+            if texts:
+                lost[k] = texts
 
     def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Matches:
         if self._scorer == "py-rouge":
