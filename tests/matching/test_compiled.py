@@ -31,7 +31,7 @@ from ctxeval.foundation.errors import (
 from ctxeval.matching.rouge import compiled
 from ctxeval.matching.rouge.strategies import _recall, rouge_l_recall_matrix
 from ctxeval.matching.tokens import default_cache
-from ctxeval.text.sizes import word_counts
+from ctxeval.text.sizes import SPACE_CODES, word_counts
 from ctxeval.text.tokenize import RougeTokenizer, get_tokenizer
 
 ROUGE = get_tokenizer("rouge")
@@ -176,8 +176,19 @@ def test_the_kernel_hands_on_the_retrieved_texts_word_counts() -> None:
     assert kernel_word_counts([(spaced, ["b"])]) == (spaced, [3, 3, 2, 0])
 
 
-@settings(max_examples=200)
-@given(st.lists(st.tuples(st.lists(texts, max_size=4), st.lists(texts, max_size=3)), max_size=4))
+# Every space str.split knows, characters whose UTF-8 bytes are close to a space's (U+0084,
+# U+00A1, U+1681, U+2010, U+2027, U+202A, U+2060, U+3001), and the rest of ALPHABET.
+SPACES = "".join(map(chr, SPACE_CODES.tolist()))
+NEAR_SPACES = "\u0084\u00a1\u1681\u2010\u2027\u202a\u2060\u3001"
+spaced = st.text(alphabet=ALPHABET + SPACES + NEAR_SPACES, max_size=30)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.lists(texts | spaced, max_size=4), st.lists(texts, max_size=3)), max_size=4
+    )
+)
 def test_the_kernels_word_counts_are_str_split_s(
     records: list[tuple[list[str], list[str]]],
 ) -> None:

@@ -24,7 +24,6 @@ or if it cannot load the kernel, the Python path is used throughout (:func:`stat
 from __future__ import annotations
 
 import itertools
-import re
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -63,8 +62,10 @@ ns a character (tokens and rapidfuzz), about the 0.5 s the load takes."""
 # 0 for the separators, as the kernel reads it.
 _TABLE = np.frombuffer(ROUGE_TOKEN_BYTES, dtype=np.uint8).copy()
 _TABLE[ord(" ") == _TABLE] = 0
-# 1 for the bytes str.split splits at (ASCII's spaces), else 0.
+# 1 for the ASCII bytes str.split splits at, 0 for the other ASCII bytes, 2 beyond ASCII (the
+# kernel reads the spaces beyond ASCII off their UTF-8 bytes).
 _SPACES = np.isin(np.arange(256), SPACE_CODES[SPACE_CODES < 128]).astype(np.uint8)
+_SPACES[128:] = 2
 
 _ROUGE = get_tokenizer("rouge")  # the tokenizer the kernel reproduces
 _state: dict[str, Any] = {"kernel": None, "why": "not loaded yet"}
@@ -126,24 +127,15 @@ _AS_ASCII = {
 }
 
 
-# The spaces beyond ASCII (str.split splits at them): a space in the kernel's bytes, so that
-# its word counts are str.split's.
-_WIDE_SPACE = re.compile("[" + "".join(map(chr, SPACE_CODES[SPACE_CODES >= 128].tolist())) + "]")
-
-
-def _ascii(text: str) -> str:
-    """``text`` as the kernel reads it: ASCII with the same rouge-score tokens and the same
-    ``str.split`` words. A character outside ASCII is a separator (``?``) but for the two in
-    :data:`LOWER_TO_ASCII`, and the spaces beyond ASCII, which become spaces. (Lone
-    surrogates, never in records read by ctxeval, are separators too.)"""
-    if text.isascii():
-        return text
+def _kernel_text(text: str) -> str:
+    """``text`` as the kernel reads it, one character per byte: an ASCII text as it is; any other
+    as its UTF-8 bytes (every byte beyond ASCII separates tokens, as rouge-score reads every
+    character beyond ASCII) but for the two characters of :data:`LOWER_TO_ASCII`, given in
+    ASCII first. (Lone surrogates, never in records read by ctxeval, are separators too.)"""
     for c, ascii_ in _AS_ASCII.items():
         if c in text:
             text = text.replace(c, ascii_)
-    if _WIDE_SPACE.search(text):
-        text = _WIDE_SPACE.sub(" ", text)
-    return text.encode("ascii", "replace").decode("ascii")
+    return text.encode("utf-8", "surrogatepass").decode("latin-1")
 
 
 RecordTexts = tuple[Sequence[str], Sequence[str]]
@@ -200,13 +192,13 @@ def _records(
 
 
 def _buffer(texts: list[str]) -> tuple[bytes, array[int]]:
-    """The texts as the kernel reads them (:func:`_ascii`), each followed by a space, and their
-    lengths there. Each text beyond ASCII is made ASCII on its own before the join: joining
-    first would widen every text of the batch to the widest one's form, and encoding that
-    costs twice what the rest of this does."""
+    """The texts as the kernel reads them (:func:`_kernel_text`), each followed by a space, and
+    their lengths there. Each text beyond ASCII is made bytes on its own before the join:
+    joining first would widen every text of the batch to the widest one's form, and encoding
+    that costs twice what the rest of this does."""
     if not all(map(str.isascii, texts)):
-        texts = list(map(_ascii, texts))
-    return " ".join(texts).encode(), array("q", map(len, texts))
+        texts = [text if text.isascii() else _kernel_text(text) for text in texts]
+    return " ".join(texts).encode("latin-1"), array("q", map(len, texts))
 
 
 def rouge_recall(

@@ -1,16 +1,15 @@
 """ROUGE-L's tokens and LCS lengths for whole records in one compiled pass (needs numba).
 
 Imported only through :mod:`ctxeval.matching.rouge.compiled`, which decides when it is used and
-hands it a batch of records' texts as one buffer of ASCII bytes (a character outside ASCII is given
-as what rouge-score reads in it: a separator, or the ASCII of its lowercase for the two
-characters that have one; a space beyond ASCII is a space). The kernel reads each byte
+hands it a batch of records' texts as one buffer of bytes: ASCII as it is, a character beyond
+ASCII as its UTF-8 bytes, each a separator as rouge-score reads that character, but for the two
+characters whose lowercase is ASCII, given as that lowercase. The kernel reads each byte
 through rouge-score's rules (``[A-Za-z0-9]`` kept and lowered, everything else a separator)
-and gives, for every
-ground-truth text *g* and retrieved text *r* of each record,
+and gives, for every ground-truth text *g* and retrieved text *r* of each record,
 ``LCS(tokens(r), tokens(g)) / len(tokens(g))`` and every text's token count. So ROUGE-L recall
-is the same quotient of the same two integers as on the Python path, bit for bit.
-On the same bytes it counts each retrieved text's words as ``str.split`` does (the context's
-size in words), which the caller hands on instead of counting them again.
+is the same quotient of the same two integers as on the Python path, bit for bit. On the same
+bytes it counts each retrieved text's words as ``str.split`` does (the context's size in
+words), which the caller hands on instead of counting them again.
 
 How, per record:
 
@@ -75,16 +74,17 @@ def lcs_records(  # noqa: C901, PLR0912, PLR0915
     ``tokenless[rec]``: how many of the record's texts have no token, or -1 for a record too
     large for the bit masks (:data:`MAX_MASK_WORDS`), left unscored (its texts' counts -1 too).
 
-    ``buf``: the texts' ASCII bytes, each text followed by one separator; ``lengths[t]``: text
+    ``buf``: the texts' bytes, each text followed by one separator; ``lengths[t]``: text
     *t*'s length. ``records`` (int64, four per record): the record's first text, how many
     retrieved texts follow it, how many ground-truth texts follow those, and where its block
     starts in ``recall``. The block is retrieved by ground truth, row-major:
     ``recall[block + i * n_g + j] = LCS(r_i, g_j) / len(g_j)`` (0 when ``g_j`` has no token), the
     same quotient of the same integers as rouge-score. ``counts[t]``: text *t*'s token count.
     ``table`` (uint8, 256): 0 for bytes that separate tokens, else the lowercase.
-    ``word_counts[t]``: ``len(text.split())`` of each retrieved text *t* as its bytes read, where
-    ``spaces`` (uint8, 256) is 1 for the bytes ``str.split`` splits at (the context's size in
-    words, counted here on the bytes at hand); a ground truth's is left as it was.
+    ``word_counts[t]``: ``len(text.split())`` of each retrieved text *t* (the context's size in
+    words, counted here on the bytes at hand); ``spaces`` (uint8, 256) is 1 for the ASCII bytes
+    ``str.split`` splits at, 0 for the others, 2 for the bytes beyond ASCII (UTF-8: the spaces
+    beyond ASCII are found by their bytes); a ground truth's count is left as it was.
 
     The per-token work is written out here: helpers that take arrays were not inlined by numba
     (with or without ``inline="always"``), and calling them cost a third of the time.
@@ -188,8 +188,27 @@ def lcs_records(  # noqa: C901, PLR0912, PLR0915
         for t in range(first, first + n_r):
             after_space = 1
             w = 0
-            for i in range(starts[t], starts[t] + lengths[t]):
-                space = spaces[buf[i]]
+            i, end = starts[t], starts[t] + lengths[t]
+            while i < end:
+                b = buf[i]
+                i += 1
+                space = spaces[b]
+                if space > 1:  # a UTF-8 lead or continuation byte: is it a space's lead?
+                    space = 0
+                    if b == 0xC2 and i < end and (buf[i] == 0x85 or buf[i] == 0xA0):
+                        space = 1  # U+0085, U+00A0
+                    elif 0xE1 <= b <= 0xE3 and i + 1 < end:
+                        c1, c2 = buf[i], buf[i + 1]
+                        if b == 0xE1:
+                            space = 1 if c1 == 0x9A and c2 == 0x80 else 0  # U+1680
+                        elif b == 0xE2 and c1 == 0x80:  # U+2000-200A, 2028, 2029, 202F
+                            space = 1 if c2 <= 0x8A or c2 in (0xA8, 0xA9, 0xAF) else 0
+                        elif b == 0xE2:
+                            space = 1 if c1 == 0x81 and c2 == 0x9F else 0  # U+205F
+                        else:
+                            space = 1 if c1 == 0x80 and c2 == 0x80 else 0  # U+3000
+                    if space:
+                        i += 1 if b == 0xC2 else 2  # the space's other bytes
                 w += after_space & (space ^ 1)
                 after_space = space
             word_counts[t] = w
