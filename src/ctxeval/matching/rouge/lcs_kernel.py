@@ -186,9 +186,21 @@ def lcs_records(  # noqa: C901, PLR0912, PLR0915
         text_tok[n_g] = text_tok[n_g - 1] + counts[g0 + n_g - 1] if n_g else 0
         # the retrieved texts' words: a word starts where a non-space follows a space
         for t in range(first, first + n_r):
+            i, end = starts[t], starts[t] + lengths[t]
             after_space = 1
             w = 0
-            i, end = starts[t], starts[t] + lengths[t]
+            wide = 0
+            for j in range(i, end):  # ASCII's spaces only, by comparisons (vectorised)
+                b = buf[j]
+                space = (b == 32) | ((b >= 9) & (b <= 13)) | ((b >= 28) & (b <= 31))
+                w += after_space & (space ^ 1)
+                after_space = space
+                wide |= b
+            if wide < 0x80:
+                word_counts[t] = w
+                continue
+            after_space = 1  # bytes beyond ASCII: count again, finding their spaces
+            w = 0
             while i < end:
                 b = buf[i]
                 i += 1
