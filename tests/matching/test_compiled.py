@@ -172,8 +172,15 @@ def test_the_kernel_hands_on_the_retrieved_texts_word_counts() -> None:
     assert counts == [3, 3, 0, 120, 2, 1, 3, 1, 2, 3, 3, 6]
     # A space beyond ASCII splits words (it is a separator "?" for the tokens, a space here);
     # other characters beyond ASCII do not, and ASCII's control separators do.
-    spaced = ["a\u00a0b\u3000c\u2014d", "x\x1cy\x85z", "\u0130\u0130 \u212a", "\u00a0 "]
-    assert kernel_word_counts([(spaced, ["b"])]) == (spaced, [3, 3, 2, 0])
+    spaced = [
+        "a\u00a0b\u3000c\u2014d",
+        "x\x1cy\x85z",
+        "\u0130\u0130 \u212a",
+        "\u00a0 ",
+        "a\rb\x0bc\x0cd\x1ce\x1ff\tg\nh\x1di\x1ej k",  # ASCII only: its fast path
+        "\x00a\x7fb\x08",  # control characters that are not spaces
+    ]
+    assert kernel_word_counts([(spaced, ["b"])]) == (spaced, [3, 3, 2, 0, 11, 1])
 
 
 # Every space str.split knows, characters whose UTF-8 bytes are close to a space's (U+0084,

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -32,6 +33,7 @@ from ctxeval.foundation.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
 )
+from ctxeval.judging import batch as batch_module
 from ctxeval.judging.batch import (
     FlatPairs,
     judge_batch,
@@ -578,6 +580,74 @@ def test_flat_matches_that_fail_or_do_not_fit_are_errors_of_the_strategy() -> No
         InvalidArgumentTypeError, match=r"bad-flat: match_records_flat returned FlatMatches, not"
     ):
         RetrievalEvaluator(data[:1], [PrecisionRecallF1(BadFlat())], workers=1).run()
+    # blocks that are not integers, tokenless records outside the batch
+    fits = FlatContains().match_records_flat([(["a"], ["a"])])
+    for wrong in (
+        fits._replace(blocks=fits.blocks.astype(float)),
+        fits._replace(blocks=fits.blocks.tolist()),
+        fits._replace(tokenless={-1: ("x",)}),
+        fits._replace(tokenless={1: ("x",)}),
+    ):
+        with pytest.raises(InvalidArgumentTypeError, match=r"match_records_flat returned"):
+            RetrievalEvaluator(data[:1], [PrecisionRecallF1(Giving(wrong))], workers=1).run()
+
+
+class Giving(BulkContains):
+    """A strategy whose match_records_flat gives ``flat``, whatever the records."""
+
+    spec = "giving"
+
+    def __init__(self, flat: object) -> None:
+        super().__init__()
+        self.flat = flat
+
+    def match_records_flat(self, records: Sequence[object]) -> object:
+        return self.flat
+
+
+class OnlyFlat:
+    """A strategy with match_records_flat and no match_records."""
+
+    unit = "chunk"
+    spec = "only-flat"
+
+    def __init__(self, broken: bool = False) -> None:
+        self.flat = FlatContains()
+        self.broken = broken
+
+    def units(self, texts: Sequence[str]) -> list[str]:
+        return list(texts)
+
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> np.ndarray:
+        return contains(retrieved, ground_truth)
+
+    def match_records_flat(
+        self, records: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> FlatMatches:
+        if self.broken:
+            raise KeyError("a bug in match_records_flat only")
+        return self.flat.match_records_flat(records)
+
+
+def test_a_strategy_with_flat_matches_only() -> None:
+    data = [
+        {
+            "id": f"q{i}",
+            "retrieved_context": ["a b", "c"][: 1 + i % 2],
+            "ground_truth_context": ["b"],
+        }
+        for i in range(5)
+    ]
+    strategy = OnlyFlat()
+    got = RetrievalEvaluator(data, [PrecisionRecallF1(strategy)], workers=1).run()
+    assert strategy.flat.batches == [5]  # used, though the strategy has no match_records
+    expected = RetrievalEvaluator(data, [PrecisionRecallF1(contains)], workers=1).run()
+    assert got.per_query == expected.per_query
+    with pytest.raises(
+        InvalidArgumentError, match=r"only-flat: match_records_flat raised KeyError.*but match"
+    ) as info:
+        RetrievalEvaluator(data, [PrecisionRecallF1(OnlyFlat(broken=True))], workers=1).run()
+    assert isinstance(info.value.__cause__, KeyError)
 
 
 matrix = st.tuples(st.integers(0, 5), st.integers(0, 4)).flatmap(
@@ -612,6 +682,11 @@ def test_judging_flat_matrices_equals_judging_them_one_by_one(
         (mat.tolist(), g) for mat, g in zip(matrices, grades, strict=True)
     ]
     rows = order[: len(order) // 2]
+    with mock.patch.object(batch_module, "FLAT_CELLS", 0):  # each record copied into place
+        assert_same_judgments(
+            judge_flat(pairs, credit),  # type: ignore[arg-type]
+            judge_batch(matrices, grades, credit),  # type: ignore[arg-type]
+        )
     for got, expected in (
         (judge_flat(pairs, credit), judge_batch(matrices, grades, credit)),  # type: ignore[arg-type]
         (
@@ -619,8 +694,12 @@ def test_judging_flat_matrices_equals_judging_them_one_by_one(
             judge_batch([matrices[r] for r in rows], [grades[r] for r in rows], credit),  # type: ignore[arg-type]
         ),
     ):
-        for name in ("n", "m", "relevant", "hits", "gains", "first_match", "ideal", "ideal_n"):
-            a, b = getattr(got, name), getattr(expected, name)
-            assert a.dtype == b.dtype, name
-            assert a.tobytes() == b.tobytes(), name
-            assert a.shape == b.shape, name
+        assert_same_judgments(got, expected)
+
+
+def assert_same_judgments(got: object, expected: object) -> None:
+    for name in ("n", "m", "relevant", "hits", "gains", "first_match", "ideal", "ideal_n"):
+        a, b = getattr(got, name), getattr(expected, name)
+        assert a.dtype == b.dtype, name
+        assert a.tobytes() == b.tobytes(), name
+        assert a.shape == b.shape, name

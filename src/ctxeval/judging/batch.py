@@ -24,6 +24,7 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 __all__ = [
+    "FLAT_CELLS",
     "NEVER",
     "BatchJudgments",
     "Cut",
@@ -229,15 +230,25 @@ def judge_batch(
     return _judge_padded(relevance, n, m, grades, credit)
 
 
+# Cells of a batch padded by array operations at most (each cell costs about 40 bytes of index
+# arrays for a moment: 40 MB here); past them each record's matrix is copied into place.
+FLAT_CELLS = 1 << 20
+
+
 def judge_flat(pairs: FlatPairs, credit: Credit) -> BatchJudgments:
     """:func:`judge_batch` of the matrices ``pairs`` holds flat, padded in a few array
-    operations instead of a copy per record."""
+    operations instead of a copy per record (copied record by record past
+    :data:`FLAT_CELLS` cells, where the operations' index arrays would cost more memory than
+    the copies save time)."""
     n, m = pairs.n, pairs.m
     count = len(n)
     relevance = _unfilled(n, m)
     sizes = n * m
     total = int(sizes.sum())
-    if total:
+    if total > FLAT_CELLS:
+        for b, (matrix, _) in enumerate(pairs):
+            relevance[b, : matrix.shape[0], : matrix.shape[1]] = matrix
+    elif total:
         record = np.repeat(np.arange(count), sizes)
         within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         columns = m[record]

@@ -92,9 +92,10 @@ class MatchingStrategy(Protocol):
     chunk units; it must give what ``match`` gives, one result per pair, in order. If it
     raises, the batch is matched record by record, so the error is named for the record that
     causes it; if ``match`` then judges every record, the run stops naming ``match_records``.
-    It may define ``match_records_flat(records)`` too: the same answers as one
-    :class:`FlatMatches` (or None when it cannot give them), which the evaluator judges and
-    measures as arrays, without a matrix per record; if it raises, ``match_records`` is used.
+    It may define ``match_records_flat(records)`` (with or without ``match_records``): the same
+    answers as one :class:`FlatMatches` (or None when it cannot give them), which the evaluator
+    judges and measures as arrays, without a matrix per record; if it raises or gives None,
+    ``match_records`` is used, or ``match`` record by record.
     """
 
     @property

@@ -184,7 +184,7 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
     for metric in plan.metrics:
         passes.setdefault(pass_key(plan, metric), metric)
     # Per pass, once per batch: its first metric, whether it is matched in bulk.
-    steps = [(key, metric, _batch_matcher(key) is not None) for key, metric in passes.items()]
+    steps = [(key, metric, _in_bulk(key)) for key, metric in passes.items()]
     with_ties = needs_ties(plan)
     found: dict[int, dict[Hashable, Any]] = {}  # per record: each pass's result
     lost: dict[int, int] = {}
@@ -219,12 +219,12 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
     flat: dict[JudgingPass, tuple[list[int], FlatPairs]] = {}  # by pass: records, their pairs
     for position in sorted(pending):
         key, metric, _ = steps[position]
-        pairs = _flat_pairs(key, pending[position], lost)
+        pairs, failure = _flat_pairs(key, pending[position], lost)
         if pairs is not None:
             flat[key] = ([i for i, _ in pending[position]], pairs)
             continue
         bulk = _Bulk(records, position, found, lost, errors)
-        bulk.match(key, metric, pending[position])
+        bulk.match(key, metric, pending[position], failure)
     _settle_errors(judged, records, errors)
     _stage(judged, list(passes), found, lost)
     for way, (which, pairs) in flat.items():
@@ -235,40 +235,35 @@ def judge_records(plan: ScoringPlan, records: list[Record]) -> Judged:
 
 def _flat_pairs(
     key: JudgingPass, items: list[tuple[int, ChunkTexts]], lost: dict[int, int]
-) -> FlatPairs | None:
+) -> tuple[FlatPairs | None, Exception | None]:
     """The pass's records matched at once as flat arrays (``match_records_flat``), or None when
-    the strategy does not give them; then :class:`_Bulk` matches the records, and meets any
-    error again to name the record it belongs to. Each record's tokenless count goes to
-    ``lost``."""
-    method: Callable[..., Any] | None = getattr(key.strategy, "match_records_flat", None)
+    the strategy does not give them, with the error it raised if it did; then :class:`_Bulk`
+    matches the records, and meets any error again to name the record it belongs to. Each
+    record's tokenless count goes to ``lost``."""
+    method = _flat_matcher(key)
     if method is None:
-        return None
+        return None, None
     try:
         found = method([(shown, truth) for _, (shown, truth, _) in items])
-    except Exception:
-        return None
+    except Exception as exc:
+        return None, exc
     if found is None:
-        return None
+        return None, None
     n = np.fromiter((len(shown) for _, (shown, _, _) in items), dtype=np.int64, count=len(items))
     m = np.fromiter((len(truth) for _, (_, truth, _) in items), dtype=np.int64, count=len(items))
     _check_flat(key, found, n, m)
     for k, texts in found.tokenless.items():
-        i = items[k][0]
+        i = items[int(k)][0]
         lost[i] = max(lost[i], len(texts))
-    return FlatPairs(found.relevant, found.blocks, n, m, [grades for _, (_, _, grades) in items])
+    blocks = found.blocks.astype(np.int64, copy=False)
+    grades = [grades for _, (_, _, grades) in items]
+    return FlatPairs(found.relevant, blocks, n, m, grades), None
 
 
 def _check_flat(key: JudgingPass, found: object, n: IntArray, m: IntArray) -> None:
     """Stop the run when ``match_records_flat`` gave something else than flat matches of the
     records' shapes (a strategy's bug: it must give what ``match_records`` gives)."""
-    if (
-        isinstance(found, FlatMatches)
-        and isinstance(found.relevant, np.ndarray)
-        and found.relevant.dtype == np.bool_
-        and found.relevant.ndim == 1
-        and np.shape(found.blocks) == n.shape
-        and bool(((found.blocks >= 0) & (found.blocks + n * m <= len(found.relevant))).all())
-    ):
+    if _fits(found, n, m):
         return
     assert key.strategy is not None
     raise InvalidArgumentTypeError(
@@ -277,6 +272,27 @@ def _check_flat(key: JudgingPass, found: object, n: IntArray, m: IntArray) -> No
         "len(retrieved) x len(ground_truth) block from blocks[k]); fix it, or remove it to have "
         "match_records used"
     )
+
+
+def _fits(found: object, n: IntArray, m: IntArray) -> bool:
+    """Whether ``found`` is a :class:`FlatMatches` holding blocks of the records' shapes (``n``
+    by ``m``) and naming only records of the batch as tokenless."""
+    if not isinstance(found, FlatMatches):
+        return False
+    relevant, blocks, tokenless = found.relevant, found.blocks, found.tokenless
+    if not (isinstance(relevant, np.ndarray) and relevant.dtype == np.bool_ and relevant.ndim == 1):
+        return False
+    if not (
+        isinstance(blocks, np.ndarray) and blocks.dtype.kind in "iu" and blocks.shape == n.shape
+    ):
+        return False
+    if not isinstance(tokenless, dict) or not all(
+        isinstance(k, int | np.integer) and 0 <= k < len(n) and isinstance(v, tuple)
+        for k, v in tokenless.items()
+    ):
+        return False
+    starts = blocks.astype(np.int64)
+    return bool(((starts >= 0) & (starts + n * m <= len(relevant))).all())
 
 
 def _settle_errors(judged: Judged, records: list[Record], errors: _Errors) -> None:
@@ -325,6 +341,19 @@ def _stops(error: Exception) -> bool:
 _Errors = dict[int, tuple[int, Exception]]
 
 
+def _in_bulk(way: JudgingPass) -> bool:
+    """Whether the pass's strategy matches whole batches (``match_records`` or
+    ``match_records_flat``)."""
+    return _batch_matcher(way) is not None or _flat_matcher(way) is not None
+
+
+def _flat_matcher(way: JudgingPass) -> Callable[..., Any] | None:
+    """The strategy's ``match_records_flat`` (a whole batch's matches as flat arrays), if it
+    has one."""
+    found: Callable[..., Any] | None = getattr(way.strategy, "match_records_flat", None)
+    return found
+
+
 def _batch_matcher(way: JudgingPass) -> Callable[..., Any] | None:
     """The strategy's ``match_records`` (a whole batch's records at once), if it has one."""
     found: Callable[..., Any] | None = getattr(way.strategy, "match_records", None)
@@ -343,22 +372,27 @@ class _Bulk:
     errors: _Errors
 
     def match(
-        self, key: JudgingPass, metric: MetricBase, items: list[tuple[int, ChunkTexts]]
+        self,
+        key: JudgingPass,
+        metric: MetricBase,
+        items: list[tuple[int, ChunkTexts]],
+        flat_failure: Exception | None = None,
     ) -> None:
-        """Match the pass's records in one ``match_records`` call. If that call raises, they
-        are matched one by one, so the error is met again and named for its record; if none
-        of them raises then, ``match_records`` is at fault, and the run stops saying so."""
+        """Match the pass's records in one ``match_records`` call (without one, record by
+        record). If that call raises, they are matched one by one, so the error is met again
+        and named for its record; if none of them raises then, ``match_records`` is at fault,
+        and the run stops saying so; so is ``match_records_flat`` when it raised
+        (``flat_failure``) and the strategy has no ``match_records``."""
         strategy = key.strategy
         matcher = _batch_matcher(key)
         assert strategy is not None
-        assert matcher is not None
         pairs = [(shown, truth) for _, (shown, truth, _) in items]
-        failure: Exception | None = None
-        matched: list[Any] | None
+        failure = flat_failure if matcher is None else None
+        matched: list[Any] | None = None
         try:
-            matched = list(matcher(pairs))
+            matched = None if matcher is None else list(matcher(pairs))
         except Exception as exc:
-            failure, matched = exc, None
+            failure = exc
         if matched is not None and len(matched) != len(pairs):
             raise InvalidArgumentTypeError(
                 f"strategy {strategy.spec}: match_records returned {len(matched)} results for "
@@ -383,9 +417,10 @@ class _Bulk:
                 self.found[i][key] = (matches.relevant, grades)
                 self.lost[i] = max(self.lost[i], len(matches.tokenless))
         if failure is not None and not met:
+            method = "match_records" if matcher is not None else "match_records_flat"
             raise InvalidArgumentError(
-                f"strategy {strategy.spec}: match_records raised {type(failure).__name__}: "
-                f"{failure}, but match judged each of the batch's records; fix match_records "
+                f"strategy {strategy.spec}: {method} raised {type(failure).__name__}: "
+                f"{failure}, but match judged each of the batch's records; fix {method} "
                 "(it must give what match gives; the original error is chained to this one)"
             ) from failure
 
