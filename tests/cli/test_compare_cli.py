@@ -243,6 +243,34 @@ def test_evaluate_on_a_saved_result_says_what_the_file_is(saved: dict[str, Path]
     assert done.stderr.count("\n") == 1
 
 
+def test_results_saved_in_every_format_compare_as_jsonl_does(
+    saved: dict[str, Path], tmp_path: Path
+) -> None:
+    # Found by a new user's trial: compare took a saved .csv or .json for a dataset.
+    pytest.importorskip("pyarrow")
+    paths = {}
+    for suffix in (".json", ".csv", ".parquet"):
+        target = tmp_path / f"paragraph{suffix}"
+        done = ctxeval("evaluate", RUNS / "paragraph.jsonl", "-k", "10", "-o", target)
+        assert done.returncode == 0, done.stderr
+        paths[suffix] = target
+    expected = _json(f"base={saved['fixed-100']}", f"new={saved['paragraph']}")
+    for target in paths.values():
+        assert _json(f"base={saved['fixed-100']}", f"new={target}") == expected
+        done = ctxeval("evaluate", target)
+        assert done.returncode == 2
+        assert "is a result ctxeval saved, not a dataset" in done.stderr
+    # A dataset in JSON (a list of records) is still read as a dataset.
+    records = [json.loads(line) for line in (RUNS / "paragraph.jsonl").read_text().splitlines()]
+    dataset = tmp_path / "paragraph-dataset.json"
+    dataset.write_text(json.dumps(records), encoding="utf-8")
+    as_saved = _json(f"base={saved['fixed-100']}", f"new={saved['paragraph']}", "-k", "10")
+    as_dataset = _json(f"base={saved['fixed-100']}", f"new={dataset}", "-k", "10")
+    assert as_dataset["settings"]["new"]["source"] == str(dataset)  # read as a dataset
+    del as_saved["settings"], as_dataset["settings"]  # (the sources differ)
+    assert as_dataset == as_saved
+
+
 def test_k_sets_the_cut_offs_of_trec_runs(tmp_path: Path) -> None:
     a, b, qrels = _trec(tmp_path)
     report = _json(a, b, "--qrels", qrels, "-k", "2")

@@ -5,11 +5,11 @@ look like TREC runs."""
 from __future__ import annotations
 
 import glob
-import json
 import os
 from collections.abc import Sequence
 
 from ctxeval.cli.common import fail
+from ctxeval.results.files import is_result_file
 
 __all__ = ["baseline_name", "is_saved_result", "looks_like_trec_run", "named_run_paths"]
 
@@ -20,17 +20,9 @@ def _first_line(path: str) -> bytes:
 
 
 def is_saved_result(path: str) -> bool:
-    """Whether ``path`` is a result ctxeval saved (``.jsonl`` whose first line says so)."""
-    if not path.lower().endswith(".jsonl"):
-        return False
-    line = _first_line(path)
-    if b'"ctxeval_result"' not in line:  # no parse of a line that is data (it may be deep)
-        return False
-    try:
-        first = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(first, dict) and "ctxeval_result" in first
+    """Whether ``path`` is a result ctxeval saved (``.jsonl``, ``.json``, ``.csv`` with its
+    summary file, ``.parquet``), told from its header."""
+    return is_result_file(path)
 
 
 def looks_like_trec_run(path: str) -> bool:

@@ -38,6 +38,7 @@ __all__ = [
     "JsonlResultWriter",
     "arrow_table",
     "check_result_path",
+    "is_result_file",
     "iter_parts",
     "read_result",
     "result_header",
@@ -227,6 +228,56 @@ class JsonlResultWriter:
 
 def _sidecar(path: Path) -> Path:
     return path.with_name(path.stem + ".summary.json")
+
+
+_MARK = b'"ctxeval_result"'
+
+
+def is_result_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a result ctxeval saved, told from its header without reading its
+    rows: the first line of a ``.jsonl``, the first bytes of a ``.json`` (an object that opens
+    with the header, where a dataset is a list), a ``.csv``'s summary file beside it, a
+    ``.parquet``'s metadata (when pyarrow is installed: without it no Parquet file is read)."""
+    source = Path(path)
+    suffix = source.suffix.lower()
+    try:
+        if suffix == ".jsonl":
+            with open(source, "rb") as handle:
+                return _is_header(handle.readline())
+        if suffix == ".json":
+            with open(source, "rb") as handle:
+                head = handle.read(4096)
+            return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and _MARK in head
+        if suffix == ".csv":
+            sidecar = _sidecar(source)
+            return sidecar.is_file() and _MARK in sidecar.read_bytes()[:4096]
+        if suffix == ".parquet":
+            return _parquet_marked(source)
+    except OSError:
+        return False  # unreadable here: the reader says why
+    return False
+
+
+def _is_header(line: bytes) -> bool:
+    if _MARK not in line:  # no parse of a line that is data (it may be deep)
+        return False
+    try:
+        first = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "ctxeval_result" in first
+
+
+def _parquet_marked(source: Path) -> bool:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        return False
+    try:
+        metadata = pq.read_schema(source).metadata or {}
+    except (OSError, ValueError):
+        return False
+    return b"ctxeval" in metadata
 
 
 def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
