@@ -8,12 +8,14 @@ package itself.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import shlex
+import sys
 from types import ModuleType
 
 from ctxeval.foundation.errors import MissingDependencyError
 
-__all__ = ["missing_dependency", "require"]
+__all__ = ["check_installed", "missing_dependency", "require"]
 
 
 def require(
@@ -35,6 +37,24 @@ def require(
     except ImportError as exc:
         shown = package or module.partition(".")[0]
         raise missing_dependency(purpose, shown, extra=extra, hint=hint) from exc
+
+
+def check_installed(
+    module: str, *, purpose: str, extra: str | None = None, package: str | None = None
+) -> None:
+    """Raise what :func:`require` would when ``module`` is not installed, without importing
+    it: for objects that import it only when first used, so that a missing package is said
+    when they are made, before any record is read."""
+    top = module.partition(".")[0]
+    if top in sys.modules:
+        found = sys.modules[top] is not None
+    else:
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+    if not found:
+        raise missing_dependency(purpose, package or top, extra=extra)
 
 
 def missing_dependency(

@@ -27,6 +27,7 @@ from ctxeval.foundation.errors import (
     EnvironmentVariableError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
+    MissingDependencyError,
 )
 from ctxeval.judging.batch import (
     BatchJudgments,
@@ -331,10 +332,10 @@ def _stage(
 
 
 def _stops(error: Exception) -> bool:
-    """Whether ``error`` stops the run rather than making its record a bad one."""
-    return isinstance(error, InvalidArgumentError | InvalidArgumentTypeError) or not isinstance(
-        error, CtxevalError
-    )
+    """Whether ``error`` stops the run rather than making its record a bad one (a package
+    missing on this machine is no record's fault either)."""
+    stopping = InvalidArgumentError | InvalidArgumentTypeError | MissingDependencyError
+    return isinstance(error, stopping) or not isinstance(error, CtxevalError)
 
 
 # Each failing record's first error: the pass where it was met (-1: before any pass), the error.

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from ctxeval.foundation.errors import Fix, InvalidArgumentTypeError, type_name
-from ctxeval.foundation.optional import require
+from ctxeval.foundation.optional import check_installed, require
 from ctxeval.foundation.specs import unknown_name
 
 __all__ = [
@@ -77,6 +77,8 @@ class RougeTokenizer:
             raise InvalidArgumentTypeError(
                 f"RougeTokenizer(stem=...) must be True or False, got {type_name(stem)} {stem!r}"
             )
+        if stem:  # said now, not at the first record (nltk is imported when first stemming)
+            check_installed("nltk", purpose="RougeTokenizer(stem=True)", extra="nltk")
         self._stem = stem
 
     @property
