@@ -621,3 +621,24 @@ def test_markdown_on_the_command_line_is_to_markdown() -> None:
         expected = RetrievalEvaluator(str(RECORDS), workers=1, progress=False).run(k=[1, 3])
     assert done.stdout == expected.to_markdown()
     assert "| context used (mean per query) | chunks | words | characters |" in done.stdout
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".trec"])
+def test_convert_stops_at_a_bad_record_and_writes_nothing(tmp_path: Path, suffix: str) -> None:
+    # Found by a new user's trial: convert wrote the good records, then exited 2.
+    data = tmp_path / "bad.jsonl"
+    good = {"id": "a", "retrieved_ids": ["d1"], "relevant_ids": ["d1"]}
+    bad = {"id": "b", "retrieved_ids": 5, "relevant_ids": ["d1"]}
+    data.write_text(f"{json.dumps(good)}\n{json.dumps(bad)}\n", encoding="utf-8")
+    out = tmp_path / f"out{suffix}"
+    done = ctxeval("convert", data, out)
+    assert done.returncode == 2
+    assert f"{data}:2 (record 'b'): retrieved_ids" in done.stderr
+    assert "pass --on-error skip to convert the others" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+    done = ctxeval("convert", data, out, "--on-error", "skip")
+    assert done.returncode == 0, done.stderr
+    assert "wrote 1 records" in done.stderr
+    assert f"skipped {data}:2 (record 'b')" in done.stderr
+    assert out.exists()

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxeval import RetrievalEvaluator
-from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidRecordError
 from ctxeval.io import atomic
 from ctxeval.io.convert import convert_dataset, write_records
 from ctxeval.io.paths import check_output, same_file
@@ -94,6 +94,23 @@ def test_convert_onto_an_input_is_refused(data: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentError, match=r"--qrels-out .* is also the input"):
         convert_dataset(str(data), str(tmp_path / "r.trec"), qrels_out=str(data))
     assert data.read_bytes() == before
+
+
+def test_convert_with_on_error_raise_writes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "bad.jsonl"
+    rows = [
+        {"id": "a", "retrieved_context": ["x"], "ground_truth_context": ["x"]},
+        {"id": "b", "retrieved_context": "x", "ground_truth_context": ["x"]},
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    target = tmp_path / "out.jsonl"
+    with pytest.raises(InvalidRecordError, match=r"bad.jsonl:2 \(record 'b'\).*on_error='skip'"):
+        convert_dataset(str(source), str(target), on_error="raise")
+    assert not target.exists()
+    written, skipped = convert_dataset(str(source), str(target))  # the default: skip
+    assert (written, [s.id for s in skipped]) == (1, ["b"])
+    with pytest.raises(InvalidArgumentError, match="on_error"):
+        convert_dataset(str(source), str(target), on_error="ignore")
 
 
 def test_same_file() -> None:

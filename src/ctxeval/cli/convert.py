@@ -6,8 +6,7 @@ from typing import Any
 
 import click
 
-from ctxeval.cli.common import conventions_as_notes, fail, guard
-from ctxeval.cli.exits import EXIT_USAGE
+from ctxeval.cli.common import conventions_as_notes, guard
 from ctxeval.cli.fields import field_options, with_field_flags
 from ctxeval.cli.flags import cli_text
 
@@ -39,6 +38,14 @@ from ctxeval.cli.flags import cli_text
     "running them as formulas (the default; ctxeval reads the file back without the quotes). "
     "--raw-csv writes them as they are.",
 )
+@click.option(
+    "--on-error",
+    type=click.Choice(["raise", "skip"]),
+    default="raise",
+    show_default=True,
+    help="Stop at the first bad record and write nothing, or convert the others and list "
+    "the bad ones.",
+)
 @with_field_flags
 @guard
 def convert_command(source: str, target: str, **options: Any) -> None:
@@ -54,7 +61,9 @@ def convert_command(source: str, target: str, **options: Any) -> None:
     With --qrels, a query of the run without judgments is left out with a note, as trec_eval
     and evaluate --run leave it out; a judged query the run lacks gets an empty ranking.
 
-    TARGET (and --qrels-out) may not be an input; every file is written atomically. A TREC
+    The first bad record stops the conversion and nothing is written; with --on-error skip
+    the others are converted and the bad ones listed. TARGET (and --qrels-out) may not be an
+    input; every file is written atomically. A TREC
     TARGET refuses ids with whitespace and, with --qrels-out, grades that are not whole numbers:
     they would read back different. A run's tag (6th column) is kept in the records' run_tag
     field and written back when every record has the same one (else the tag is ctxeval).
@@ -70,9 +79,10 @@ def convert_command(source: str, target: str, **options: Any) -> None:
             qrels_out=options["qrels_out"],
             fields=fields or None,
             csv_safe=options["csv_safe"],
+            on_error=options["on_error"],
         )
     click.echo(f"ctxeval: wrote {written} records to {target}", err=True)
     for message in skipped[:5]:
         click.echo(f"ctxeval: skipped {cli_text(message)}", err=True)
-    if skipped:
-        fail(f"{len(skipped)} bad record(s) were not converted", EXIT_USAGE)
+    if len(skipped) > 5:
+        click.echo(f"ctxeval: ... and {len(skipped) - 5} more bad record(s) skipped", err=True)

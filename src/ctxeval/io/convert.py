@@ -10,8 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.errors import Fix, InvalidArgumentError, InvalidRecordError
 from ctxeval.foundation.optional import require
+from ctxeval.foundation.params import check_choice
 from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
 from ctxeval.io.readers import read_records
@@ -238,8 +239,11 @@ def convert_dataset(
     qrels_out: str | None = None,
     fields: dict[str, str] | None = None,
     csv_safe: bool = True,
+    on_error: str = "skip",
 ) -> tuple[int, list[RecordError]]:
-    """Convert ``source`` to ``target``; returns records written and the bad records skipped.
+    """Convert ``source`` to ``target``; returns records written and the bad records skipped
+    (``on_error="skip"``, the default); ``on_error="raise"``: the first bad record raises
+    :class:`~ctxeval.foundation.errors.InvalidRecordError` and nothing is written.
 
     - ``qrels`` given: ``source`` is a TREC run, joined with the qrels into ID-mode records
       with the run's scores (``retrieved_scores``; a query judged but absent from the run gets
@@ -258,6 +262,7 @@ def convert_dataset(
     (also through a symlink or a hard link), a directory, or have an unknown extension. Every
     file is written atomically.
     """
+    check_choice("convert_dataset", "on_error", on_error, ("raise", "skip"))
     trec_target = Path(target).suffix.lower() in _TREC_SUFFIXES
     _check_targets(source, target, qrels, qrels_out, trec_target)
     skipped: list[RecordError] = []
@@ -269,6 +274,12 @@ def convert_dataset(
         for item in read_records(source, fields=fields):
             if isinstance(item, Record):
                 yield item
+            elif on_error == "raise":  # inside the atomic write: the target is not written
+                raise InvalidRecordError(
+                    f"{item}. Fix the record, or pass on_error='skip' to convert the others",
+                    field=item.field,
+                    fixes=(*item.fixes, Fix("on_error", "skip")),
+                )
             else:
                 skipped.append(item)
 
