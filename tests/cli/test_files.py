@@ -205,6 +205,25 @@ def test_a_misspelt_gate_fails_before_scoring_with_a_suggestion() -> None:
 
 
 @pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # Found by a new user's trial: a gate at a cut-off the run lacks suggested the column
+        # without it; a negative gate was accepted (it could never fail).
+        ([], "the run is not evaluated at @5; add -k 5"),
+        (["-k", "10"], "the run is not evaluated at @5; add -k 5"),
+        (["-k", "5", "--fail-under", "ndcg@5=-0.1"], "ndcg is never below 0, so this gate could"),
+    ],
+)
+def test_a_gate_at_a_missing_cut_off_or_below_0_fails_before_scoring(
+    args: list[str], message: str
+) -> None:
+    done = ctxeval("evaluate", RECORDS, "--fail-under", "context_recall@5=0.8", *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
     ("gate", "extra", "code"),
     [
         ("ndcg@10=1.5", [], 2),  # in [0, 1]: could never pass

@@ -545,8 +545,9 @@ _UNBOUNDED = ("dcg", "hits", "num_")
 
 
 def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> None:
-    """Stop, before any scoring, at a gate naming a column the run will not produce, or one
-    above 1 on a measure that lies in [0, 1] (it could never pass)."""
+    """Stop, before any scoring, at a gate naming a column the run will not produce (at a
+    cut-off the run lacks: say which -k adds it), one above 1 on a measure that lies in [0, 1]
+    (it could never pass) or one below 0 (no measure is: it could never fail)."""
     from ctxeval.foundation.specs import unknown_name
 
     for given, threshold in gates:
@@ -556,6 +557,21 @@ def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> 
             fail(
                 f"--fail-under {given}={threshold:g}: {name} lies between 0 and 1, so this "
                 f"gate could never pass; give a threshold up to 1, e.g. {given}=0.8"
+            )
+        if threshold < 0:
+            fail(
+                f"--fail-under {given}={threshold:g}: {name} is never below 0, so this gate "
+                f"could never fail; give a threshold of at least 0, e.g. {given}=0.5"
+            )
+        base, at, cutoff = column.rpartition("@")
+        if (
+            at
+            and column not in columns
+            and any(c == base or c.startswith(base + "@") for c in columns)
+        ):
+            fail(
+                f"--fail-under {given}={threshold:g}: the run is not evaluated at @{cutoff}; "
+                f"add -k {cutoff} (the cut-offs asked for make the columns)"
             )
         if column not in columns:
             fail(
