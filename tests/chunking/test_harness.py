@@ -283,6 +283,12 @@ def test_a_grid_of_chunkers_and_retrievers() -> None:
         "w": result.runs["w+rev"].result.aggregate["context_recall@1"],
     }
     assert result.summary()["verdict"] == judged.to_dict()
+    # The text tables: runs are pairs; the ceilings are the chunkers', once each (found by a new
+    # user's trial: every pair was a row, under the heading "chunker").
+    text = result.attribution_text()
+    assert "  chunker+retriever " in text
+    ceilings = text.split("Ceilings")[1].splitlines()[1:]
+    assert [line.split()[0] for line in ceilings] == ["chunker", "s", "w"]
 
 
 def test_the_verdict_at_every_cut_off(harness) -> None:

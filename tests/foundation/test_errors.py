@@ -1146,3 +1146,21 @@ def test_chinese_unicode_tokenizer_matches_per_character() -> None:
     matches = RougeChunkMatch(tokenizer="unicode").match(["巴黎是法国首都。"], ["巴黎是法国的首都"])
     assert matches.scores is not None
     assert matches.scores[0, 0] == 7 / 8
+
+
+def test_a_malformed_spec_is_shown_an_example_of_its_own_kind() -> None:
+    # Found by a new user's trial: a broken chunker spec was shown a strategy and a measure.
+    from ctxeval.chunking.chunkers import parse_chunker
+    from ctxeval.chunking.retrieval import as_retriever
+    from ctxeval.matching.specs import parse_strategy
+    from ctxeval.metrics.measures import parse_measure
+
+    for parse, given, example in (
+        (parse_chunker, "fixed(words=100", "e.g. 'fixed(words=100, overlap=10)'"),
+        (as_retriever, "bm25(", "e.g. 'bm25', 'dense' or \"rrf('bm25', 'dense')\""),
+        (parse_strategy, "rouge-chunk(", "e.g. 'rouge-chunk(threshold=0.7)' or 'exact-chunk'"),
+        (parse_measure, "ndcg(", "e.g. 'ndcg@10' or \"ndcg(gain='exponential')@10\""),
+    ):
+        with pytest.raises(ValueError, match="is not a valid") as info:
+            parse(given)
+        assert example in str(info.value)

@@ -547,13 +547,16 @@ CHUNKERS: dict[str, Callable[..., Chunker]] = {
 }
 
 
+_USAGE = "name or name(option=value, ...), e.g. 'fixed(words=100, overlap=10)' or 'sentences(n=3)'"
+
+
 def parse_chunker(spec: str) -> Chunker:
     """A built-in chunker from its spec: ``"fixed(chars=800, overlap=400)"``,
     ``"sentences(n=5)"``, ``"paragraphs(max_words=200)"``, ``"recursive(chars=800)"``,
     ``"fixed(tokens=256, overlap=32, tokenizer='cl100k_base')"``,
     ``"recursive(tokens=200, overlap=50, tokenizer='cl100k_base', separators=['\\n\\n', ''])"``,
     ``"semantic(percentile=95)"``, ``"cluster(max_tokens=200)"``."""
-    parsed = parse_spec(spec, what="chunker", sequences=True)
+    parsed = parse_spec(spec, what="chunker", usage=_USAGE, sequences=True)
     factory = CHUNKERS.get(parsed.name)
     if factory is None:
         raise unknown_name(spec, "chunker", parsed.name, list(CHUNKERS))

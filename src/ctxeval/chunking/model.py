@@ -214,7 +214,7 @@ class HarnessResult:
         lines = [
             "Miss attribution (share of ground-truth excerpts; macro over questions; rule: "
             f"{self.attribution}), with the mean context fed per question:",
-            f"  {'chunker':<20} {'k':>6} {'found':>7} {'missed':>7} {'unreach':>7} "
+            f"  {self._run_heading():<20} {'k':>6} {'found':>7} {'missed':>7} {'unreach':>7} "
             f"{'chunks':>7} {'words':>7}",
         ]
         for name, run in self.runs.items():
@@ -228,11 +228,19 @@ class HarnessResult:
                 )
         return "\n".join(lines + self._ceilings_lines())
 
+    def _run_heading(self) -> str:
+        """What the runs' names name: a chunker, or a chunker and a retriever."""
+        return "chunker+retriever" if any("+" in name for name in self.runs) else "chunker"
+
     def _ceilings_lines(self) -> list[str]:
-        """The ceilings table: one row per chunker (with retrieval, per run)."""
-        rows = [(name, run.attribution, run.statistics) for name, run in self.runs.items()] or [
-            (name, c.attribution, c.statistics) for name, c in self.ceilings.items()
-        ]
+        """The ceilings table: one row per chunker (with retrieval, from its first run: every
+        retriever over the same chunks has the same ceilings)."""
+        rows = [(name, c.attribution, c.statistics) for name, c in self.ceilings.items()]
+        if not rows:
+            firsts: dict[str, ChunkingRun] = {}
+            for run in self.runs.values():
+                firsts.setdefault(run.chunker or run.name, run)
+            rows = [(name, run.attribution, run.statistics) for name, run in firsts.items()]
         said = " (chroma's convention)" if self.convention == "chroma" else ""
         lines = [
             f"Ceilings (best any retriever could do with these chunks){said}:",

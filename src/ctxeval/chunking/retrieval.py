@@ -389,6 +389,9 @@ def _wsum(*retrievers: object, norm: str = "min-max") -> FusedRetriever:
     return FusedRetriever(*retrievers, method=norm)  # type: ignore[arg-type]
 
 
+_USAGE = "name or name(option=value, ...), e.g. 'bm25', 'dense' or \"rrf('bm25', 'dense')\""
+
+
 RETRIEVERS: dict[str, Callable[..., BM25Retriever | DenseRetriever | FusedRetriever]] = {
     "bm25": BM25Retriever,
     "dense": DenseRetriever,
@@ -407,7 +410,7 @@ def as_retriever(
     if isinstance(retriever, BM25Retriever | DenseRetriever | FusedRetriever | PerChunking):
         return retriever
     if isinstance(retriever, str):
-        parsed = parse_spec(retriever, what="retriever")
+        parsed = parse_spec(retriever, what="retriever", usage=_USAGE)
         make = RETRIEVERS.get(parsed.name)
         if make is None:
             raise unknown_name(retriever, "retriever", parsed.name, list(RETRIEVERS))

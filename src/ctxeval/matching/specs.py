@@ -11,6 +11,8 @@ from ctxeval.matching.rouge.strategies import RougeChunkMatch, RougeSentenceMatc
 
 __all__ = ["STRATEGIES", "parse_strategy"]
 
+_USAGE = "name or name(option=value, ...), e.g. 'rouge-chunk(threshold=0.7)' or 'exact-chunk'"
+
 STRATEGIES: dict[str, type[BuiltinStrategy]] = {
     cls.spec_name: cls
     for cls in (
@@ -25,7 +27,7 @@ STRATEGIES: dict[str, type[BuiltinStrategy]] = {
 
 def parse_strategy(spec: str) -> BuiltinStrategy:
     """Build a strategy from its spec string; ``spec`` of the result is canonical."""
-    parsed = parse_spec(spec, what="strategy")
+    parsed = parse_spec(spec, what="strategy", usage=_USAGE)
     if parsed.k is not None:
         raise SpecError(f"{spec!r}: a strategy takes no '@k'; give k to the metric or evaluator")
     key = parsed.name.lower().replace("_", "-")

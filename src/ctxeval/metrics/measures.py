@@ -50,6 +50,10 @@ __all__ = [
     "parse_measure",
 ]
 
+_SPEC_USAGE = (
+    "name, name@k or name(option=value, ...)@k, e.g. 'ndcg@10' or \"ndcg(gain='exponential')@10\""
+)
+
 Implementation = Literal["core", "reference"]
 NOT_GIVEN: Any = object()
 """The cut-off of a measure at a budget when none is given (an error: a budget is per record)."""
@@ -360,7 +364,7 @@ def parse_measure(spec: str | Measure) -> Measure:
     """Parse a measure spec into its canonical :class:`Measure`; a Measure passes through."""
     if isinstance(spec, Measure):
         return spec
-    parsed = parse_spec(spec, what="measure")
+    parsed = parse_spec(spec, what="measure", usage=_SPEC_USAGE)
     k = None if parsed.k is None else parse_spec_cutoff(spec, parsed.k)
     if parsed.args:
         raise SpecError(f"{spec!r}: measure options must be named, e.g. ndcg(gain='exponential')")
