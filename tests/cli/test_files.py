@@ -640,9 +640,13 @@ def test_every_record_skipped_is_an_error(tmp_path: Path) -> None:
 def test_an_empty_dataset_is_an_error_unless_allowed(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    done = ctxeval("evaluate", empty)
+    out = tmp_path / "out.jsonl"
+    done = ctxeval("evaluate", empty, "-o", out)
     assert done.returncode == 2
     assert "has no records" in done.stderr
+    # Found by a new user's trial: a table of n/a was printed (and the output saved) first.
+    assert done.stdout == ""
+    assert not out.exists()
     assert ctxeval("evaluate", empty, "--allow-empty").returncode == 0
     config = tmp_path / "ctxeval.toml"
     config.write_text("[evaluate]\nallow-empty = true\ncsv-safe = true\n")

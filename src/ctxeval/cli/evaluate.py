@@ -160,6 +160,8 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         # records: what --report reads the queries' retrieved items from.
         result, records = _run(path, options, gates, stack)
         report_skipped(result)
+        if not options["allow_empty"] and (problem := nothing_scored(result)):
+            fail(problem)  # before anything is printed, drawn or saved
         _print_aggregate(result, options)
         if options["report_path"]:
             write_run_report(options["report_path"], result, records, options["progress"])
@@ -167,8 +169,6 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)
         click.echo(f"ctxeval: saved {saved}", err=True)
-    if not options["allow_empty"] and (problem := nothing_scored(result)):
-        fail(problem)
     sys.exit(check_gates(result.aggregate, gates))
 
 
