@@ -673,6 +673,19 @@ def test_evaluate_reads_stdin() -> None:
     assert printed["summary"]["source"] == "<stdin>"
 
 
+def test_errors_on_stdin_name_stdin() -> None:
+    # Found by a new user's trial: they named the temporary file stdin was spooled to.
+    good = '{"id": "a", "retrieved_context": ["x"], "ground_truth_context": ["x"]}'
+    bad = '{"id": "b", "retrieved_context": 5, "ground_truth_context": ["x"]}'
+    done = ctxeval("evaluate", "-", stdin=f"{good}\n{bad}\n")
+    assert done.returncode == 2
+    assert "ctxeval: error: <stdin>:2 (record 'b'): retrieved_context" in done.stderr
+    assert "ctxeval-stdin" not in done.stderr
+    skipped = ctxeval("evaluate", "-", "--on-error", "skip", stdin=f"{good}\n{bad}\n")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "skipped <stdin>:2 (record 'b')" in skipped.stderr
+
+
 def test_an_empty_trec_run_is_named(tmp_path: Path) -> None:
     run = tmp_path / "empty.trec"
     run.write_text("")

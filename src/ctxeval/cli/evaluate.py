@@ -31,6 +31,7 @@ from ctxeval.cli.common import (
     save_or_fail,
     write_run_report,
 )
+from ctxeval.cli.flags import show_path_as
 from ctxeval.cli.trec_eval import (
     DEFAULT_MEASURES,
     TREC_EVAL_VERSIONS,
@@ -218,6 +219,7 @@ def _run(
         # batches), which a pipe cannot do twice.
         spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxeval-stdin-"))
         records = Path(spool) / "stdin.jsonl"
+        show_path_as(str(records), "<stdin>")
         with records.open("wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out)
         return _evaluate_dataset(str(records), options, gates, source="<stdin>"), records

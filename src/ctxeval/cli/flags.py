@@ -103,12 +103,26 @@ def cli_words(fix: Fix) -> str:
     return say.format(value=_shown(fix.value), **named)
 
 
+# Paths the user did not give, shown as what they stand for (stdin spooled to a file).
+_SHOWN_AS: dict[str, str] = {}
+
+
+def show_path_as(path: str, name: str) -> None:
+    """From now on, messages say ``name`` where they would say ``path``: ``<stdin>`` for the
+    file stdin is spooled to (unique, and gone once the command ends; kept for the process,
+    as an error is printed after the command's blocks have closed)."""
+    _SHOWN_AS[path] = name
+
+
 def cli_message(message: str, fixes: Iterable[Fix]) -> str:
     """``message`` with each fix's Python text replaced by its command-line words (the longest
-    texts first, so that one fix's text inside another's is replaced as part of the longer)."""
+    texts first, so that one fix's text inside another's is replaced as part of the longer),
+    and the paths :func:`show_path_as` names by their names."""
     distinct = {fix.text: fix for fix in fixes}.values()
     for fix in sorted(distinct, key=lambda f: len(f.text), reverse=True):
         message = message.replace(fix.text, cli_words(fix))
+    for path, name in _SHOWN_AS.items():
+        message = message.replace(path, name)
     return message
 
 
