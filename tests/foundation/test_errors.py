@@ -1164,3 +1164,15 @@ def test_a_malformed_spec_is_shown_an_example_of_its_own_kind() -> None:
         with pytest.raises(ValueError, match="is not a valid") as info:
             parse(given)
         assert example in str(info.value)
+
+
+def test_the_suggestion_reads_names_without_their_first_part() -> None:
+    # Found by a new user's trial: 'recal' was told 'span_recall', though 'context_recall'
+    # (listed first) is as close once 'context_' and 'span_' are set aside.
+    from ctxeval.foundation.specs import unknown_name
+
+    known = ["context_recall", "context_precision", "span_recall", "ndcg"]
+    assert "did you mean 'context_recall'?" in str(unknown_name(None, "metric", "recal", known))
+    assert "did you mean 'span_recall'?" in str(unknown_name(None, "metric", "span_recal", known))
+    assert "did you mean 'ndcg'?" in str(unknown_name(None, "metric", "ndgc", known))
+    assert "did you mean" not in str(unknown_name(None, "metric", "bleu", known))

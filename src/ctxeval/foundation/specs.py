@@ -102,6 +102,21 @@ def _literal(spec: str, node: ast.expr, sequences: bool = False) -> Any:
 _NOT_LITERAL = object()
 
 
+def _closest(name: str, candidates: list[str]) -> str | None:
+    """The candidate most like ``name`` (difflib's ratio at least 0.6), also read without its
+    first ``_``-part (``recal`` is as close to ``context_recall`` as to ``span_recall``); of
+    equals, the first listed."""
+    import difflib
+
+    def likeness(candidate: str) -> float:
+        lowered = candidate.lower()
+        parts = (lowered, lowered.split("_", 1)[-1])
+        return max(difflib.SequenceMatcher(None, name.lower(), part).ratio() for part in parts)
+
+    best = max(candidates, key=likeness, default=None)  # the first of the most alike
+    return best if best is not None and likeness(best) >= 0.6 else None
+
+
 def unknown_name(
     spec: object,
     what: str,
@@ -121,18 +136,15 @@ def unknown_name(
     The message starts with ``where`` when given (``"RankedRetrievalMetrics(convention='x')"``),
     else with the spec when it is more than the name.
     """
-    import difflib
-
     candidates = [*known, *(also or [])]
-    lowered = [k.lower() for k in candidates]
-    close = difflib.get_close_matches(name.lower(), lowered, n=1, cutoff=0.6)
+    close = _closest(name, candidates)
     if where is not None:
         lead = f"{where}: "
     else:
         lead = f"{spec!r}: " if spec is not None and str(spec) != name else ""
     message = f"{lead}unknown {what} {name!r}"
-    if close:
-        message += f"; did you mean {candidates[lowered.index(close[0])]!r}?"
+    if close is not None:
+        message += f"; did you mean {close!r}?"
     listed = ", ".join(repr(k) for k in known)
     message += f" (use one of {listed})" if known else f" ({none})"
     if hint:
