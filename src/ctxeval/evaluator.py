@@ -19,6 +19,7 @@ from ctxeval.foundation.errors import (
     Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
+    type_name,
 )
 from ctxeval.foundation.params import (
     OneOf,
@@ -432,6 +433,12 @@ def _split_metrics(
     """The metric objects and the measure specs (parsed) of ``metrics``."""
     if metrics is None:
         return (), ()
+    if not isinstance(metrics, MetricBase | str | Measure | Iterable):
+        raise InvalidArgumentTypeError(
+            f"RetrievalEvaluator(metrics=...): give a list of metric objects or measure specs, "
+            f"e.g. metrics=['ndcg@10', PrecisionRecallF1(RougeChunkMatch())]; got "
+            f"{type_name(metrics)} {metrics!r}"
+        )
     items = [metrics] if isinstance(metrics, MetricBase | str | Measure) else list(metrics)
     if not items:
         raise InvalidArgumentError(

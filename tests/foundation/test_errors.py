@@ -7,9 +7,10 @@ field, the index, and the fix. The tables are the specification of those message
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ctxeval import (
@@ -26,6 +27,7 @@ from ctxeval import (
     PairwiseMatch,
     PrecisionRecallF1,
     RankedRetrievalMetrics,
+    RetrievalEvaluator,
     RougeChunkMatch,
     RougeSentenceMatch,
     SpecError,
@@ -35,6 +37,7 @@ from ctxeval import (
     parse_measure,
     parse_strategy,
 )
+from ctxeval.matching import MatchingStrategy
 
 NAN = float("nan")
 
@@ -1176,3 +1179,55 @@ def test_the_suggestion_reads_names_without_their_first_part() -> None:
     assert "did you mean 'span_recall'?" in str(unknown_name(None, "metric", "span_recal", known))
     assert "did you mean 'ndcg'?" in str(unknown_name(None, "metric", "ndgc", known))
     assert "did you mean" not in str(unknown_name(None, "metric", "bleu", known))
+
+
+def _a_result() -> object:
+    from ctxeval import RetrievalEvaluator
+
+    return RetrievalEvaluator([{"retrieved_context": ["a"], "ground_truth_context": ["a"]}]).run()
+
+
+def _compare_chunkers(**options: object) -> object:
+    from ctxeval.chunking import compare_chunkers
+
+    chunkers = {"a": "fixed(words=100)", "b": "sentences(n=3)"}
+    return compare_chunkers(
+        "fixtures/corpus", "fixtures/questions.jsonl", chunkers, retriever="bm25", **options
+    )
+
+
+class _ProtocolOnly(MatchingStrategy):  # subclassing the Protocol gives none of its parts
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Any:
+        return np.ones((len(retrieved), len(ground_truth)), dtype=bool)
+
+
+class _MatchOnly:
+    def match(self, retrieved: Sequence[str], ground_truth: Sequence[str]) -> Any:
+        return np.ones((len(retrieved), len(ground_truth)), dtype=bool)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # Found by a new user's trial of the Python API: each was a raw error from inside.
+        (lambda: PrecisionRecallF1(RougeChunkMatch), r"got the class RougeChunkMatch; .* RougeC"),
+        (lambda: RankedRetrievalMetrics(ExactChunkMatch), r"got the class ExactChunkMatch"),
+        (lambda: PrecisionRecallF1(_ProtocolOnly()), r"_ProtocolOnly has no valid unit, spec;"),
+        (lambda: PrecisionRecallF1(_MatchOnly()), r"_MatchOnly lacks unit, spec, units; a str"),
+        (lambda: _compare_chunkers(metrics="ndcg"), r"chunkers\(metrics=...\): give a list of"),
+        (lambda: _compare_chunkers(metrics=["context_recal"]), r"metrics=...\): unknown measure"),
+        (lambda: _compare_chunkers(metrics=["ndcg@5"]), r"'ndcg@5': give measures without a cut"),
+        (
+            lambda: evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["span_iou@5"]),
+            r"span_iou@5 measure the spans of texts, and evaluate_run scores ids",
+        ),
+        (
+            lambda: RetrievalEvaluator([{"retrieved_context": ["a"]}], metrics=5),
+            r"RetrievalEvaluator\(metrics=...\): give a list of metric objects .* got int 5",
+        ),
+        (lambda: _a_result().save(5), r"save\(path\): give a file path, .* got int 5"),  # type: ignore[attr-defined]
+    ],
+)
+def test_api_mistakes_are_named(call: Any, message: str) -> None:
+    with pytest.raises((InvalidArgumentError, InvalidArgumentTypeError, SpecError), match=message):
+        call()

@@ -67,6 +67,7 @@ from ctxeval.io.corpus import load_corpus
 from ctxeval.matching.base import MatchingStrategy
 from ctxeval.matching.resolve import as_strategy
 from ctxeval.matching.rouge.strategies import RougeChunkMatch
+from ctxeval.metrics.measures import parse_measure
 from ctxeval.retrieval.dense import DenseRetriever
 from ctxeval.retrieval.embedders import Bars
 from ctxeval.text.sizes import TokenCounter, check_token_counter
@@ -146,6 +147,9 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
+    _check_metric_list(metrics, "metrics")
+    if compare_metrics is not None:
+        _check_metric_list(compare_metrics, "compare_metrics", cut_offs=True)
     metrics, compare_metrics, primary = _as_in(convention, metrics, compare_metrics, primary)
     wanted = _check_measures(compare_metrics or metrics, metrics, ks, primary)
     strategy = _chunk_strategy(matching)
@@ -300,6 +304,30 @@ def _ceilings(chunkers: Mapping[str, Chunker], job: _Job) -> HarnessResult:
         ceilings=found,
         convention=job.settings.convention,
     )
+
+
+def _check_metric_list(given: object, argument: str, *, cut_offs: bool = False) -> None:
+    """Stop at ``metrics`` (or ``compare_metrics``) that is not a list of measure names (a
+    string alone, a name no registry knows, a cut-off where ``k`` gives them), naming the
+    argument."""
+    where = f"compare_chunkers({argument}=...)"
+    if isinstance(given, str) or not isinstance(given, list | tuple):
+        raise InvalidArgumentTypeError(
+            f"{where}: give a list of measure names, e.g. {argument}=['context_recall', 'ndcg']; "
+            f"got {type_name(given)} {given!r}"
+        )
+    for name in given:
+        if not isinstance(name, str):
+            raise InvalidArgumentTypeError(f"{where}: {name!r} is not a measure name (a string)")
+        if "@" in name and not cut_offs:
+            raise InvalidArgumentError(
+                f"{where}: {name!r}: give measures without a cut-off, e.g. "
+                f"{name.partition('@')[0]!r}; the cut-offs are k=..."
+            )
+        try:
+            parse_measure(name)
+        except CtxevalError as exc:
+            raise type(exc)(f"{where}: {exc}", fixes=exc.fixes) from None
 
 
 def _check_measures(

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ctxeval.foundation.errors import InvalidArgumentError
+from ctxeval.foundation.errors import InvalidArgumentError, InvalidArgumentTypeError, type_name
 
 __all__ = ["check_output", "same_file"]
 
@@ -45,6 +45,10 @@ def check_output(
     cannot be an output: it is one of ``inputs`` (also through a symlink or a hard link), an
     existing directory (unless ``directory``), has a suffix outside ``suffixes``, or its directory
     exists and is not writable. A missing directory is fine: the atomic writer creates it."""
+    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+        raise InvalidArgumentTypeError(
+            f"{flag}: give a file path, a str or a pathlib.Path; got {type_name(path)} {path!r}"
+        )
     target = Path(path)
     # "--report out.html", "report=out.html": a flag given with its separator keeps it.
     shown = (flag if flag.endswith(("=", " ")) else f"{flag} ") + os.fspath(path)

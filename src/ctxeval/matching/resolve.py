@@ -17,8 +17,16 @@ def as_strategy(strategy: object, *, owner: str = "metric") -> MatchingStrategy:
     """Resolve a strategy object, a spec string or a matrix-returning function."""
     if isinstance(strategy, str):
         return parse_strategy(strategy)
+    if isinstance(strategy, type):
+        raise InvalidArgumentTypeError(
+            f"{owner}: got the class {strategy.__name__}; give an instance of it, "
+            f"{strategy.__name__}()"
+        )
     if isinstance(strategy, MatchingStrategy):
+        _check_protocol(strategy, owner)
         return strategy
+    if hasattr(strategy, "match"):
+        _check_protocol(strategy, owner)
     if callable(strategy):
         return _CallableStrategy(strategy, "chunk")
     if hasattr(strategy, "is_relevant"):
@@ -32,6 +40,35 @@ def as_strategy(strategy: object, *, owner: str = "metric") -> MatchingStrategy:
         f"'rouge-chunk(threshold=0.7)', or a function (retrieved, ground_truth) -> matrix; "
         f"got {type_name(strategy)}"
     )
+
+
+_PROTOCOL = (
+    "a strategy needs unit ('chunk' or 'sentence'), spec (a string that names it), "
+    "units(texts) -> list of str and match(retrieved, ground_truth) -> boolean matrix "
+    "(subclassing MatchingStrategy, a Protocol, gives none of them; a plain function "
+    "(retrieved, ground_truth) -> matrix needs none)"
+)
+
+
+def _check_protocol(strategy: object, owner: str) -> None:
+    """Stop at a strategy object that lacks part of the protocol, or whose ``unit`` or
+    ``spec`` is not what the protocol says, naming what is wrong."""
+    missing = [name for name in ("unit", "spec", "units", "match") if not hasattr(strategy, name)]
+    wrong = missing or [
+        name
+        for name, ok in (
+            ("unit", getattr(strategy, "unit", None) in ("chunk", "sentence")),
+            ("spec", isinstance(getattr(strategy, "spec", None), str)),
+            ("units", callable(getattr(strategy, "units", None))),
+            ("match", callable(getattr(strategy, "match", None))),
+        )
+        if not ok
+    ]
+    if wrong:
+        said = "lacks" if missing else "has no valid"
+        raise InvalidArgumentTypeError(
+            f"{owner}: {type_name(strategy)} {said} {', '.join(wrong)}; {_PROTOCOL}"
+        )
 
 
 class _CallableStrategy:

@@ -207,6 +207,12 @@ def _canonical_measures(measures: Iterable[str | Measure]) -> list[Measure]:
     canonical = list(dict.fromkeys(parse_measure(m) for m in measures))
     if not canonical:
         raise InvalidArgumentError("evaluate_run(measures=...): give at least one measure")
+    spans = [str(m) for m in canonical if m.definition.family == "span"]
+    if spans:
+        raise InvalidArgumentError(
+            f"evaluate_run(measures=...): {', '.join(spans)} measure the spans of texts, and "
+            "evaluate_run scores ids: evaluate text-mode records with RetrievalEvaluator"
+        )
     budgets = [str(m) for m in canonical if isinstance(m.k, Budget)]
     if budgets:
         raise InvalidArgumentError(
