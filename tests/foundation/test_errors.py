@@ -1179,6 +1179,9 @@ def test_the_suggestion_reads_names_without_their_first_part() -> None:
     assert "did you mean 'span_recall'?" in str(unknown_name(None, "metric", "span_recal", known))
     assert "did you mean 'ndcg'?" in str(unknown_name(None, "metric", "ndgc", known))
     assert "did you mean" not in str(unknown_name(None, "metric", "bleu", known))
+    # of equals, one alike as a whole name: 'mapp' is 'map' (an alias), not 'gm_map'
+    aliased = str(unknown_name(None, "measure", "mapp", ["gm_map", "ndcg"], also=["map"]))
+    assert "did you mean 'map'?" in aliased
 
 
 def _a_result() -> object:

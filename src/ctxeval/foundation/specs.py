@@ -105,16 +105,18 @@ _NOT_LITERAL = object()
 def _closest(name: str, candidates: list[str]) -> str | None:
     """The candidate most like ``name`` (difflib's ratio at least 0.6), also read without its
     first ``_``-part (``recal`` is as close to ``context_recall`` as to ``span_recall``); of
-    equals, the first listed."""
+    equals, one alike as a whole name (``mapp``: ``map``, not ``gm_map``), then the first
+    listed."""
     import difflib
 
-    def likeness(candidate: str) -> float:
+    def likeness(candidate: str) -> tuple[float, bool]:
         lowered = candidate.lower()
-        parts = (lowered, lowered.split("_", 1)[-1])
-        return max(difflib.SequenceMatcher(None, name.lower(), part).ratio() for part in parts)
+        whole = difflib.SequenceMatcher(None, name.lower(), lowered).ratio()
+        rest = difflib.SequenceMatcher(None, name.lower(), lowered.split("_", 1)[-1]).ratio()
+        return max(whole, rest), whole >= rest
 
     best = max(candidates, key=likeness, default=None)  # the first of the most alike
-    return best if best is not None and likeness(best) >= 0.6 else None
+    return best if best is not None and likeness(best)[0] >= 0.6 else None
 
 
 def unknown_name(
