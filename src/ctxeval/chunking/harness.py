@@ -147,9 +147,7 @@ def compare_chunkers(  # noqa: PLR0913 (the harness's options, one keyword each)
     """
     started = time.perf_counter()
     ks = _cut_offs(k)
-    _check_metric_list(metrics, "metrics")
-    if compare_metrics is not None:
-        _check_metric_list(compare_metrics, "compare_metrics", cut_offs=True)
+    _check_metric_lists(metrics, compare_metrics)
     metrics, compare_metrics, primary = _as_in(convention, metrics, compare_metrics, primary)
     wanted = _check_measures(compare_metrics or metrics, metrics, ks, primary)
     strategy = _chunk_strategy(matching)
@@ -304,6 +302,13 @@ def _ceilings(chunkers: Mapping[str, Chunker], job: _Job) -> HarnessResult:
         ceilings=found,
         convention=job.settings.convention,
     )
+
+
+def _check_metric_lists(metrics: object, compare_metrics: object) -> None:
+    """``metrics`` and ``compare_metrics`` (when given) checked: :func:`_check_metric_list`."""
+    _check_metric_list(metrics, "metrics")
+    if compare_metrics is not None:
+        _check_metric_list(compare_metrics, "compare_metrics", cut_offs=True)
 
 
 def _check_metric_list(given: object, argument: str, *, cut_offs: bool = False) -> None:
