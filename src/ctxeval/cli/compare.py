@@ -27,12 +27,12 @@ from ctxeval.cli.common import (
 from ctxeval.cli.exits import EXIT_GATE
 from ctxeval.cli.runs import (
     baseline_name,
-    is_saved_result,
     looks_like_trec_run,
     named_run_paths,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
 from ctxeval.foundation.progress import Progress
+from ctxeval.results.files import is_result_file
 
 _EPILOG_COMPARE = """\b
 Examples (from the repository's root):
@@ -538,7 +538,7 @@ def _evaluate_runs(
     prepared: dict[str, tuple[str, PreparedRun]] = {}
     columns: dict[str, list[str]] = {}
     for name, path in named:
-        if is_saved_result(path):
+        if is_result_file(path):
             results[name] = EvaluationResult.load(path)
             columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
             if options["ks"]:

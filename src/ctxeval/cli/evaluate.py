@@ -223,9 +223,9 @@ def _run(
         with records.open("wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out)
         return _evaluate_dataset(str(records), options, gates, source="<stdin>"), records
-    from ctxeval.cli.runs import is_saved_result
+    from ctxeval.results.files import is_result_file
 
-    if os.path.isfile(path) and is_saved_result(path):
+    if os.path.isfile(path) and is_result_file(path):
         fail(
             f"{path} is a result ctxeval saved, not a dataset: compare it with others "
             f"(ctxeval compare NAME={path} ...), or evaluate the dataset it came from"

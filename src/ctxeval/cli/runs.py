@@ -1,6 +1,6 @@
 """The runs named on ``ctxeval compare``'s command line: ``NAME=PATH`` or paths, glob patterns
-expanded, names made unique, ``--baseline`` resolved; which files are saved results and which
-look like TREC runs."""
+expanded, names made unique, ``--baseline`` resolved; which files look like TREC runs (which
+are saved results: :func:`ctxeval.results.files.is_result_file`)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,13 @@ import os
 from collections.abc import Sequence
 
 from ctxeval.cli.common import fail
-from ctxeval.results.files import is_result_file
 
-__all__ = ["baseline_name", "is_saved_result", "looks_like_trec_run", "named_run_paths"]
+__all__ = ["baseline_name", "looks_like_trec_run", "named_run_paths"]
 
 
 def _first_line(path: str) -> bytes:
     with open(path, "rb") as handle:  # bytes: a non-UTF-8 dataset is the reader's to report
         return handle.readline()
-
-
-def is_saved_result(path: str) -> bool:
-    """Whether ``path`` is a result ctxeval saved (``.jsonl``, ``.json``, ``.csv`` with its
-    summary file, ``.parquet``), told from its header."""
-    return is_result_file(path)
 
 
 def looks_like_trec_run(path: str) -> bool:

@@ -224,10 +224,7 @@ def judge_batch(
     count = len(matrices)
     n = np.fromiter((mat.shape[0] for mat in matrices), dtype=np.int64, count=count)
     m = np.fromiter((mat.shape[1] for mat in matrices), dtype=np.int64, count=count)
-    relevance = _unfilled(n, m)
-    for b, mat in enumerate(matrices):
-        relevance[b, : mat.shape[0], : mat.shape[1]] = mat
-    return _judge_padded(relevance, n, m, grades, credit)
+    return _judge_padded(_copied(matrices, n, m), n, m, grades, credit)
 
 
 # Cells of a batch padded by array operations at most (each cell costs about 40 bytes of index
@@ -241,20 +238,27 @@ def judge_flat(pairs: FlatPairs, credit: Credit) -> BatchJudgments:
     :data:`FLAT_CELLS` cells, where the operations' index arrays would cost more memory than
     the copies save time)."""
     n, m = pairs.n, pairs.m
-    count = len(n)
-    relevance = _unfilled(n, m)
     sizes = n * m
     total = int(sizes.sum())
     if total > FLAT_CELLS:
-        for b, (matrix, _) in enumerate(pairs):
-            relevance[b, : matrix.shape[0], : matrix.shape[1]] = matrix
-    elif total:
-        record = np.repeat(np.arange(count), sizes)
+        relevance = _copied([matrix for matrix, _ in pairs], n, m)
+        return _judge_padded(relevance, n, m, pairs.grades, credit)
+    relevance = _unfilled(n, m)
+    if total:
+        record = np.repeat(np.arange(len(n)), sizes)
         within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         columns = m[record]
         cells = pairs.relevant[np.repeat(pairs.blocks, sizes) + within]
         relevance[record, within // columns, within % columns] = cells
     return _judge_padded(relevance, n, m, pairs.grades, credit)
+
+
+def _copied(matrices: Sequence[BoolArray], n: IntArray, m: IntArray) -> BoolArray:
+    """The matrices (``n[b]`` by ``m[b]``) padded into one (B, N, M) array, one copy each."""
+    relevance = _unfilled(n, m)
+    for b, matrix in enumerate(matrices):
+        relevance[b, : matrix.shape[0], : matrix.shape[1]] = matrix
+    return relevance
 
 
 def _unfilled(n: IntArray, m: IntArray) -> BoolArray:

@@ -176,7 +176,7 @@ class _RougeMatch(BuiltinStrategy):
         flat = self.match_records_flat(records)
         if flat is not None:
             return [flat.matches(k, len(r), len(g)) for k, (r, g) in enumerate(records)]
-        if _plain(self._tokenizer) and self._scorer == "rouge-score":
+        if self._rouge_score_tokens():
             keyed = default_cache(self._tokenizer).keyed_records(records)
             return [
                 self._match(retrieved, truth, kernel=False, keyed=keys)
@@ -187,7 +187,7 @@ class _RougeMatch(BuiltinStrategy):
     def match_records_flat(self, records: Sequence[RecordTexts]) -> FlatMatches | None:
         """:meth:`match_records` as flat arrays (:class:`FlatMatches`), from one call of the
         compiled kernel; None when the kernel is not in use or does not score these options."""
-        if not (_plain(self._tokenizer) and self._scorer == "rouge-score"):
+        if not self._rouge_score_tokens():
             return None
         found = rouge_recall_records(records)
         if found is None:
@@ -198,6 +198,11 @@ class _RougeMatch(BuiltinStrategy):
         if tokenless.any():  # records with a text without tokens, or too large for the kernel
             self._settle(records, (recall, counts, tokenless, blocks), relevant, lost)
         return FlatMatches(relevant, recall, blocks, lost)
+
+    def _rouge_score_tokens(self) -> bool:
+        """Whether this strategy scores rouge-score's own ROUGE-L on its own tokens: what the
+        compiled kernel and the bulk token codes reproduce."""
+        return _plain(self._tokenizer) and self._scorer == "rouge-score"
 
     def _settle(
         self,
@@ -226,7 +231,8 @@ class _RougeMatch(BuiltinStrategy):
                 relevant[cells] = matches.relevant.ravel()
                 texts = matches.tokenless
             elif without:
-                relevant[cells] &= (has[:n, None] & has[None, n:]).ravel()
+                scores = recall[cells].reshape(n, m)
+                relevant[cells] = _relevant(scores, self._threshold, has, n).ravel()
                 texts = _tokenless([*retrieved, *truth], has)
             else:
                 continue
