@@ -27,6 +27,7 @@ from ctxeval.foundation.errors import (
     InvalidArgumentTypeError,
     InvalidRecordError,
     MissingDependencyError,
+    NothingScoredWarning,
     SpecError,
     WorkerProcessError,
 )
@@ -156,6 +157,7 @@ __all__ = [
     "MatchingStrategy",
     "Measure",
     "MissingDependencyError",
+    "NothingScoredWarning",
     "PairedComparison",
     "PairwiseMatch",
     "PrecisionRecallF1",

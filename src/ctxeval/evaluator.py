@@ -19,6 +19,7 @@ from ctxeval.foundation.errors import (
     Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
+    NothingScoredWarning,
     type_name,
 )
 from ctxeval.foundation.params import (
@@ -364,6 +365,7 @@ class RetrievalEvaluator:
         )
         result = self.executor.run(self._job(ks, policy, output))
         _warn_tokenless(result)
+        _warn_nothing_scored(result)
         return result
 
     def _job(
@@ -404,6 +406,32 @@ class RetrievalEvaluator:
         if isinstance(self.dataset, str | os.PathLike):
             return os.fspath(self.dataset)
         return type(self.dataset).__name__
+
+
+def _warn_nothing_scored(result: EvaluationResult) -> None:
+    """Say when no query counted in the aggregates: they are None, not a number."""
+    summary = result.summary
+    if summary["queries"] > summary.get("excluded_from_aggregates", 0):
+        return
+    source = f"the dataset ({summary.get('source') or 'given'})"
+    if summary["queries"]:
+        reason = (
+            f"no query counts in the aggregates: every query of {source} has an empty "
+            "ground truth and empty_ground_truth='skip' leaves them out"
+        )
+    elif result.skipped:
+        first = result.skipped[0]
+        who = f" (record {first['id']!r})" if first.get("id") is not None else ""
+        reason = (
+            f"no query was scored: all {len(result.skipped)} record(s) of {source} were skipped (the first: "
+            f"{first['location']}{who}: {first['message']})"
+        )
+    else:
+        reason = f"no query was scored: {source} has no records"
+    warnings.warn(
+        NothingScoredWarning(f"{reason}; every aggregate is None"),
+        stacklevel=3,
+    )
 
 
 def _warn_tokenless(result: EvaluationResult) -> None:

@@ -635,6 +635,8 @@ def test_every_record_skipped_is_an_error(tmp_path: Path) -> None:
     assert "(record 'x1')" in done.stderr
     allowed = ctxeval("evaluate", _bad(tmp_path), "--on-error", "skip", "--allow-empty")
     assert allowed.returncode == 0, allowed.stderr
+    # The command says it its own way: not also as the Python API's warning.
+    assert "warning: no query was scored" not in done.stderr + allowed.stderr
 
 
 def test_an_empty_dataset_is_an_error_unless_allowed(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from ctxeval import (
     IDRankedRetrievalMetrics,
     InvalidArgumentError,
     InvalidRecordError,
+    NothingScoredWarning,
     PrecisionRecallF1,
     RankedRetrievalMetrics,
     RetrievalEvaluator,
@@ -151,6 +152,31 @@ def test_skip_policy_excludes_queries_from_means_and_counts_them() -> None:
     assert result.aggregate["average_precision"] == 1.0
     assert result.summary["excluded_from_aggregates"] == 1
     assert result.per_query[1]["average_precision"] is None
+
+
+def test_an_evaluation_that_scores_nothing_says_so() -> None:
+    # Found by a user's trial: aggregates of None came back with no word of why.
+    with pytest.warns(NothingScoredWarning, match=r"the dataset \(list\) has no records"):
+        result = RetrievalEvaluator([], ["map"], workers=1).run()
+    assert result.aggregate == {"average_precision": None}
+    bad = [{"id": "x", "retrieved_ids": 3, "relevant_ids": ["a"]}]
+    with pytest.warns(NothingScoredWarning, match=r"all 1 record\(s\).*record 'x'.*retrieved_ids"):
+        RetrievalEvaluator(bad, ["map"], workers=1, on_error="skip").run()
+    empty_truth = [{"id": "b", "retrieved_ids": ["x"], "relevant_ids": []}]
+    metric = IDRankedRetrievalMetrics(empty_ground_truth="skip")
+    with pytest.warns(NothingScoredWarning, match="no query counts in the aggregates"):
+        RetrievalEvaluator(empty_truth, [metric], workers=1).run()
+
+
+def test_an_evaluation_that_scores_one_query_does_not_warn() -> None:
+    records = [
+        {"id": "a", "retrieved_ids": ["x"], "relevant_ids": ["x"]},
+        {"id": "b", "retrieved_ids": ["x"], "relevant_ids": []},
+    ]
+    metric = IDRankedRetrievalMetrics(empty_ground_truth="skip")
+    # The suite turns ctxeval's warnings into errors: a warning here fails the test.
+    result = RetrievalEvaluator(records, [metric], workers=1).run()
+    assert result.aggregate["average_precision"] == 1.0
 
 
 def test_bad_record_stops_the_run_with_its_line(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from ctxeval.cli.trec_eval import (
     with_trec_eval_version,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
+from ctxeval.foundation.errors import NothingScoredWarning
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -158,6 +160,9 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     gates = parse_gates(options["gates"])
     _check_flags(options)
     with contextlib.ExitStack() as stack:
+        # The command says an empty result its own way (exit 2, or --allow-empty).
+        stack.enter_context(warnings.catch_warnings())
+        warnings.filterwarnings("ignore", "no query was scored", NothingScoredWarning)
         # records: what --report reads the queries' retrieved items from.
         result, records = _run(path, options, gates, stack)
         report_skipped(result)

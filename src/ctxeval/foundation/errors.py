@@ -117,6 +117,11 @@ class EmptyTokensWarning(CtxevalWarning):
     """Non-empty text produced no tokens, so it can never match (or be matched) by overlap."""
 
 
+class NothingScoredWarning(CtxevalWarning):
+    """An evaluation scored no query (an empty dataset, or every record skipped): its
+    aggregates are None."""
+
+
 class PythonLiteralWarning(CtxevalWarning):
     """A CSV's list cells were Python literals (``['a', 'b']``), read as literals."""
 
