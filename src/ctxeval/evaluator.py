@@ -423,8 +423,8 @@ def _warn_nothing_scored(result: EvaluationResult) -> None:
         first = result.skipped[0]
         who = f" (record {first['id']!r})" if first.get("id") is not None else ""
         reason = (
-            f"no query was scored: all {len(result.skipped)} record(s) of {source} were skipped (the first: "
-            f"{first['location']}{who}: {first['message']})"
+            f"no query was scored: all {len(result.skipped)} record(s) of {source} were "
+            f"skipped (the first: {first['location']}{who}: {first['message']})"
         )
     else:
         reason = f"no query was scored: {source} has no records"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ctxeval
 from ctxeval import (
     ConventionWarning,
     EmptyTokensWarning,
@@ -1234,3 +1235,30 @@ class _MatchOnly:
 def test_api_mistakes_are_named(call: Any, message: str) -> None:
     with pytest.raises((InvalidArgumentError, InvalidArgumentTypeError, SpecError), match=message):
         call()
+
+
+def _classes_users_construct() -> list[str]:
+    """The public classes with an ``__init__`` of their own or inherited (not object's, not the
+    strategy Protocol's)."""
+    names = []
+    for name in ctxeval.__all__:
+        value = getattr(ctxeval, name)
+        if not isinstance(value, type) or issubclass(value, BaseException):
+            continue
+        if hasattr(value.__init__, "__code__") and value is not MatchingStrategy:
+            names.append(name)
+    return sorted(names)
+
+
+def test_the_classes_users_construct_are_found() -> None:
+    assert {"RougeChunkMatch", "PrecisionRecallF1", "RetrievalEvaluator"} <= set(
+        _classes_users_construct()
+    )
+
+
+@pytest.mark.parametrize("name", _classes_users_construct())
+def test_a_wrong_argument_names_the_class_called(name: str) -> None:
+    # Found by a user's trial: RougeChunkMatch(threshhold=0.5) said "_RougeMatch.__init__()".
+    with pytest.raises(TypeError) as error:
+        getattr(ctxeval, name)(no_such_argument=1)
+    assert str(error.value).startswith(f"{name}.__init__() got an unexpected keyword")

@@ -4,10 +4,12 @@ whole numbers; :func:`check_parameters` applies a table of rules), with one mess
 
 from __future__ import annotations
 
+import functools
 import numbers
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ctxeval.foundation.errors import InvalidArgumentError
 
@@ -20,10 +22,12 @@ __all__ = [
     "check_parameters",
     "check_policy",
     "check_relevance_level",
+    "own_init",
 ]
 
 
 EmptyGroundTruthPolicy = Literal["zero", "skip", "error"]
+_C = TypeVar("_C", bound=type)
 
 
 _POLICIES = ("zero", "skip", "error")
@@ -93,3 +97,22 @@ def check_parameters(owner: str, rules: Mapping[str, Rule], **values: object) ->
     """Each of ``values`` checked by its rule in ``rules`` (the one table of a function's
     parameter rules), in the table's order: the first broken rule raises, naming ``owner``."""
     return {name: rule.check(owner, name, values[name]) for name, rule in rules.items()}
+
+
+def own_init(cls: _C) -> _C:
+    """Give the public class ``cls`` its own copy of the ``__init__`` it inherits, named
+    ``Cls.__init__``, so that Python's errors for a wrong argument (``got an unexpected keyword
+    argument``) name the class the user called rather than a base (``_RougeMatch``). A class
+    decorator for the classes users construct: on a mixin the copy would come before a later
+    base's ``__init__`` in its subclasses' method order."""
+    init = cls.__init__
+    if "__init__" in vars(cls) or not isinstance(init, types.FunctionType):
+        return cls
+    copy = types.FunctionType(
+        init.__code__, init.__globals__, init.__name__, init.__defaults__, init.__closure__
+    )
+    functools.update_wrapper(copy, init)
+    copy.__kwdefaults__ = init.__kwdefaults__
+    copy.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = copy  # type: ignore[misc]
+    return cls

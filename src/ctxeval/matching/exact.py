@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ctxeval.foundation.params import own_init
 from ctxeval.matching.base import Matches, Unit
 from ctxeval.matching.builtin import BuiltinStrategy, check_bool
 
@@ -64,6 +65,7 @@ class _ExactMatch(BuiltinStrategy):
         return Matches(relevant=relevant)
 
 
+@own_init
 class ExactChunkMatch(_ExactMatch):
     """A retrieved chunk is relevant to a ground-truth chunk when the two strings are equal.
 
@@ -76,6 +78,7 @@ class ExactChunkMatch(_ExactMatch):
     __slots__ = ()
 
 
+@own_init
 class ExactSentenceMatch(_ExactMatch):
     """Sentences of retrieved chunks are relevant when equal to a ground-truth sentence.
 

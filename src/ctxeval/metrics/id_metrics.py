@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxeval.cutoffs.cutoff import check_count
 from ctxeval.foundation.errors import InvalidRecordError
-from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_relevance_level
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_relevance_level, own_init
 from ctxeval.judging.judgments import Judgments, judge_ids, scored_tie_ends, with_tie_ends
 from ctxeval.judging.passes import IdPass
 from ctxeval.metrics import reference as F
@@ -120,10 +120,12 @@ class IdMetric(MetricBase):
         return opts
 
 
+@own_init
 class IDPrecisionRecallF1(SetMetricsMixin, IdMetric):
     """Context precision, recall and F1 over ids: TP / (TP + FP), TP / (TP + FN)."""
 
 
+@own_init
 class IDRankedRetrievalMetrics(RankMetricsMixin, IdMetric):
     """AP, RR, NDCG, hit rate, P and R over ranked ids; options as RankedRetrievalMetrics."""
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxeval.foundation.errors import CtxevalError, Fix, InvalidArgumentError
-from ctxeval.foundation.params import EmptyGroundTruthPolicy
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, own_init
 from ctxeval.judging.judgments import Credit
 from ctxeval.metrics.base import MetricBase
 from ctxeval.metrics.id_metrics import IdMetric, IDPrecisionRecallF1, IDRankedRetrievalMetrics
@@ -86,6 +86,7 @@ class MeasureSetMixin(MetricBase):
         return (self.keys,)
 
 
+@own_init
 class TextMeasures(MeasureSetMixin, TextMetric):
     """Any measures over context texts, judged with one matching strategy (ROUGE-L chunk
     matching by default)."""
@@ -118,6 +119,7 @@ class TextMeasures(MeasureSetMixin, TextMetric):
         return (self.keys, self.matching_strategy)
 
 
+@own_init
 class IDMeasures(MeasureSetMixin, IdMetric):
     """Any measures over chunk or document ids."""
 

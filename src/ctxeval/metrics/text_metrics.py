@@ -16,7 +16,7 @@ from typing import Any
 from ctxeval.cutoffs.budgets import budget_cut
 from ctxeval.cutoffs.cutoff import Budget
 from ctxeval.foundation.errors import EmptyTokensWarning, Fix, InvalidArgumentError
-from ctxeval.foundation.params import EmptyGroundTruthPolicy
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, own_init
 from ctxeval.judging.judgments import (
     Credit,
 )
@@ -132,6 +132,7 @@ class TextMetric(MetricBase):
         return (self.matching_strategy,)
 
 
+@own_init
 class PrecisionRecallF1(SetMetricsMixin, TextMetric):
     """Context precision, recall and F1 of the retrieved contexts (order does not matter).
 
@@ -144,6 +145,7 @@ class PrecisionRecallF1(SetMetricsMixin, TextMetric):
     """
 
 
+@own_init
 class RankedRetrievalMetrics(RankMetricsMixin, TextMetric):
     """Rank-aware metrics of the retrieved contexts: AP, RR, NDCG, hit rate, P and R (at ``k``).
 

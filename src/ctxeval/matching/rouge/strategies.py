@@ -22,7 +22,7 @@ from rapidfuzz.process import cdist
 
 from ctxeval.foundation.arrays import BoolArray, FloatArray, IntArray
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.foundation.params import check_choice
+from ctxeval.foundation.params import check_choice, own_init
 from ctxeval.matching.base import FlatMatches, Matches, Unit, check_threshold
 from ctxeval.matching.builtin import BuiltinStrategy
 from ctxeval.matching.rouge.compiled import RecordTexts, rouge_recall, rouge_recall_records
@@ -276,6 +276,7 @@ class _RougeMatch(BuiltinStrategy):
         return Matches(relevant=relevant, scores=recall, tokenless=tokenless)
 
 
+@own_init
 class RougeChunkMatch(_RougeMatch):
     """A retrieved chunk is relevant to a ground-truth chunk when ROUGE-L recall >= threshold.
 
@@ -292,6 +293,7 @@ class RougeChunkMatch(_RougeMatch):
     __slots__ = ()
 
 
+@own_init
 class RougeSentenceMatch(_RougeMatch):
     """Like :class:`RougeChunkMatch` on sentences (threshold 0.8 by default).
 

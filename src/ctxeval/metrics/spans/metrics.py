@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxeval.foundation.errors import InvalidArgumentError
-from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_choice
+from ctxeval.foundation.params import EmptyGroundTruthPolicy, check_choice, own_init
 from ctxeval.judging.passes import SpanPass
 from ctxeval.judging.spans import locate_record, record_spans
 from ctxeval.metrics.base import MetricBase, Scores
@@ -82,6 +82,7 @@ class SpanMetric(MetricBase):
         return self.scores(spans)  # type: ignore[arg-type]
 
 
+@own_init
 class SpanMetrics(SpanMetric):
     """Span precision, recall, IoU and F1 (see docs/metrics.md): ``unit`` measures spans in
     characters (``"chars"``), in tokens of the ``"rouge"`` or ``"unicode"`` tokenizer that start
@@ -123,6 +124,7 @@ class SpanMetrics(SpanMetric):
         return opts
 
 
+@own_init
 class SpanMeasures(MeasureSetMixin, SpanMetric):
     """Span measures given as specs (``["span_iou@5", "span_recall"]``), sharing one unit and
     one convention (split measures of several into several objects)."""
