@@ -105,7 +105,7 @@ def own_init(cls: _C) -> _C:
     argument``) name the class the user called rather than a base (``_RougeMatch``). A class
     decorator for the classes users construct: on a mixin the copy would come before a later
     base's ``__init__`` in its subclasses' method order."""
-    init = cls.__init__
+    init = getattr(cls, "__init__")  # noqa: B009 (the class attribute, as mypy cannot type it)
     if "__init__" in vars(cls) or not isinstance(init, types.FunctionType):
         return cls
     copy = types.FunctionType(
@@ -114,5 +114,5 @@ def own_init(cls: _C) -> _C:
     functools.update_wrapper(copy, init)
     copy.__kwdefaults__ = init.__kwdefaults__
     copy.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = copy  # type: ignore[misc]
+    setattr(cls, "__init__", copy)  # noqa: B010
     return cls
