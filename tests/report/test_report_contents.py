@@ -215,6 +215,22 @@ def test_id_mode_panels_list_the_retrieved_ids_with_their_relevance(tmp_path: Pa
     assert '<div class="gt">d0 (grade 2)</div>' in page
 
 
+def test_a_query_with_nothing_retrieved_is_shown_as_such(tmp_path: Path) -> None:
+    # Found by a user's trial: an empty retrieved list (valid, scores 0) made --report exit 3.
+    records = [
+        {"id": "q1", "retrieved_context": ["Paris is the capital of France.", "Lyon is big."],
+         "ground_truth_context": ["Paris is the capital of France."]},
+        {"id": "q2", "retrieved_context": [],
+         "ground_truth_context": ["The Seine flows through Paris."]},
+    ]  # fmt: skip
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = RetrievalEvaluator(path, [PrecisionRecallF1()], workers=1).run(k=[1])
+    page = result_html(result, dataset=path)
+    assert page.count("no retrieved item for this query") == 1
+    assert '<div class="chunk hit">1. Paris is the capital of France.</div>' in page
+
+
 def test_a_single_run_report(example: tuple[dict, dict], tmp_path: Path) -> None:
     results, datasets = example
     result = results["paragraph"]

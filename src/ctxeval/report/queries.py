@@ -98,6 +98,8 @@ def _retrieved_html(record: Record | None, strategy: MatchingStrategy | None) ->
             "saved result)</span>"
         )
     total = len(record.retrieved)
+    if not total:
+        return '<p class="note">no retrieved item for this query</p>'
     if record.mode == "id":
         grades = record.ground_truth if isinstance(record.ground_truth, Mapping) else {}
         level = [grades.get(item, grades.get(str(item), 0)) for item in record.retrieved]
