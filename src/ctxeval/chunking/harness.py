@@ -17,7 +17,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from ctxeval.chunking.model import (
     HarnessInterrupted,
     HarnessResult,
     comparison_cutoff,
+    fed_order,
 )
 from ctxeval.chunking.questions import Question, load_questions
 from ctxeval.chunking.retrieval import (
@@ -237,8 +238,13 @@ def _outcome(
     everything the harness found."""
     wanted, primary = measures
     clock = time.perf_counter()
-    ks, settings = job.ks, job.settings
-    top = comparison_cutoff(ks, characters_fed([run.result.summary for run in runs.values()]))
+    settings = job.settings
+    fed = characters_fed([run.result.summary for run in runs.values()])
+    # In the order of the text fed: "first reached at", the verdict and the tables read it.
+    ks = fed_order(job.ks, fed)
+    for run in runs.values():
+        run.attribution = replace(run.attribution, ks=ks)
+    top = comparison_cutoff(ks, fed)
     columns = compare_columns(wanted, job.metrics, ks, top=top)
     results = {name: run.result for name, run in runs.items()}
     with job.steps.phase("comparing the runs"):

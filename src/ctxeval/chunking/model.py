@@ -21,7 +21,7 @@ from ctxeval.comparison import ComparisonReport
 from ctxeval.comparison.family import characters_fed, label_depth
 from ctxeval.comparison.verdict import Verdict
 from ctxeval.cutoffs.budgets import BudgetPolicy
-from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_label, sort_cutoffs
+from ctxeval.cutoffs.cutoff import Budget, Cutoff, cutoff_key, cutoff_label, sort_cutoffs
 from ctxeval.results import EvaluationResult
 
 __all__ = [
@@ -253,6 +253,18 @@ class HarnessResult:
                 f"{stats['words']['mean']:>7.1f}"
             )
         return lines
+
+
+def fed_order(ks: Sequence[Cutoff], fed: Mapping[str, float]) -> tuple[Cutoff, ...]:
+    """``ks`` in the order of the text each feeds: counts, then budgets by the mean characters
+    they fed (``fed``: ``{label: characters}``, over the runs), so that ``200w`` comes before
+    a ``512t`` that fed more (budgets ``fed`` lacks: by unit, then size); the whole list last."""
+
+    def key(k: Cutoff) -> tuple[int, float, str, int]:
+        first, unit, size = cutoff_key(k)
+        return (first, fed.get(cutoff_label(k), 0.0) if isinstance(k, Budget) else 0.0, unit, size)
+
+    return tuple(sorted(ks, key=key))
 
 
 def comparison_cutoff(ks: Sequence[Cutoff], fed: Mapping[str, float] | None = None) -> Cutoff:
