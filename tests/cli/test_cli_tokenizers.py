@@ -36,6 +36,21 @@ def test_the_command_line(cache: Path) -> None:
     assert "context_recall@512t" in done.stdout
     unknown = ctxeval("evaluate", run, "-k", "512t", "--token-counter", "cl100k")
     assert unknown.returncode == 2
-    assert "unknown tokenizer 'cl100k'; give rouge, rouge-stem, unicode, cl100k_base" in (
-        unknown.stderr
-    )
+    assert "unknown tokenizer 'cl100k'; did you mean 'cl100k_base'?" in unknown.stderr
+    assert "'rouge', 'rouge-stem', 'unicode', 'cl100k_base'" in unknown.stderr
+
+
+def test_token_budgets_say_which_tokens_they_count_unless_told() -> None:
+    # Found by a user's trial: -k 512t fed about 40% more text than cl100k's 512 tokens, and
+    # nothing on the terminal said the tokens were ROUGE's.
+    run = ROOT / "fixtures" / "runs" / "fixed-100.jsonl"
+    said = "note: -k 512t counts ROUGE's tokens"
+    default = ctxeval("evaluate", run, "-k", "512t", "-k", "5")
+    assert default.returncode == 0, default.stderr
+    assert said in default.stderr
+    assert "--token-counter cl100k_base" in default.stderr
+    chosen = ctxeval("evaluate", run, "-k", "512t", "--token-counter", "rouge")
+    assert chosen.returncode == 0, chosen.stderr
+    assert "counts ROUGE's tokens" not in chosen.stderr
+    words = ctxeval("evaluate", run, "-k", "300w")
+    assert "counts ROUGE's tokens" not in words.stderr

@@ -16,6 +16,7 @@ from ctxeval.cli.common import (
     fail,
     guard,
     load_config,
+    note_token_budgets,
     resampling_options,
     show_warning,
 )
@@ -254,6 +255,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     if options["metric_columns"]:
         _check_metrics(options["metric_columns"], options["ks"] or (1, 3, 5, 10))
     _check_primary(options["primary"])
+    note_token_budgets(options["ks"])
     from ctxeval.cli.common import build_strategy
 
     strategy = build_strategy(options["match"], None, None)

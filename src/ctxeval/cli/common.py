@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+from click.core import ParameterSource
 
 from ctxeval.cli.exits import EXIT_GATE, EXIT_USAGE
 from ctxeval.cli.fields import field_flags, field_options
@@ -153,13 +154,15 @@ class TokenCounterType(click.ParamType[Any]):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from ctxeval.foundation.errors import CtxevalError
+        from ctxeval.foundation.specs import unknown_name
         from ctxeval.text.sizes import check_token_counter
         from ctxeval.text.tokenize import TOKENIZERS
         from ctxeval.text.tokenizers import TIKTOKEN_ENCODINGS, is_llm_tokenizer
 
         if value not in TOKENIZERS and not is_llm_tokenizer(value):
-            known = ", ".join([*TOKENIZERS, *TIKTOKEN_ENCODINGS])
-            self.fail(f"unknown tokenizer {value!r}; give {known} or hf:PATH", param, ctx)
+            known = [*TOKENIZERS, *TIKTOKEN_ENCODINGS]
+            error = unknown_name(None, "tokenizer", value, known, hint="or hf:PATH")
+            self.fail(str(error), param, ctx)
         try:
             return check_token_counter(value, where=f"--token-counter {value}")
         except CtxevalError as exc:
@@ -185,6 +188,23 @@ def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
         help="At a budget (-k 300w), the chunk that crosses it: left out (whole), or cut to "
         "fit and judged as cut (truncate).",
     )(function)
+
+
+def note_token_budgets(ks: Sequence[Any]) -> None:
+    """A note when ``-k ...t`` budgets count tokens with the default ``rouge`` tokenizer (its
+    words and numbers, not an LLM's tokens) because ``--token-counter`` was not given."""
+    from ctxeval.cutoffs.cutoff import Budget
+
+    context = click.get_current_context()
+    if context.get_parameter_source("token_counter") is not ParameterSource.DEFAULT:
+        return
+    tokens = [str(k) for k in ks if isinstance(k, Budget) and k.unit == "t"]
+    if tokens:
+        _note_once(
+            f"ctxeval: note: -k {tokens[0]} counts ROUGE's tokens (words and numbers: an LLM's "
+            "tokenizer makes more of the same text, so less of it fits); for an LLM's context "
+            "window give --token-counter cl100k_base (or o200k_base, hf:PATH/tokenizer.json)"
+        )
 
 
 def resampling_options(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -24,6 +24,7 @@ from ctxeval.cli.common import (
     expected_columns,
     fail,
     guard,
+    note_token_budgets,
     nothing_scored,
     parse_gates,
     prepare_dataset,
@@ -159,6 +160,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     """
     gates = parse_gates(options["gates"])
     _check_flags(options)
+    note_token_budgets(options["ks"])
     with contextlib.ExitStack() as stack:
         # The command says an empty result its own way (exit 2, or --allow-empty).
         stack.enter_context(warnings.catch_warnings())
