@@ -17,6 +17,7 @@ from ctxeval.chunking.checks import (
     MEDIAN_OVERSIZE_FACTOR,
     OVERSIZE_FACTOR,
     SHORT_DOCUMENT_SHARE,
+    STARVED_SHARE,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,10 @@ NORMAL = {f"d{i}": _document(100 * i, 8) for i in range(10)}
 
 
 def _run(
-    corpus: dict[str, str], chunkers: dict[str, object], excerpts: Sequence[object] | None = None
+    corpus: dict[str, str],
+    chunkers: dict[str, object],
+    excerpts: Sequence[object] | None = None,
+    **options: object,
 ) -> tuple[list[str], list[str]]:
     """The harness's warnings on ``corpus``: as raised, and as kept in the outcome."""
     first_doc = next(iter(corpus))
@@ -48,7 +52,12 @@ def _run(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         outcome = compare_chunkers(
-            corpus, questions, chunkers, retriever=_in_order, k=[1], n_resamples=10
+            corpus,
+            questions,
+            chunkers,
+            retriever=_in_order,
+            n_resamples=10,
+            **({"k": [1]} | options),
         )
     raised = [str(w.message) for w in caught if issubclass(w.category, ChunkingWarning)]
     assert raised == outcome.warnings
@@ -180,6 +189,24 @@ def test_a_high_share_of_excerpts_not_found_as_written() -> None:
         {"a": "fixed(words=10)", "b": "fixed(words=12)"},
         [*spans, exact, shouted, exact, exact],
     )
+    assert raised == []
+
+
+def test_a_run_whose_first_chunks_are_over_a_budget() -> None:
+    # Found by a user's trial: a semantic chunking fed nothing to half the questions at 300w and
+    # lost the verdict for it, unwarned. One question, its first chunk 40 words.
+    assert STARVED_SHARE == 0.2
+    chunkers = {"big": "fixed(words=40)", "small": "fixed(words=5)"}
+    raised, _ = _run(NORMAL, chunkers, k=["10w", "50w"])
+    assert raised == [
+        "big feeds no chunk at all to 100% of the questions at 10w: their first retrieved chunk "
+        "is larger than the budget, so the run loses there for its chunks' size, not its ranking "
+        "(compare at larger budgets, make the chunks smaller, or cut the chunk that crosses the "
+        "budget to fit: the 'truncate' budget policy)"
+    ]
+    raised, _ = _run(NORMAL, chunkers, k=["10w", "50w"], budget_policy="truncate")
+    assert raised == []  # the first chunk is cut to fit: every question is fed some text
+    raised, _ = _run(NORMAL, chunkers, k=[1, "50w"])
     assert raised == []
 
 

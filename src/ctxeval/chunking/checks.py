@@ -14,6 +14,10 @@
   the chunker states in words or characters (``paragraphs(max_words=100)``: a long paragraph
   is its own chunk), or :data:`MEDIAN_OVERSIZE_FACTOR` times the chunking's median chunk when
   it states none (``sentences(n=3)``), with how many and the largest;
+- **budgets too small for a run's chunks**: under ``budget_policy="whole"``, a question whose
+  first retrieved chunk is over the budget is fed no chunk at all; when more than
+  :data:`STARVED_SHARE` of the questions are, at some budget, the run loses there for its chunks'
+  size, not its ranking (warned per run, with the share at each such budget);
 - **excerpts not found in the corpus as written**: a text located only after normalising
   whitespace and case, or fuzzily, takes the document's text at its span; when at least
   :data:`APPROXIMATE_EXCERPT_SHARE` of the excerpts were, the questions were probably written
@@ -46,6 +50,8 @@ from ctxeval.chunking.chunkers import (
 )
 from ctxeval.chunking.model import ChunkingCeilings, ChunkingRun, HarnessResult
 from ctxeval.chunking.tokens import token_counter
+from ctxeval.cutoffs.budgets import ContextSizes
+from ctxeval.cutoffs.cutoff import Budget
 from ctxeval.foundation.errors import CtxevalWarning
 
 __all__ = [
@@ -53,6 +59,7 @@ __all__ = [
     "MEDIAN_OVERSIZE_FACTOR",
     "OVERSIZE_FACTOR",
     "SHORT_DOCUMENT_SHARE",
+    "STARVED_SHARE",
     "ChunkingWarning",
     "check_harness",
 ]
@@ -67,6 +74,9 @@ OVERSIZE_FACTOR = 4.0
 MEDIAN_OVERSIZE_FACTOR = 10.0
 """Warn of chunks over this many times the chunking's median chunk, for a chunker that states
 no size in words or characters."""
+
+STARVED_SHARE = 0.2
+"""Warn when a run feeds no chunk to more than this share of the questions at a budget."""
 
 APPROXIMATE_EXCERPT_SHARE = 0.1
 """Warn when at least this share of the excerpts were not in the corpus as written."""
@@ -85,8 +95,8 @@ def check_harness(
     """Warn of what makes ``outcome`` say less than it seems to (one
     :class:`ChunkingWarning` each) and return the messages, in order: per chunker, documents
     shorter than its target and chunks many times it; then chunkers with the same chunks; then
-    excerpts not found as written. Without retrieval, the chunkers' chunks are the
-    :attr:`~HarnessResult.ceilings`' own."""
+    runs whose chunks do not fit a budget; then excerpts not found as written. Without
+    retrieval, the chunkers' chunks are the :attr:`~HarnessResult.ceilings`' own."""
     firsts: dict[str, ChunkingRun | ChunkingCeilings] = dict(outcome.ceilings)
     for run in outcome.runs.values():
         firsts.setdefault(run.chunker or run.name, run)
@@ -102,6 +112,7 @@ def check_harness(
             messages += _short_documents(name, chunker, first.chunks, documents, tokens)
         messages += _oversized(name, chunker, first)
     messages += _same_chunks(firsts)
+    messages += _starved(outcome)
     messages += _approximate_excerpts(outcome)
     for message in messages:
         warnings.warn(ChunkingWarning(message), stacklevel=3)
@@ -240,6 +251,34 @@ def _same_chunks(runs: Mapping[str, ChunkingRun | ChunkingCeilings]) -> list[str
             f"{specs}); they are one chunking under {len(names)} names, and comparing them "
             "says nothing (drop all but one, or change their sizes)"
         )
+    return messages
+
+
+def _starved(outcome: HarnessResult) -> list[str]:
+    """Runs that feed no chunk to many questions at a budget (whole chunks only)."""
+    budgets = [k for k in outcome.ks if isinstance(k, Budget)]
+    if outcome.budget_policy != "whole" or not budgets:
+        return []
+    messages = []
+    for name, run in outcome.runs.items():
+        if not run.records:
+            continue
+        sizes = ContextSizes([r["retrieved_context"] for r in run.records], outcome.token_counter)
+        shares = []
+        for budget in budgets:
+            cut = sizes.cut(budget, "whole")
+            share = float(np.mean((cut.chunks == 0) & (cut.retrieved > 0)))
+            if share > STARVED_SHARE:
+                of = "" if shares else " of the questions"
+                shares.append(f"{share:.0%}{of} at {budget}")
+        if shares:
+            messages.append(
+                f"{name} feeds no chunk at all to {', '.join(shares)}: "
+                "their first retrieved chunk is larger than the budget, so the run loses there "
+                "for its chunks' size, not its ranking (compare at larger budgets, make the "
+                "chunks smaller, or cut the chunk that crosses the budget to fit: the "
+                "'truncate' budget policy)"
+            )
     return messages
 
 
