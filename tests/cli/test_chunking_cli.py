@@ -205,6 +205,25 @@ def test_budget_option_errors_name_the_flag(tmp_path: Path, arguments: list, exp
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
+def test_markdown_format_is_markdown_throughout(tmp_path: Path) -> None:
+    # Found by a user's trial: the verdict and its tables came out as indented plain text
+    # before the Markdown comparison, a jumble in a CI step summary.
+    done = ctxeval(
+        "chunking", CORPUS, QUESTIONS, *CHUNKERS, "-k", "5", "--out-dir", tmp_path / "o",
+        "--format", "markdown", "--n-resamples", "50",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("**Verdict on context_recall**\n\n- at 5: ")
+    assert "| cut-off | best | other | diff | 95% CI | p (Holm) | W/T/L | n |" in text
+    assert "| context_recall | @5 |" in text
+    assert "\n- fixed: " in text  # where each run reaches its ceiling, a list
+    assert "**2 runs on 99 queries, baseline fixed**" in text
+    # What stays plain text (the ceilings, the short verdict) is fenced.
+    assert text.count("```text\n") == text.count("\n```\n") == 2
+    assert not any(line.startswith("  at ") for line in text.splitlines())
+
+
 def test_mixed_unit_budgets_compare_where_the_most_text_was_fed(tmp_path: Path) -> None:
     out = tmp_path / "o"
     done = ctxeval(

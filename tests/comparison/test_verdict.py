@@ -140,6 +140,21 @@ def test_a_tie_goes_to_the_first_run_and_is_not_a_lead() -> None:
     assert duel.ties == 3
     assert duel.p_value == 1.0
     assert not standing.leads
+    # Found by a user's trial: it read "x is highest but not above y (+0.000, ...)".
+    assert standing.sentence("r") == (
+        "at 1: no run differs; x (r 0.500) ties for highest with y but not above y "
+        "(+0.000, p = 1.000)"
+    )
+
+
+def test_many_runs_level_with_the_best_at_p_1_say_p_equals_1() -> None:
+    # Found by a user's trial: "does not differ from 5 others (..., p >= 1.000)".
+    same = [1.0, 0.0, 1.0, 0.0]
+    results = {"best": run(r_at_1=[1.0, 1.0, 1.0, 0.0])}
+    results.update({f"run{i}": run(r_at_1=same) for i in range(5)})
+    (standing,) = verdict(results, "r", ["1"], n_resamples=100).standings
+    assert all(d.p_adjusted == 1.0 for d in standing.duels)
+    assert standing.sentence("r").endswith("5 others (+0.250 to +0.250, p = 1.000)")
 
 
 def test_families_are_judged_apart_and_corrected_together() -> None:

@@ -264,7 +264,7 @@ def _starved(outcome: HarnessResult) -> list[str]:
         if not run.records:
             continue
         sizes = ContextSizes([r["retrieved_context"] for r in run.records], outcome.token_counter)
-        shares = []
+        shares: list[str] = []
         for budget in budgets:
             cut = sizes.cut(budget, "whole")
             share = float(np.mean((cut.chunks == 0) & (cut.retrieved > 0)))

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxeval.chunking.model import ChunkingRun, HarnessResult
+from ctxeval.comparison.render import md_table, md_text
 from ctxeval.comparison.verdict import Standing, Verdict, text_lines, verdict
 from ctxeval.cutoffs.cutoff import Cutoff, cutoff_label
 
@@ -153,4 +154,20 @@ def verdict_text(outcome: HarnessResult) -> str:
         lines.append(f"*: {mark}")
     lines += ["", f"Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):"]
     lines += [f"  {line}" for line in reach_lines(outcome)]
+    return "\n".join(lines)
+
+
+def verdict_markdown(outcome: HarnessResult) -> str:
+    """:func:`verdict_text` in Markdown (``--format markdown``): lists and tables."""
+    judged = outcome.verdict
+    if judged is None:
+        return ""
+    lines = [judged.to_markdown()]
+    tables, mark = verdict_tables(outcome)
+    for header, rows in tables:
+        lines += ["", *md_table(header, rows, left={0})]
+    if mark:
+        lines += ["", md_text(f"*: {mark}")]
+    lines += ["", f"Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):", ""]
+    lines += [f"- {md_text(line)}" for line in reach_lines(outcome)]
     return "\n".join(lines)

@@ -390,18 +390,23 @@ def _print(outcome: Any, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(outcome.summary(), indent=2))
         return
-    from ctxeval.chunking.grid import verdict_text
+    from ctxeval.chunking.grid import verdict_markdown, verdict_text
+
+    markdown = fmt == "markdown"
+
+    def plain(text: str) -> str:  # a plain-text block, fenced in Markdown
+        return f"```text\n{text}\n```" if markdown else text
 
     comparison = outcome.comparison
     if comparison is None:  # no retrieval: the statistics and ceilings, and saying so
-        click.echo(outcome.attribution_text())
+        click.echo(plain(outcome.attribution_text()))
         return
     if outcome.verdict is not None:
-        click.echo(verdict_text(outcome))
+        click.echo(verdict_markdown(outcome) if markdown else verdict_text(outcome))
         click.echo("")
-    click.echo(comparison.to_markdown() if fmt == "markdown" else comparison.to_text())
+    click.echo(comparison.to_markdown() if markdown else comparison.to_text())
     click.echo("")
-    click.echo(outcome.attribution_text())
+    click.echo(plain(outcome.attribution_text()))
     if outcome.verdict is not None:
         click.echo("")
-        click.echo(outcome.verdict.in_short())
+        click.echo(plain(outcome.verdict.in_short()))

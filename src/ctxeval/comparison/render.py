@@ -13,7 +13,15 @@ from ctxeval.comparison.data import ComparisonData, MetricRow, PairedComparison
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
 
-__all__ = ["render_latex", "render_markdown", "render_text", "report_dict", "report_frame"]
+__all__ = [
+    "md_table",
+    "md_text",
+    "render_latex",
+    "render_markdown",
+    "render_text",
+    "report_dict",
+    "report_frame",
+]
 
 
 def render_text(report: ComparisonData, digits: int = 4) -> str:
@@ -60,29 +68,34 @@ def render_markdown(report: ComparisonData, digits: int = 4) -> str:
         [row.metric, *(_mean_cell(row, run, digits) for run in report.runs), _best(row)]
         for row in report.rows
     ]
-    parts = [f"**{_md(_title(report))}**", ""]
+    parts = [f"**{md_text(_title(report))}**", ""]
     if report.settings_line():
-        parts += [_md(report.settings_line()), ""]
-    parts += [*_md_table(header, body, left={0, len(header) - 1}), "", _md(report.legend())]
+        parts += [md_text(report.settings_line()), ""]
+    parts += [*md_table(header, body, left={0, len(header) - 1}), "", md_text(report.legend())]
     if report.identical_note():
-        parts += ["", _md(str(report.identical_note()))]
+        parts += ["", md_text(str(report.identical_note()))]
     context = report.context_lines()
     if context:
-        parts += ["", "Context used (mean per query):", "", *(f"- {_md(line)}" for line in context)]
+        parts += [
+            "",
+            "Context used (mean per query):",
+            "",
+            *(f"- {md_text(line)}" for line in context),
+        ]
     for run in report.runs:
         if run == report.baseline:
             continue
-        parts += ["", f"### {_md(run)} vs {_md(report.baseline)}", ""]
-        parts += _md_table(
+        parts += ["", f"### {md_text(run)} vs {md_text(report.baseline)}", ""]
+        parts += md_table(
             _comparison_header(report),
             [_comparison_cells(c, digits) for c in _of(report, run)],
             left={0},
         )
     if len(report.runs) > 1:
-        parts += ["", _md(report.comparison_legend())]
+        parts += ["", md_text(report.comparison_legend())]
     notes = report.notes()
     if notes:
-        parts += ["", *(f"- {_md(note)}" for note in notes)]
+        parts += ["", *(f"- {md_text(note)}" for note in notes)]
     return "\n".join(parts) + "\n"
 
 
@@ -278,13 +291,16 @@ def _text_table(header: list[str], body: list[list[str]], left: set[int]) -> lis
     return [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in body)]
 
 
-def _md(text: str) -> str:
+def md_text(text: str) -> str:
+    """``text`` with Markdown's table and emphasis characters escaped."""
     return text.replace("|", r"\|").replace("*", r"\*")
 
 
-def _md_table(header: list[str], body: list[list[str]], left: set[int]) -> list[str]:
+def md_table(header: list[str], body: list[list[str]], left: set[int]) -> list[str]:
+    """A Markdown table's lines, the columns in ``left`` left-aligned, the others right."""
+
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(_md(cell) for cell in cells) + " |"
+        return "| " + " | ".join(md_text(cell) for cell in cells) + " |"
 
     rule = "|" + "|".join(" --- " if i in left else " ---: " for i in range(len(header))) + "|"
     return [line(header), rule, *(line(r) for r in body)]

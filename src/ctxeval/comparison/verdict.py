@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ctxeval.comparison.inputs import index_rows, value_of
+from ctxeval.comparison.render import md_table, md_text
 from ctxeval.comparison.stats import TIE_TOLERANCE, holm, paired_statistics
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.exact import exact_mean
@@ -82,14 +83,16 @@ class Standing:
         fixed (+0.111, p = 0.004) and paragraphs (+0.131, p < 0.001)"``."""
         top = f"{self.best} ({measure} {self.means[self.best]:.3f})"
         above = [d for d in self.duels if d not in self.level]
+        tied = [d.run for d in self.duels if self.means.get(d.run) == self.means[self.best]]
+        highest = f"ties for highest with {', '.join(tied)}" if tied else "is highest"
         if not above:
-            return f"at {self.cutoff}: no run differs; {top} is highest but not above " + _listed(
+            return f"at {self.cutoff}: no run differs; {top} {highest} but not above " + _listed(
                 self.level, "or"
             )
         if not self.level:
             return f"at {self.cutoff}: {top} is best, above " + _listed(above, "and")
         return (
-            f"at {self.cutoff}: {top} is highest but does not differ from "
+            f"at {self.cutoff}: {top} {highest} but does not differ from "
             + _listed(self.level, "or")
             + "; it is above "
             + _listed(above, "and")
@@ -180,6 +183,18 @@ class Verdict:
         if self.conclusion():
             lines.append(f"  {self.conclusion()}")
         lines += ["", *text_lines(*self.table()), f"  ({self.legend()})"]
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """:meth:`to_text` in Markdown: the sentences as lists, the table as a table."""
+        lines = [f"**Verdict on {md_text(self.primary)}**", ""]
+        for family in self.families():
+            if family:
+                lines += ["", f"With {md_text(family)}:", ""]
+            lines += [f"- {md_text(s.sentence(self.primary))}" for s in self.of(family)]
+        if self.conclusion():
+            lines += ["", md_text(str(self.conclusion()))]
+        lines += ["", *md_table(*self.table(), left={0, 1, 2}), "", md_text(self.legend())]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -318,7 +333,8 @@ def _listed(duels: Sequence[Duel], joiner: str) -> str:
             worst = max(d.p_adjusted for d in duels)
             bound = "p < 0.001" if worst < 0.001 else f"p <= {worst:.3f}"
         else:  # not significant: the smallest p
-            bound = f"p >= {min(d.p_adjusted for d in duels):.3f}"
+            least = min(d.p_adjusted for d in duels)
+            bound = f"p = {least:.3f}" if least == 1.0 else f"p >= {least:.3f}"
         return f"{len(duels)} others ({low:+.3f} to {high:+.3f}, {bound})"
     parts = [f"{d.run} ({d.diff:+.3f}, {_p(d.p_adjusted)})" for d in duels]
     if len(parts) == 1:
