@@ -553,3 +553,17 @@ def test_runs_on_different_queries_name_the_align_flag(tmp_path: Path) -> None:
     assert "--align intersection" in stopped.stderr
     assert "align=" not in stopped.stderr
     assert "Traceback" not in stopped.stderr
+
+
+def test_a_dataset_run_that_scores_nothing_is_named_in_flags(tmp_path: Path) -> None:
+    # Found by a user's trial: an empty dataset got the Python API's message
+    # ("compare(): ... keep_per_query=False ... run(output='run.jsonl')").
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    done = ctxeval("compare", f"x={RUNS / 'paragraph.jsonl'}", f"y={empty}")
+    assert done.returncode == 2
+    assert f"error: run 'y': {empty} has no records; nothing was scored (leave the run out" in (
+        done.stderr
+    )
+    assert "keep_per_query" not in done.stderr
+    assert "warning: no query was scored" not in done.stderr  # said once, as the error

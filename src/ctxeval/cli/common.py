@@ -643,8 +643,9 @@ def report_skipped(result: Any) -> None:
         click.echo(f"ctxeval: ... and {len(result.skipped) - 5} more skipped", err=True)
 
 
-def nothing_scored(result: Any) -> str | None:
-    """Why a run that scored no query is an error, or None when it scored some."""
+def nothing_scored(result: Any, remedy: str = "pass --allow-empty to accept that") -> str | None:
+    """Why a run that scored no query is an error (``remedy``: what else the user can do), or
+    None when it scored some."""
     if result.summary.get("queries", 0):
         return None
     source = result.summary.get("source", "the dataset")
@@ -653,10 +654,9 @@ def nothing_scored(result: Any) -> str | None:
         reasons = "; ".join(lines)
         return (
             f"no query was scored: all {len(result.skipped)} record(s) of {source} were "
-            f"skipped (first: {reasons}). Fix the records, or pass --allow-empty to accept an "
-            "empty result"
+            f"skipped (first: {reasons}). Fix the records, or {remedy}"
         )
-    return f"{source} has no records; nothing was scored (pass --allow-empty to accept that)"
+    return f"{source} has no records; nothing was scored ({remedy})"
 
 
 def save_or_fail(save: Callable[[], Any], path: str) -> Any:

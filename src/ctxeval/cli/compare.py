@@ -17,6 +17,7 @@ from ctxeval.cli.common import (
     dataset_options,
     fail,
     guard,
+    nothing_scored,
     prepare_dataset,
     report_skipped,
     resampling_options,
@@ -31,6 +32,7 @@ from ctxeval.cli.runs import (
     named_run_paths,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
+from ctxeval.foundation.errors import NothingScoredWarning
 from ctxeval.foundation.progress import Progress
 from ctxeval.results.files import is_result_file
 
@@ -564,8 +566,12 @@ def _evaluate_runs(
     datasets: dict[str, Any] = {}
     for name, (path, run) in prepared.items():
         click.echo(f"ctxeval: evaluating {path}", err=True)
-        results[name] = run.run()
+        with warnings.catch_warnings():  # said below, in the command line's words
+            warnings.filterwarnings("ignore", "no query was scored", NothingScoredWarning)
+            results[name] = run.run()
         report_skipped(results[name])
+        if problem := nothing_scored(results[name], "leave the run out of the comparison"):
+            fail(f"run {name!r}: {problem}")
         # A TREC run's records (ids and qrels) are built in memory by the evaluator.
         datasets[name] = run.evaluator.dataset if options["qrels"] else path
     return {name: results[name] for name, _ in named}, datasets
