@@ -91,7 +91,9 @@ def _literal(spec: str, node: ast.expr, sequences: bool = False) -> Any:
         return list(value)
     if not isinstance(value, _LITERAL_TYPES):
         hint = ""
-        if isinstance(node, ast.Name):  # an unquoted word: tokenizer=unicode
+        if isinstance(node, ast.Name) and node.id.lower() in _BOOLEAN_WORDS:  # split=yes
+            hint = f"; for yes or no write {_BOOLEAN_WORDS[node.id.lower()]}"
+        elif isinstance(node, ast.Name):  # an unquoted word: tokenizer=unicode
             hint = f"; quote text values, e.g. {node.id!r} (on a shell, wrap the spec in quotes)"
         raise SpecError(
             f"{spec!r}: option values must be literals (numbers, quoted strings, True/False){hint}"
@@ -100,6 +102,11 @@ def _literal(spec: str, node: ast.expr, sequences: bool = False) -> Any:
 
 
 _NOT_LITERAL = object()
+_BOOLEAN_WORDS = {
+    word: str(value)
+    for value, words in ((True, ("true", "yes", "on")), (False, ("false", "no", "off")))
+    for word in words
+}
 
 
 def _closest(name: str, candidates: list[str]) -> str | None:
