@@ -158,7 +158,8 @@ class RecursiveTokens:
     def __init__(
         self, size: int, overlap: int, tokenizer: str | None, separators: Sequence[str]
     ) -> None:
-        owner = f"recursive(tokens={size!r}, overlap={overlap!r}, tokenizer={tokenizer!r})"
+        said = "" if tokenizer is None else f", tokenizer={tokenizer!r}"  # None: ROUGE's
+        owner = f"recursive(tokens={size!r}, overlap={overlap!r}{said})"
         _check_sizes(owner, size, overlap)
         if (
             isinstance(separators, str)
