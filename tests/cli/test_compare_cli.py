@@ -567,3 +567,12 @@ def test_a_dataset_run_that_scores_nothing_is_named_in_flags(tmp_path: Path) -> 
     )
     assert "keep_per_query" not in done.stderr
     assert "warning: no query was scored" not in done.stderr  # said once, as the error
+
+
+def test_the_same_file_twice_is_warned_of() -> None:
+    # Found by a user's trial: `compare a.jsonl a.jsonl` compared a run with itself unwarned.
+    done = ctxeval("compare", RUNS / "paragraph.jsonl", RUNS / "paragraph.jsonl", "-k", "5")
+    assert done.returncode == 0, done.stderr
+    assert "warning: runs 'paragraph' and 'paragraph-2' are the same file" in done.stderr
+    other = ctxeval("compare", RUNS / "paragraph.jsonl", RUNS / "fixed-100.jsonl", "-k", "5")
+    assert "are the same file" not in other.stderr

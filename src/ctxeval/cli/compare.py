@@ -30,6 +30,7 @@ from ctxeval.cli.runs import (
     baseline_name,
     looks_like_trec_run,
     named_run_paths,
+    warn_same_files,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
 from ctxeval.foundation.errors import NothingScoredWarning
@@ -485,6 +486,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
     named = named_run_paths(runs)
     if len(named) < 2:
         fail("give at least two runs to compare")
+    warn_same_files(named)
     paths = [path for _, path in named]
     if options["report_path"]:
         from ctxeval.io.paths import check_output

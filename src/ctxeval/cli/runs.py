@@ -8,6 +8,8 @@ import glob
 import os
 from collections.abc import Sequence
 
+import click
+
 from ctxeval.cli.common import fail
 
 __all__ = ["baseline_name", "looks_like_trec_run", "named_run_paths"]
@@ -78,6 +80,22 @@ def named_run_paths(args: Sequence[str]) -> list[tuple[str, str]]:
         taken.add(name)
         named.append((name, path))
     return named
+
+
+def warn_same_files(named: list[tuple[str, str]]) -> None:
+    """A warning for each run that is the same file as an earlier one: a comparison of a run
+    with itself says nothing."""
+    seen: dict[str, str] = {}
+    for name, path in named:
+        key = os.path.realpath(path) if os.path.exists(path) else path
+        if key in seen:
+            click.echo(
+                f"ctxeval: warning: runs {seen[key]!r} and {name!r} are the same file ({path}): "
+                "a run compared with itself differs nowhere; was another file meant?",
+                err=True,
+            )
+        else:
+            seen[key] = name
 
 
 def baseline_name(given: str | None, named: list[tuple[str, str]]) -> str | None:
