@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
-from ctxeval.cutoffs.cutoff import Cutoff, check_k
+from ctxeval.cutoffs.cutoff import Cutoff, check_k, check_ks
 from ctxeval.foundation.errors import (
     EmptyTokensWarning,
     Fix,
@@ -69,7 +69,7 @@ def _normalise_ks(k: object) -> tuple[Cutoff, ...]:
         return (None,)
     if isinstance(k, str | bytes) or not isinstance(k, Iterable):
         return (check_k("RetrievalEvaluator.run", k),)
-    ks = [check_k("RetrievalEvaluator.run", value) for value in k]
+    ks = check_ks("RetrievalEvaluator.run", list(k))
     if not ks:
         raise InvalidArgumentError("RetrievalEvaluator.run(k=[]): give at least one cut-off")
     return sort_ks(ks)

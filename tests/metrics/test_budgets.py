@@ -119,7 +119,7 @@ def test_a_budget_is_a_value_with_its_spec() -> None:
         ),
         (
             lambda: RetrievalEvaluator([], ["recall"]).run(k=[5, "-5w"]),
-            ["RetrievalEvaluator.run(k='-5w')", "1 or more words"],
+            ["RetrievalEvaluator.run(k=[5, '-5w']): k[1]: '-5w'", "1 or more words"],
         ),
         (lambda: RankedRetrievalMetrics(k="0c"), ["RankedRetrievalMetrics(k='0c')", "1 or more"]),
         (

@@ -53,7 +53,14 @@ from ctxeval.chunking.splitters import as_chunker
 from ctxeval.comparison import compare
 from ctxeval.comparison.family import characters_fed
 from ctxeval.cutoffs.budgets import BudgetPolicy, check_budget_policy
-from ctxeval.cutoffs.cutoff import Budget, Cutoff, check_k, cutoff_label, sort_cutoffs
+from ctxeval.cutoffs.cutoff import (
+    Budget,
+    Cutoff,
+    check_k,
+    check_ks,
+    cutoff_label,
+    sort_cutoffs,
+)
 from ctxeval.evaluator import RetrievalEvaluator
 from ctxeval.foundation.errors import (
     CtxevalError,
@@ -479,7 +486,9 @@ def _cut_offs(k: Cutoff | Sequence[Cutoff]) -> tuple[Cutoff, ...]:
             f"compare_chunkers(k={k!r}): give one or more cut-offs: numbers of chunks or size "
             "budgets, e.g. [5, '300w', '2000c']"
         )
-    return sort_cutoffs(check_k("compare_chunkers", value) for value in values)
+    if isinstance(k, int | str | Budget):
+        return (check_k("compare_chunkers", k),)
+    return sort_cutoffs(check_ks("compare_chunkers", values))
 
 
 def _chunk_strategy(matching: object) -> MatchingStrategy:

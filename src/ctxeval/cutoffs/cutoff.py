@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +27,7 @@ __all__ = [
     "budget_problem",
     "check_count",
     "check_k",
+    "check_ks",
     "cutoff_key",
     "cutoff_label",
     "cutoff_problem",
@@ -135,25 +136,36 @@ def parse_spec_cutoff(spec: str, text: str) -> int | Budget:
 MAX_K = 2**31 - 1
 
 
-def check_k(owner: str, k: object) -> Cutoff:
+def check_k(owner: str, k: object, *, lead: str | None = None) -> Cutoff:
     """A cut-off: a whole number in [1, MAX_K], a budget (``"300w"``, ``"2000c"``, ``"512t"``
-    or a :class:`~ctxeval.cutoffs.cutoff.Budget`), or None for the whole list."""
+    or a :class:`~ctxeval.cutoffs.cutoff.Budget`), or None for the whole list. A message
+    starts with ``lead`` (``owner(k=...)`` by default)."""
+    lead = f"{owner}(k={k!r})" if lead is None else lead
     if k is None or isinstance(k, Budget):
         return k
     if isinstance(k, str):
         problem = budget_problem(k)
         if problem:
-            raise InvalidArgumentError(f"{owner}(k={k!r}): {problem}")
+            raise InvalidArgumentError(f"{lead}: {problem}")
         return parse_budget(k)
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise InvalidArgumentError(
-            f"{owner}(k={k!r}): k must be a whole number >= 1, a budget such as '300w', "
+            f"{lead}: k must be a whole number >= 1, a budget such as '300w', "
             "'2000c' or '512t', or None for the whole list"
         )
     problem = cutoff_problem(int(k))
     if problem:
-        raise InvalidArgumentError(f"{owner}(k={k}): {problem}")
+        raise InvalidArgumentError(f"{lead}: {problem}")
     return int(k)
+
+
+def check_ks(owner: str, values: Sequence[object]) -> list[Cutoff]:
+    """:func:`check_k` of each of a list of cut-offs, a message naming the list and the one at
+    fault: ``run(k=[0, 5]): k[0]: k must be >= 1``."""
+    return [
+        check_k(owner, value, lead=f"{owner}(k={list(values)!r}): k[{i}]")
+        for i, value in enumerate(values)
+    ]
 
 
 def check_count(owner: str, k: object) -> int | None:
