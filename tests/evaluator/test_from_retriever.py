@@ -141,7 +141,9 @@ def test_questions_with_relevant_ids_are_id_mode() -> None:
     [
         ("missing.json", node_retriever, r"questions='missing.json'\): the file does not exist"),
         (3, node_retriever, r"questions=...\): got int; give a list of question dicts"),
-        (["q"], node_retriever, "question 1 is str; give each question as a dict"),
+        # Counted from 0, as records are (it said "question 1" for questions[0]).
+        (["q"], node_retriever, r"questions\[0\] is str; give each question as a dict"),
+        (QA, lambda q: "n1", r"returned str for questions\[0\] \(id 'q1'\); return a list"),
         ({**QA, "relevant_docs": {"q1": ["n1"]}}, node_retriever, "query 'q2' has no"),
         ({**QA, "relevant_docs": {**QA["relevant_docs"], "q9": ["n1"]}}, node_retriever, "'q9'"),  # type: ignore[dict-item]
         ({**QA, "relevant_docs": {"q1": "n1"}}, node_retriever, "must be a list of node ids"),

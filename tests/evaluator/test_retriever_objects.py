@@ -184,7 +184,7 @@ def test_what_cannot_be_used_is_said_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentTypeError, match=r"LangChain retriever .* llama-index"):
         RetrievalEvaluator.from_retriever(QUESTIONS, 42)
     spans_only = [{"question": "?", "excerpts": [{"doc": "a", "start": 0, "end": 3}]}]
-    with pytest.raises(InvalidArgumentError, match=r"question 1: the excerpt .* has no text"):
+    with pytest.raises(InvalidArgumentError, match=r"questions\[0\]: the excerpt .* has no text"):
         RetrievalEvaluator.from_retriever(spans_only, lambda q: ["x"]).run()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "?", "excerpts": ["x"]}\n{oops\n', encoding="utf-8")

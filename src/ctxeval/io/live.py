@@ -44,16 +44,17 @@ class LiveRecords:
         self.questions = questions
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for number, question in enumerate(self.questions, 1):
+        for index, question in enumerate(self.questions):
+            number = _which(index, question)
             if not isinstance(question, Mapping):
                 raise InvalidArgumentTypeError(
-                    f"{_OWNER}: question {number} is {type(question).__name__}; give each "
+                    f"{_OWNER}: {number} is {type(question).__name__}; give each "
                     "question as a dict with its 'question' text and ground truth"
                 )
             text = question.get("question", question.get("query"))
             if not isinstance(text, str):
                 raise InvalidArgumentError(
-                    f"{_OWNER}: question {number} has no 'question' (or 'query') text to "
+                    f"{_OWNER}: {number} has no 'question' (or 'query') text to "
                     "retrieve for; give each question its text"
                 )
             question = _with_excerpts(question, number)
@@ -62,7 +63,7 @@ class LiveRecords:
             what = "ids" if by_id else "texts"
             if isinstance(retrieved, str) or not isinstance(retrieved, Sequence):
                 raise InvalidArgumentTypeError(
-                    f"{_OWNER}: the retriever returned {type(retrieved).__name__} for question "
+                    f"{_OWNER}: the retriever returned {type(retrieved).__name__} for "
                     f"{number}; return a list of {what}, best first"
                 )
             retrieved = [hit_id(hit) if by_id else hit_text(hit) for hit in retrieved]
@@ -71,7 +72,7 @@ class LiveRecords:
                 if bad is not None:
                     raise InvalidArgumentTypeError(
                         f"{_OWNER}: the retriever returned {bad!r} ({type(bad).__name__}) among "
-                        f"the ids for question {number}; the ground truth is ids, so return node "
+                        f"the ids for {number}; the ground truth is ids, so return node "
                         "ids (strings), best first: for a llama-index retriever, "
                         "lambda q: [n.node.node_id for n in retriever.retrieve(q)]"
                     )
@@ -80,7 +81,13 @@ class LiveRecords:
                 yield {**question, "retrieved_context": list(retrieved)}
 
 
-def _with_excerpts(question: Mapping[str, Any], number: int) -> Mapping[str, Any]:
+def _which(index: int, question: object) -> str:
+    """A question as a message names it: ``questions[3]``, with its id when it has one."""
+    given = question.get("id") if isinstance(question, Mapping) else None
+    return f"questions[{index}]" + ("" if given is None else f" (id {given!r})")
+
+
+def _with_excerpts(question: Mapping[str, Any], number: str) -> Mapping[str, Any]:
     """A question whose ground truth is the harness's ``excerpts``, with it as
     ``ground_truth_context`` (and ``ground_truth_spans`` when every excerpt gives its span)."""
     if "excerpts" not in question or not _TRUTH.isdisjoint(question):
@@ -88,7 +95,7 @@ def _with_excerpts(question: Mapping[str, Any], number: int) -> Mapping[str, Any
     items = question["excerpts"]
     if not isinstance(items, list):
         raise InvalidArgumentError(
-            f"{_OWNER}: question {number}: 'excerpts' must be a list of texts or "
+            f"{_OWNER}: {number}: 'excerpts' must be a list of texts or "
             '{"text": ..., "doc": ..., "start": ..., "end": ...} objects'
         )
     texts, spans = [], []
@@ -99,7 +106,7 @@ def _with_excerpts(question: Mapping[str, Any], number: int) -> Mapping[str, Any
             spans.append({key: item[key] for key in _SPAN_KEYS if key in item})
         if text is None:
             raise InvalidArgumentError(
-                f"{_OWNER}: question {number}: the excerpt {item!r} has no text; give each "
+                f"{_OWNER}: {number}: the excerpt {item!r} has no text; give each "
                 "excerpt its text (ctxeval chunking reads a span's text from the corpus)"
             )
         texts.append(text)
