@@ -435,13 +435,15 @@ def _warn_nothing_scored(result: EvaluationResult) -> None:
 
 
 def _warn_tokenless(result: EvaluationResult) -> None:
-    if result.summary["tokenless_texts"]:
+    summary = result.summary
+    if summary["tokenless_texts"]:
+        first = ", ".join(map(repr, summary.get("first_records_with_tokenless_texts", ())))
         warnings.warn(
             EmptyTokensWarning(
-                f"{result.summary['tokenless_texts']} text(s) with letters or digits in "
-                f"{result.summary['records_with_tokenless_texts']} record(s) produced no "
-                "tokens and could not match anything (the ROUGE tokenizer keeps ASCII letters "
-                "and digits only); for text in other scripts use "
+                f"{summary['tokenless_texts']} text(s) with letters or digits in "
+                f"{summary['records_with_tokenless_texts']} record(s) (the first: {first}) "
+                "produced no tokens and could not match anything (the ROUGE tokenizer keeps "
+                "ASCII letters and digits only); for text in other scripts use "
                 "RougeChunkMatch(tokenizer='unicode')",
                 fixes=(Fix("tokenizer", "unicode", "RougeChunkMatch(tokenizer='unicode')"),),
             ),

@@ -315,7 +315,9 @@ def test_evaluator_rows_with_bad_records_and_tokenless_texts_on_both_paths(
             evaluator = RetrievalEvaluator(
                 records, metrics, workers=1, on_error="skip", implementation=implementation
             )
-            with pytest.warns(EmptyTokensWarning, match="in 11 record"):
+            with pytest.warns(
+                EmptyTokensWarning, match=r"in 11 record\(s\) \(the first: 'q2', 'q6', 'q7'\)"
+            ):
                 results[value] = evaluator.run(k=[1, 2, None])
     assert results["always"].per_query == results["never"].per_query
     assert results["always"].skipped == results["never"].skipped
@@ -324,6 +326,9 @@ def test_evaluator_rows_with_bad_records_and_tokenless_texts_on_both_paths(
     summaries = [results[value].summary for value in ("never", "always")]
     assert summaries[0]["records_with_tokenless_texts"] == 11
     assert summaries[1]["records_with_tokenless_texts"] == 11
+    # q2, q6, q7, ... retrieve it (1 + i % 4 >= 3), q3 and q8 skipped: the first three named.
+    for summary in summaries:
+        assert summary["first_records_with_tokenless_texts"] == ["q2", "q6", "q7"]
 
 
 @pytest.mark.parametrize("threshold", [0.0, 0.7])

@@ -88,6 +88,10 @@ def floored_log(value: float) -> float:
     return math.log(max(value, GEOMETRIC_FLOOR))
 
 
+TOKENLESS_SHOWN = 3
+"""How many records with tokenless texts the summary names (the first, in input order)."""
+
+
 class Aggregator:
     """Folds row results into per-query rows and running sums, in input order.
 
@@ -149,6 +153,7 @@ class Aggregator:
         self._text = any(metric.mode == "text" for metric in plan.metrics)
         self._tokenless = 0
         self._tokenless_records = 0
+        self._tokenless_first: list[tuple[int, str]] = []  # (position, id), the first few
 
     def _all_ks(self) -> list[Cutoff]:
         ks: dict[Cutoff, None] = {}
@@ -173,6 +178,7 @@ class Aggregator:
         "_context",
         "_tokenless",
         "_tokenless_records",
+        "_tokenless_first",
         "skipped",
     )
 
@@ -202,6 +208,9 @@ class Aggregator:
                     sums[i] += value
         self._located = [a + b for a, b in zip(self._located, other["_located"], strict=True)]
         self._unlocated = sorted(self._unlocated + other["_unlocated"])[:UNLOCATED_SHOWN]
+        self._tokenless_first = sorted(self._tokenless_first + other["_tokenless_first"])[
+            :TOKENLESS_SHOWN
+        ]
         for label, used in other["_context"].items():
             self._add_context(label, used)
         for name in (
@@ -325,6 +334,10 @@ class Aggregator:
         self._retrieved += int(batch.num_retrieved.sum())
         self._tokenless += int(batch.tokenless.sum())
         self._tokenless_records += int(np.count_nonzero(batch.tokenless))
+        if len(self._tokenless_first) < TOKENLESS_SHOWN and batch.tokenless.any():
+            rows = np.flatnonzero(batch.tokenless)[:TOKENLESS_SHOWN].tolist()
+            found = [(batch.index[row], batch.ids[row]) for row in rows]
+            self._tokenless_first = sorted(self._tokenless_first + found)[:TOKENLESS_SHOWN]
         for k, label in self._k_labels:
             used = batch.context.get(label)
             if used is not None:
@@ -494,6 +507,7 @@ class Aggregator:
             "fields": dict(self.fields),
             "tokenless_texts": self._tokenless,
             "records_with_tokenless_texts": self._tokenless_records,
+            "first_records_with_tokenless_texts": [id_ for _, id_ in self._tokenless_first],
             **({"located": located} if (located := self.located()) is not None else {}),
         }
 
