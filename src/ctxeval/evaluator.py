@@ -178,6 +178,7 @@ class RetrievalEvaluator:
             raise InvalidArgumentError(f"{owner}(implementation=...): {exc}") from None
         if self._given_metrics:
             self._check_metrics_fit()
+            self._check_matching_used(owner)
         self.fields = fields
         self.format = format
         self.on_error: OnError = settings["on_error"]
@@ -190,6 +191,20 @@ class RetrievalEvaluator:
             partition_bytes=settings["partition_bytes"],
             partition_records=settings["partition_records"],
         )
+
+    def _check_matching_used(self, owner: str) -> None:
+        """``matching=`` judges the measures given by name; metric objects alone, with other
+        strategies of their own, would leave it unused without a word."""
+        if self.matching is None or self.measures:
+            return
+        own = [m for m in self.objects if getattr(m, "matching_strategy", None) is not None]
+        if any(m.matching_strategy != self.matching for m in own):  # type: ignore[attr-defined]
+            raise InvalidArgumentError(
+                f"{owner}(matching={self.matching.spec!r}): the metric objects carry their own "
+                f"strategy ({', '.join(map(repr, own))}), and matching= applies to metrics "
+                "given by name ('context_recall', 'ndcg@10') and the default metrics; give the "
+                "strategy to the metric objects, or leave out matching="
+            )
 
     def _check_metrics_fit(self) -> None:
         """Validate the metrics now, not at run time: they must work in some mode (the data

@@ -412,3 +412,17 @@ def test_from_trec_files_equals_pytrec_eval(tmp_path: Path) -> None:
         (expected["q1"]["map"] + expected["q2"]["map"] + 0.0) / 3, rel=1e-15
     )
     assert [row["id"] for row in result.per_query] == ["q1", "q2", "q3"]
+
+
+def test_matching_that_no_metric_would_use_is_refused() -> None:
+    # Found by a user's trial: matching= was ignored, without a word, next to metric objects
+    # that carry their own strategy.
+    data = [{"id": "a", "retrieved_context": ["x y"], "ground_truth_context": ["x y"]}]
+    own = PrecisionRecallF1(ExactChunkMatch())
+    with pytest.raises(InvalidArgumentError, match=r"matching='rouge-chunk\(threshold=0.7\)'\)"):
+        RetrievalEvaluator(data, [own], matching=RougeChunkMatch())
+    # The same strategy in both (as the CLI builds them), or a named measure that uses it: fine.
+    same = RetrievalEvaluator(data, [PrecisionRecallF1(RougeChunkMatch())], matching="rouge-chunk")
+    named = RetrievalEvaluator(data, [own, "ndcg"], matching=RougeChunkMatch(), workers=1)
+    assert same.run().aggregate["context_recall"] == 1.0
+    assert named.run().aggregate["ndcg"] == 1.0
