@@ -140,34 +140,22 @@ def verdict_tables(outcome: HarnessResult) -> tuple[list[Table], str | None]:
     return tables, mark if starred else None
 
 
-def verdict_text(outcome: HarnessResult) -> str:
+def verdict_text(outcome: HarnessResult, markdown: bool = False) -> str:
     """The verdict for the terminal: its sentences, the grid at each cut-off (when the runs are
-    a grid) and where each run reaches its ceiling."""
+    a grid) and where each run reaches its ceiling; in Markdown (lists and tables) when
+    ``markdown``."""
     judged = outcome.verdict
     if judged is None:
         return ""
-    lines = [judged.to_text()]
+    lines = [judged.to_markdown() if markdown else judged.to_text()]
     tables, mark = verdict_tables(outcome)
     for header, rows in tables:
-        lines += ["", *text_lines(header, rows, left=1)]
+        table = md_table(header, rows, left={0}) if markdown else text_lines(header, rows, left=1)
+        lines += ["", *table]
     if mark:
-        lines.append(f"*: {mark}")
+        lines += ["", md_text(f"*: {mark}")] if markdown else [f"*: {mark}"]
     lines += ["", f"Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):"]
-    lines += [f"  {line}" for line in reach_lines(outcome)]
-    return "\n".join(lines)
-
-
-def verdict_markdown(outcome: HarnessResult) -> str:
-    """:func:`verdict_text` in Markdown (``--format markdown``): lists and tables."""
-    judged = outcome.verdict
-    if judged is None:
-        return ""
-    lines = [judged.to_markdown()]
-    tables, mark = verdict_tables(outcome)
-    for header, rows in tables:
-        lines += ["", *md_table(header, rows, left={0})]
-    if mark:
-        lines += ["", md_text(f"*: {mark}")]
-    lines += ["", f"Reaches {REACH:.0%} of its ceiling (excerpts found / ceiling recall):", ""]
-    lines += [f"- {md_text(line)}" for line in reach_lines(outcome)]
+    bullet = "- " if markdown else "  "
+    lines += [""] if markdown else []
+    lines += [f"{bullet}{md_text(line) if markdown else line}" for line in reach_lines(outcome)]
     return "\n".join(lines)

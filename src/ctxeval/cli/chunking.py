@@ -390,7 +390,7 @@ def _print(outcome: Any, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(outcome.summary(), indent=2))
         return
-    from ctxeval.chunking.grid import verdict_markdown, verdict_text
+    from ctxeval.chunking.grid import verdict_text
 
     markdown = fmt == "markdown"
 
@@ -402,7 +402,7 @@ def _print(outcome: Any, fmt: str) -> None:
         click.echo(plain(outcome.attribution_text()))
         return
     if outcome.verdict is not None:
-        click.echo(verdict_markdown(outcome) if markdown else verdict_text(outcome))
+        click.echo(verdict_text(outcome, markdown))
         click.echo("")
     click.echo(comparison.to_markdown() if markdown else comparison.to_text())
     click.echo("")
