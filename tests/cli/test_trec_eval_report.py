@@ -222,3 +222,30 @@ def test_complete_and_skip_missing_together_are_refused() -> None:
     assert done.returncode == 2
     assert "-c/--complete and --skip-missing contradict each other" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_mean_halfway_at_the_fifth_decimal_is_printed_as_trec_eval_prints_it(
+    tmp_path: Path,
+) -> None:
+    # Found by a user's trial: P_10 is (0.6 + 0.3 + 0.4) / 16 = 0.08125 exactly, which ctxeval's
+    # exact mean printed as 0.0813; trec_eval adds the queries' doubles in query order (1.2999...98)
+    # and divides, 0.08124999999999999, and prints 0.0812.
+    run, qrels = tmp_path / "p10.run", tmp_path / "p10.qrels"
+    with run.open("w") as r, qrels.open("w") as q:
+        for i in range(1, 17):
+            qid = f"q{i:02d}"
+            r.writelines(f"{qid} Q0 d{d} {d + 1} {10 - d} t\n" for d in range(10))
+            relevant = {1: 6, 2: 3, 3: 4}.get(i, 0)
+            q.writelines(f"{qid} 0 {d} 1\n" for d in ([f"d{j}" for j in range(relevant)] or ["x"]))
+    total = 0.0
+    for value in [0.6, 0.3, 0.4] + [0.0] * 13:
+        total += value
+    assert f"{total / 16:6.4f}" == "0.0812"
+    shown = ctxeval(
+        "evaluate", "--run", run, "--qrels", qrels, "--format", "trec_eval", "-m", "P_10"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "P_10                  \tall\t0.0812" in shown.stdout
+    # Every other format keeps the exact mean.
+    exact = ctxeval("evaluate", "--run", run, "--qrels", qrels, "--format", "json", "-m", "P_10")
+    assert json.loads(exact.stdout)["aggregate"]["precision@10"] == 0.08125

@@ -38,6 +38,7 @@ from ctxeval.cli.trec_eval import (
     DEFAULT_MEASURES,
     TREC_EVAL_VERSIONS,
     render_trec_eval,
+    trec_eval_means,
     with_trec_eval_version,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
@@ -255,7 +256,8 @@ def _print_aggregate(result: Any, options: dict[str, Any]) -> None:
         else:  # records converted from a run keep its tag (convert's run_tag field)
             tags = {row.get(RUN_TAG_FIELD) for row in result.per_query}
             tag = next(iter(tags)) if len(tags) == 1 else None
-        click.echo(render_trec_eval(shown, rows, runid=tag if isinstance(tag, str) else None))
+        means = trec_eval_means(shown, result.per_query)
+        click.echo(render_trec_eval(means, rows, runid=tag if isinstance(tag, str) else None))
     else:
         click.echo(render_aggregate(shown, result.summary, options["fmt"]))
 

@@ -1,25 +1,34 @@
 """trec_eval's report: its default measures, its names, and its ``measure \\t query \\t value``
 lines (``ctxeval evaluate --format trec_eval``, with ``-q`` for each query's lines first).
 
-The numbers are ctxeval's columns; only the names and the formatting are trec_eval's: names
-padded to 22 characters, counts as whole numbers, everything else with four decimals, and no
-per-query line for ``num_q`` and ``gm_map`` (trec_eval prints those in the summary only).
+The numbers are ctxeval's columns; the names, the formatting and the summary's arithmetic are
+trec_eval's: names padded to 22 characters, counts as whole numbers, everything else with four
+decimals, no per-query line for ``num_q`` and ``gm_map`` (trec_eval prints those in the summary
+only), and each summary mean accumulated as trec_eval does (:func:`trec_eval_means`), so that a
+mean halfway between two four-decimal values is printed as trec_eval prints it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ctxeval.cli.common import fail
 from ctxeval.foundation.errors import CtxevalError
-from ctxeval.metrics.measures import RECALL_LEVELS, make_measure, parse_measure
+from ctxeval.metrics.measures import (
+    GEOMETRIC_FLOOR,
+    RECALL_LEVELS,
+    make_measure,
+    parse_measure,
+)
 
 __all__ = [
     "DEFAULT_MEASURES",
     "TREC_EVAL_VERSIONS",
     "render_trec_eval",
+    "trec_eval_means",
     "trec_eval_name",
     "with_trec_eval_version",
 ]
@@ -73,11 +82,41 @@ def trec_eval_name(column: str) -> str:
     return column
 
 
-def _is_count(column: str) -> bool:
+def _aggregate(column: str) -> str | None:
+    """How the column's measure is aggregated (``mean``, ``sum``, ``geometric``); None for a
+    column that is not a measure spec (micro averages, custom metrics)."""
     try:
-        return parse_measure(column).definition.aggregate == "sum"
-    except CtxevalError:  # micro averages and other columns that are not a measure spec
-        return False
+        return parse_measure(column).definition.aggregate
+    except CtxevalError:
+        return None
+
+
+def _is_count(column: str) -> bool:
+    return _aggregate(column) == "sum"
+
+
+def trec_eval_means(
+    aggregate: dict[str, float | None], per_query: Sequence[dict[str, Any]]
+) -> dict[str, float | None]:
+    """``aggregate`` with each mean (and ``gm_map``) computed as trec_eval computes it: the
+    queries' values added one after another in query id order, in floating point, then divided
+    by their number (``gm_map``: their floored logs, then ``exp``). ctxeval's own means are
+    exact, and differ from these in the last bits; printed with four decimals, only a mean that
+    falls halfway between two (``0.08125``) shows it, and this is what trec_eval prints there."""
+    rows = sorted(per_query, key=lambda row: str(row["id"]))
+    means = dict(aggregate)
+    for column, value in aggregate.items():
+        kind = _aggregate(column)
+        values = [row[column] for row in rows if row.get(column) is not None]
+        if value is None or kind not in ("mean", "geometric") or not values:
+            continue
+        total = 0.0
+        for item in values:
+            total += math.log(max(item, GEOMETRIC_FLOOR)) if kind == "geometric" else item
+        means[column] = (
+            math.exp(total / len(values)) if kind == "geometric" else total / len(values)
+        )
+    return means
 
 
 def _line(name: str, query: str, value: float, count: bool) -> str:
