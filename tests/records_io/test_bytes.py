@@ -428,3 +428,37 @@ def test_result_cut_inside_a_string_says_at_once(tmp_path: Path) -> None:
         f"{path}:3: not valid JSON (Unterminated string starting at column {start + 1}); the "
         "result file is truncated or damaged: save or evaluate it again"
     )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda h: h.update(summary="x"), "is damaged: its 'summary' is str, not an object"),
+        (lambda h: h.update(aggregate=None), "is damaged: its 'aggregate' is NoneType"),
+        (lambda h: h.update(skipped={}), "is damaged: its 'skipped' is dict, not a list"),
+        (lambda h: h["summary"].update(context_used=5), "summary's 'context_used' is not"),
+        (lambda h: h["summary"].update(context_used={"5": "x"}), "'context_used' is not"),
+        (lambda h: h.update(ctxeval_result=99), "result format 99, and this ctxeval reads"),
+    ],
+)
+def test_a_damaged_result_header_is_named(tmp_path: Path, change: object, message: str) -> None:
+    # Found by a user's trial: these were internal errors (exit 3) in ctxeval compare.
+    path = _saved(tmp_path, ".jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    change(header)  # type: ignore[operator]
+    path.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with pytest.raises(InvalidArgumentError, match=message) as info:
+        EvaluationResult.load(path)
+    assert str(info.value).startswith(str(path))
+
+
+def test_a_damaged_result_row_is_named(tmp_path: Path) -> None:
+    path = _saved(tmp_path, ".jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join([lines[0], "5\n", *lines[2:]]), encoding="utf-8")
+    with pytest.raises(InvalidArgumentError, match=r"r\.jsonl: per-query row 1 is int"):
+        EvaluationResult.load(path)
+    path.write_text("".join([lines[0], '{"x": 1}\n', *lines[2:]]), encoding="utf-8")
+    with pytest.raises(InvalidArgumentError, match=r"per-query row 1 has no id"):
+        EvaluationResult.load(path)

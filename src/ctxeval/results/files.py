@@ -356,18 +356,18 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
     if is_url(path) or Path(path).is_dir():
         store = parts_store(path)
         header = _header(_json_text(store.header, store.read_header()), store.header)
-        return header, _rows(store.read_parts(header["parts"]), header)
+        return header, _rows(store.read_parts(header["parts"]), header, os.fspath(path))
     source = Path(path)
     suffix = source.suffix.lower()
     if suffix == ".jsonl":
         lines = ((n, line) for n, line in text_lines(source) if line.strip())
         first = next(lines, None)
         header = _header(_json_line(source, *first) if first else {}, source)
-        return header, _rows((_json_line(source, n, line) for n, line in lines), header)
+        return header, _rows((_json_line(source, n, line) for n, line in lines), header, source)
     if suffix == ".json":
         data = _json_file(source)
         header = _header(data, source)
-        return header, _rows(data.get("per_query", []), header)
+        return header, _rows(data.get("per_query", []), header, source)
     if suffix == ".csv":
         sidecar = _sidecar(source)
         if not sidecar.exists():
@@ -377,7 +377,7 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
             )
         header = _header(_json_file(sidecar), sidecar)
         quoted = header.pop(CSV_FORMULAS, None) == "quoted"
-        return header, _rows(_csv_rows(source, quoted), header)
+        return header, _rows(_csv_rows(source, quoted), header, source)
     if suffix == ".parquet":
         pq = require("pyarrow.parquet", purpose=f"loading {source}", extra="parquet")
         try:
@@ -395,7 +395,7 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
         encoded = header.pop(JSON_COLUMNS, [])
         if encoded:
             rows = ({k: json.loads(v) if k in encoded else v for k, v in r.items()} for r in rows)
-        return header, _rows(rows, header)
+        return header, _rows(rows, header, source)
     raise InvalidArgumentError(f"cannot load results from {source}: use a {_SUFFIXES} file")
 
 
@@ -449,20 +449,53 @@ def iter_parts(directory: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 def _header(data: Any, source: Path | str) -> dict[str, Any]:
     if not isinstance(data, dict) or "aggregate" not in data or "summary" not in data:
         raise InvalidArgumentError(f"{source} is not a ctxeval result file (no aggregate/summary)")
+    version = data.get("ctxeval_result", FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
+        raise InvalidArgumentError(
+            f"{source}: result format {version!r}, and this ctxeval reads format "
+            f"{FORMAT_VERSION}: read it with the ctxeval that wrote it, or evaluate again"
+        )
+    for key, kind in (("aggregate", dict), ("summary", dict), ("skipped", list)):
+        value = data.get(key, kind())
+        if not isinstance(value, kind):
+            raise InvalidArgumentError(
+                f"{source} is damaged: its {key!r} is {type(value).__name__}, not "
+                f"{'an object' if kind is dict else 'a list'}; save or evaluate it again"
+            )
+    used = data["summary"].get("context_used", {})
+    if not isinstance(used, dict) or not all(isinstance(v, dict) for v in used.values()):
+        raise InvalidArgumentError(
+            f"{source} is damaged: its summary's 'context_used' is not an object of objects "
+            "(per cut-off: chunks, words, characters); save or evaluate it again"
+        )
     return data
 
 
-def _rows(rows: Iterable[dict[str, Any]], header: dict[str, Any]) -> Sequence[dict[str, Any]]:
+def _rows(
+    rows: Iterable[dict[str, Any]], header: dict[str, Any], source: Path | str
+) -> Sequence[dict[str, Any]]:
     """The rows in a :class:`PerQueryTable` whose metric columns are the aggregate's macro
     columns, or, from the first row that does not fit it, all of them in a list."""
     metrics = [c for c in header["aggregate"] if not c.startswith("micro_")]
     table = PerQueryTable(metrics)
-    remaining = iter(rows)
+    remaining = _objects(rows, source)
     for row in remaining:
         if not table.fits(row):
             return [*table, row, *remaining]
         table.append_row(row)
     return table
+
+
+def _objects(rows: Iterable[Any], source: Path | str) -> Iterator[dict[str, Any]]:
+    """The rows, each checked to be an object with an id."""
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or "id" not in row:
+            what = "has no id" if isinstance(row, dict) else f"is {type(row).__name__}"
+            raise InvalidArgumentError(
+                f"{source}: per-query row {number} {what}, not a query's row: the result file "
+                "is damaged; save or evaluate it again"
+            )
+        yield row
 
 
 def _csv_rows(source: Path, quoted: bool) -> Iterator[dict[str, Any]]:
