@@ -562,7 +562,7 @@ def test_a_dataset_run_that_scores_nothing_is_named_in_flags(tmp_path: Path) -> 
     empty.write_text("")
     done = ctxeval("compare", f"x={RUNS / 'paragraph.jsonl'}", f"y={empty}")
     assert done.returncode == 2
-    assert f"error: run 'y': {empty} has no records; nothing was scored (leave the run out" in (
+    assert f"error: run 'y': {empty} has no records; leave the run out of the comparison" in (
         done.stderr
     )
     assert "keep_per_query" not in done.stderr
@@ -576,3 +576,37 @@ def test_the_same_file_twice_is_warned_of() -> None:
     assert "warning: runs 'paragraph' and 'paragraph-2' are the same file" in done.stderr
     other = ctxeval("compare", RUNS / "paragraph.jsonl", RUNS / "fixed-100.jsonl", "-k", "5")
     assert "are the same file" not in other.stderr
+
+
+def test_a_saved_result_that_scored_nothing_is_named(tmp_path: Path) -> None:
+    # Found by a CI user's trial: a result saved with --allow-empty got the Python API's
+    # "keep_per_query=False ... run(output=...)" message.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    saved = tmp_path / "nothing.jsonl"
+    made = ctxeval("evaluate", empty, "--allow-empty", "-k", "5", "-o", saved)
+    assert made.returncode == 0, made.stderr
+    done = ctxeval("compare", f"base={RUNS / 'paragraph.jsonl'}", f"new={saved}", "-k", "5")
+    assert done.returncode == 2
+    assert f"run 'new': {empty} has no records; nothing was scored (leave the run out" in (
+        done.stderr
+    )
+
+
+def test_a_gate_fails_a_run_that_lacks_queries_unless_align_is_given(tmp_path: Path) -> None:
+    # Found by a CI user's trial: a run that answered 50 of 99 queries passed --fail-if-worse,
+    # tested on the 50 it shared with the baseline.
+    half = tmp_path / "half.jsonl"
+    half.write_text("".join((RUNS / "paragraph.jsonl").read_text().splitlines(True)[:50]))
+    runs = [f"base={RUNS / 'fixed-100.jsonl'}", f"new={half}", "-k", "10"]
+    gated = ctxeval("compare", *runs, "--fail-if-worse", "context_recall@10")
+    assert gated.returncode == 1, gated.stderr
+    assert "gate failed: new lacks 49 of the queries the other runs have ('q051'" in gated.stderr
+    assert "pass --align intersection to gate on the queries every run has" in gated.stderr
+    shared = ctxeval(
+        "compare", *runs, "--fail-if-worse", "context_recall@10", "--align", "intersection"
+    )
+    assert shared.returncode == 0, shared.stderr
+    assert "lacks 49 of the queries" not in shared.stderr
+    ungated = ctxeval("compare", *runs)
+    assert ungated.returncode == 0, ungated.stderr

@@ -666,7 +666,7 @@ def test_argument_errors(kwargs: dict[str, Any], error: type[Exception], message
         (
             [_A, EvaluationResult([{"x": 0.1}], {"x": 0.1}, {"source": "b"})],
             InvalidArgumentError,
-            r"run 'b', per-query row 0 has no 'id'",
+            r"run 'b', per-query row 1 has no 'id'",
         ),
         (
             [result({"x": [0.1]}), result({"y": [0.1]})],

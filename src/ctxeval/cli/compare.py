@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from ctxeval.cli.common import (
     MeasureType,
@@ -167,10 +168,12 @@ def chosen_metrics(
     return list(dict.fromkeys(wanted)), gated
 
 
-def check_regressions(report: Any, gated: Sequence[str]) -> int:
+def check_regressions(report: Any, gated: Sequence[str], shared_only: bool = False) -> int:
     """``--fail-if-worse``: exit 1 when a run is significantly below the baseline on a gated
-    metric after the correction; says, for every run and gated metric, which way it went."""
-    failed = 0
+    metric after the correction; says, for every run and gated metric, which way it went. A run
+    that lacks queries the others have fails too, unless ``shared_only`` (``--align
+    intersection`` given): the test on the shared queries cannot see what it did not answer."""
+    failed = 0 if shared_only or not gated else _incomplete(report)
     p_name = "Holm-adjusted p" if report.correction == "holm" else "p"
     for column in gated:
         for run in report.runs:
@@ -192,6 +195,24 @@ def check_regressions(report: Any, gated: Sequence[str]) -> int:
                 verdict = "significantly better" if better else "not significantly worse"
                 click.echo(f"ctxeval: gate passed: {what} ({verdict})", err=True)
     return EXIT_GATE if failed else 0
+
+
+def _incomplete(report: Any) -> int:
+    """Gate failures for the runs (not the baseline) that lack queries the others have."""
+    from ctxeval.comparison.data import id_list
+
+    failed = 0
+    for run in report.alignment.runs:
+        if run.run != report.baseline and run.missing:
+            click.echo(
+                f"ctxeval: gate failed: {run.run} lacks {run.missing} of the queries the other "
+                f"runs have ({id_list(run.missing_ids)}), which a test on the shared queries "
+                "cannot see; fix the run, or pass --align intersection to gate on the queries "
+                "every run has",
+                err=True,
+            )
+            failed += 1
+    return failed
 
 
 # -- evaluating the runs ------------------------------------------------------------------------
@@ -525,7 +546,9 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
                 lambda: write_html_report(path, report, results, datasets=datasets), path
             )
         click.echo(f"ctxeval: wrote {written}", err=True)
-    sys.exit(check_regressions(report, options["gated"]))
+    given = click.get_current_context().get_parameter_source("align")
+    shared_only = given is not ParameterSource.DEFAULT
+    sys.exit(check_regressions(report, options["gated"], shared_only))
 
 
 def _evaluate_runs(
@@ -544,10 +567,13 @@ def _evaluate_runs(
     for name, path in named:
         if is_result_file(path):
             results[name] = EvaluationResult.load(path)
+            _refuse_empty(name, results[name])
             columns[name] = [c for c in results[name].aggregate if not c.startswith("micro_")]
             if options["ks"]:
                 columns[name] = _saved_at_cutoffs(name, columns[name], options["ks"])
         else:
+            if not options["qrels"] and _has_no_records(path):
+                fail(f"run {name!r}: {path} has no records; leave the run out of the comparison")
             prepared[name] = (path, _prepare(path, options))
             columns[name] = prepared[name][1].per_query_columns()
     if not prepared and (given := _given(_EVALUATING)):
@@ -572,11 +598,29 @@ def _evaluate_runs(
             warnings.filterwarnings("ignore", "no query was scored", NothingScoredWarning)
             results[name] = run.run()
         report_skipped(results[name])
-        if problem := nothing_scored(results[name], "leave the run out of the comparison"):
-            fail(f"run {name!r}: {problem}")
+        _refuse_empty(name, results[name])
         # A TREC run's records (ids and qrels) are built in memory by the evaluator.
         datasets[name] = run.evaluator.dataset if options["qrels"] else path
     return {name: results[name] for name, _ in named}, datasets
+
+
+def _refuse_empty(name: str, result: Any) -> None:
+    """Stop when a run scored no query (an empty dataset, every record skipped, or a result
+    saved with --allow-empty): there is nothing of it to compare."""
+    if problem := nothing_scored(result, "leave the run out of the comparison"):
+        fail(f"run {name!r}: {problem}")
+
+
+def _has_no_records(path: str) -> bool:
+    """Whether a dataset file has nothing but blank space (read up to its first non-blank)."""
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 16):
+                if chunk.strip(b" \t\r\n\xef\xbb\xbf"):
+                    return False
+    except OSError:
+        return False  # the reader says why
+    return True
 
 
 def _rendered(report: Any, fmt: str) -> str:

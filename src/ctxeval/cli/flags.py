@@ -52,6 +52,7 @@ def _format(fix: Fix) -> str:
 
 
 FLAGS: dict[str, Say] = {
+    "caller": "",  # the Python call a message starts with ("compare(): "): the command is it
     "fields": _fields,
     "fields.retrieved": "--retrieved-field {value}",
     "fields.ground_truth": "--ground-truth-field {value}",

@@ -19,6 +19,7 @@ from ctxeval.foundation.errors import (
     Fix,
     InvalidArgumentError,
     InvalidArgumentTypeError,
+    caller,
     type_name,
 )
 from ctxeval.results import EvaluationResult
@@ -73,6 +74,9 @@ def _short(value: object) -> str:
         return "<EvaluationResult>"
     text = repr(value)
     return text if len(text) <= 60 else text[:56] + "...'"
+
+
+_CALLER = caller("compare()")  # the command line drops it: the command is the call
 
 
 def _load(run: object, where: str) -> EvaluationResult:
@@ -139,8 +143,9 @@ def index_rows(name: str, result: EvaluationResult) -> dict[str, dict[str, Any]]
     for i, row in enumerate(result.per_query):
         if not isinstance(row, Mapping) or row.get("id") is None:
             raise InvalidArgumentError(
-                f"compare(): run {name!r}, per-query row {i} has no 'id'; queries are aligned "
-                "by id, so every row needs one"
+                f"compare(): run {name!r}, per-query row {i + 1} has no 'id'; queries are "
+                "aligned by id, so every row needs one",
+                fixes=(_CALLER,),
             )
         key = _query_key(row["id"])
         if key in table:
@@ -150,7 +155,8 @@ def index_rows(name: str, result: EvaluationResult) -> dict[str, dict[str, Any]]
         shown = id_list(tuple(dict.fromkeys(duplicates))[:SHOWN_IDS])
         raise InvalidArgumentError(
             f"compare(): run {name!r} has {len(duplicates)} duplicate query id(s) ({shown}); "
-            "each query must appear once per run to be paired: give every record a unique id"
+            "each query must appear once per run to be paired: give every record a unique id",
+            fixes=(_CALLER,),
         )
     return table
 
@@ -193,13 +199,13 @@ def align_runs(
         )
         raise InvalidArgumentError(
             f"compare(): the runs do not cover the same queries: {detail}; " + fix,
-            fixes=(Fix("align", "intersection"),) if query_ids else (),
+            fixes=(_CALLER, Fix("align", "intersection")) if query_ids else (_CALLER,),
         )
     warnings.warn(
         ConventionWarning(
             f"compare(): the runs do not cover the same queries; comparing the {len(query_ids)} "
             f"in every run: {detail}. Pass align='error' to stop instead",
-            fixes=(Fix("align", "error"),),
+            fixes=(_CALLER, Fix("align", "error")),
         ),
         stacklevel=3,
     )
@@ -228,7 +234,8 @@ def choose_metrics(named: list[tuple[str, EvaluationResult]], metrics: object) -
         if not shared:
             raise InvalidArgumentError(
                 "compare(): the runs share no metric column; evaluate them with the same "
-                "metrics and cut-offs, or name the columns with metrics=[...]"
+                "metrics and cut-offs, or name the columns with metrics=[...]",
+                fixes=(_CALLER,),
             )
         fed = characters_fed([getattr(result, "summary", None) or {} for _, result in named])
         if metrics == "all":
@@ -271,19 +278,22 @@ def value_of(run: str, metric: str, query: str, row: Mapping[str, Any]) -> float
     if metric not in row:
         raise InvalidArgumentError(
             f"compare(): run {run!r}, query {query!r} has no {metric!r} value (the column is "
-            "missing from its row)"
+            "missing from its row)",
+            fixes=(_CALLER,),
         )
     value = row[metric]
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidArgumentError(
-            f"compare(): run {run!r}, query {query!r}: {metric} is {_short(value)}, not a number"
+            f"compare(): run {run!r}, query {query!r}: {metric} is {_short(value)}, not a number",
+            fixes=(_CALLER,),
         )
     number = float(value)
     if not math.isfinite(number):
         raise InvalidArgumentError(
             f"compare(): run {run!r}, query {query!r}: {metric} is {number}; per-query values "
-            "must be finite numbers (or None for a query skipped by policy)"
+            "must be finite numbers (or None for a query skipped by policy)",
+            fixes=(_CALLER,),
         )
     return number

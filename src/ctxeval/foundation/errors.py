@@ -130,6 +130,12 @@ class ConventionWarning(CtxevalWarning):
     """An implicit convention (ties in run scores, queries missing from a run) changed a result."""
 
 
+def caller(call: str) -> Fix:
+    """The fix that drops a message's leading Python call (``"compare(): "``) on the command
+    line, where the command is the call."""
+    return Fix("caller", None, f"{call}: ")
+
+
 CORPUS_FIX = Fix("corpus", None, "corpus=...")
 """The fix of a span measure that needs the documents: give the corpus."""
 
