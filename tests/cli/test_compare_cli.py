@@ -610,3 +610,22 @@ def test_a_gate_fails_a_run_that_lacks_queries_unless_align_is_given(tmp_path: P
     assert "lacks 49 of the queries" not in shared.stderr
     ungated = ctxeval("compare", *runs)
     assert ungated.returncode == 0, ungated.stderr
+
+
+def test_runs_judged_differently_are_warned_of_on_stderr(tmp_path: Path) -> None:
+    # Found by a CI user's trial: a baseline at --threshold 0.3 gated a run at 0.7, and only
+    # the report's second line (on stdout, not in --format json) said so.
+    base = tmp_path / "base.jsonl"
+    made = ctxeval(
+        "evaluate", RUNS / "fixed-100.jsonl", "-k", "10", "--threshold", "0.3", "-o", base
+    )
+    assert made.returncode == 0, made.stderr
+    done = ctxeval(
+        "compare", f"base={base}", f"new={RUNS / 'fixed-100.jsonl'}", "-k", "10", "--format", "json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "warning: the runs were not judged alike (matching base: rouge-chunk(threshold=0.3); "
+        "new: rouge-chunk(threshold=0.7))" in done.stderr
+    )
+    json.loads(done.stdout)  # stdout stays the JSON

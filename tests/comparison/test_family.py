@@ -17,7 +17,7 @@ from ctxeval import (
     RougeChunkMatch,
 )
 from ctxeval.comparison import PairedComparison, compare
-from ctxeval.comparison.settings import run_settings
+from ctxeval.comparison.settings import UnlikeRunsWarning, run_settings
 from ctxeval.comparison.stats import leader
 from ctxeval.results import EvaluationResult
 
@@ -157,13 +157,13 @@ def test_settings_come_from_the_summaries(example: dict[str, EvaluationResult]) 
     assert ce.threshold is None
     custom = run_settings({"metrics": [repr(IDRankedRetrievalMetrics(gain="exponential"))]})
     assert custom.convention == "custom (gain='exponential')"
-    report = compare(
-        {
-            "a": result({"x": [0.1, 0.2]}, {"strategy": "exact-chunk", "ks": [5]}),
-            "b": result({"x": [0.1, 0.3]}, {"strategy": "rouge-chunk(threshold=0.8)", "ks": [5]}),
-        },
-        n_resamples=10,
-    )
+    unlike = {
+        "a": result({"x": [0.1, 0.2]}, {"strategy": "exact-chunk", "ks": [5]}),
+        "b": result({"x": [0.1, 0.3]}, {"strategy": "rouge-chunk(threshold=0.8)", "ks": [5]}),
+    }
+    said = r"not judged alike \(matching a: exact-chunk; b: rouge-chunk\(threshold=0.8\)\)"
+    with pytest.warns(UnlikeRunsWarning, match=said):
+        report = compare(unlike, n_resamples=10)
     assert report.setting("ks") == "5"
     assert report.setting("strategy") == "a: exact-chunk; b: rouge-chunk(threshold=0.8)"
 

@@ -50,7 +50,12 @@ from ctxeval.comparison.model import (
     PairedComparison,
     RunAlignment,
 )
-from ctxeval.comparison.settings import RunSettings, run_settings
+from ctxeval.comparison.settings import (
+    RunSettings,
+    UnlikeRunsWarning,
+    run_settings,
+    warn_unlike,
+)
 from ctxeval.comparison.stats import (
     TIE_TOLERANCE,
     best_runs,
@@ -74,6 +79,7 @@ __all__ = [
     "RunAlignment",
     "RunSettings",
     "Standing",
+    "UnlikeRunsWarning",
     "Verdict",
     "compare",
     "holm",
@@ -141,6 +147,8 @@ def compare(
     shown = list(identical)
     settings = _TestSettings(test, n_resamples, seed, alpha, correction)
     rows, comparisons = _compare_metrics(values, shown, names, baseline, settings)
+    judged = {name: run_settings(result.summary) for name, result in named}
+    warn_unlike(judged)
     return ComparisonReport(
         runs=tuple(names),
         baseline=baseline,
@@ -156,7 +164,7 @@ def compare(
         query_ids=query_ids,
         values={metric: values[metric] for metric in shown},
         identical={metric: equal for metric, equal in identical.items() if equal},
-        settings={name: run_settings(result.summary) for name, result in named},
+        settings=judged,
         results=dict(named),
         context_used=_context_used(named),
     )

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import ast
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ctxeval.foundation.errors import CtxevalError
+from ctxeval.foundation.errors import CtxevalError, CtxevalWarning
 from ctxeval.matching import parse_strategy
 from ctxeval.metrics.conventions import CONVENTIONS, RankOptions
 from ctxeval.metrics.measures import parse_measure
 
-__all__ = ["RunSettings", "run_settings", "shared_setting"]
+__all__ = ["RunSettings", "UnlikeRunsWarning", "run_settings", "shared_setting", "warn_unlike"]
 
 _RANK_OPTIONS = {item.name for item in fields(RankOptions)}
 
@@ -84,6 +85,34 @@ def _spans(located: object) -> str | None:
         where = "located in the corpus" if found else "given"
     missing = located.get("unlocated") or 0
     return where + (f" ({missing} not located)" if missing else "")
+
+
+class UnlikeRunsWarning(CtxevalWarning):
+    """The runs compared were judged differently (another matching strategy or threshold, rank
+    convention, or source of spans): their differences are partly the judging's."""
+
+
+#: The settings that decide how a run's items were judged, and what the warning calls them.
+_JUDGING = {"strategy": "matching", "convention": "rank convention", "spans": "spans"}
+
+
+def warn_unlike(settings: Mapping[str, RunSettings]) -> None:
+    """Warn when the runs were not judged alike (a run whose summary does not say is not told
+    apart)."""
+    unlike = [
+        f"{said} {shared_setting({run: getattr(s, name) for run, s in settings.items()})}"
+        for name, said in _JUDGING.items()
+        if len({getattr(s, name) for s in settings.values() if getattr(s, name)}) > 1
+    ]
+    if unlike:
+        warnings.warn(
+            UnlikeRunsWarning(
+                f"the runs were not judged alike ({'; '.join(unlike)}): a difference between "
+                "them is partly the judging's, not the retrieval's; evaluate them with the "
+                "same settings"
+            ),
+            stacklevel=3,
+        )
 
 
 def shared_setting(values: Mapping[str, object]) -> str:
