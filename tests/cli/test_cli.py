@@ -81,6 +81,14 @@ def test_fail_under_gate_exit_codes() -> None:
     )
     assert failed.returncode == 1
     assert "gate failed: context_recall@3 = 0.8750 < 0.9" in failed.stderr
+    # Found by a CI user's trial: "0.8081 < 0.80809" read as a contradiction; where four
+    # decimals hide the side of the threshold, every digit is shown.
+    run = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "fixed-100.jsonl"
+    close = ctxeval("evaluate", run, "-k", "5", "--fail-under", "context_recall@5=0.80809")
+    assert close.returncode == 1  # 80/99
+    assert "gate failed: context_recall@5 = 0.8080808080808081 < 0.80809" in close.stderr
+    near = ctxeval("evaluate", run, "-k", "5", "--fail-under", "context_recall@5=0.808")
+    assert "gate passed: context_recall@5 = 0.8081 >= 0.808" in near.stderr
     assert "context_recall@3" in failed.stdout  # results are still printed
 
 

@@ -614,13 +614,20 @@ def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float
         if name not in aggregate:
             fail(f"--fail-under {given}: no such result; available: {', '.join(aggregate)}")
         value = aggregate[name]
+        shown = "n/a" if value is None else _beside(value, threshold)
         if value is None or value < threshold:
-            shown = "n/a" if value is None else f"{value:.4f}"
             click.echo(f"ctxeval: gate failed: {name} = {shown} < {threshold}", err=True)
             failed += 1
         else:
-            click.echo(f"ctxeval: gate passed: {name} = {value:.4f} >= {threshold}", err=True)
+            click.echo(f"ctxeval: gate passed: {name} = {shown} >= {threshold}", err=True)
     return EXIT_GATE if failed else 0
+
+
+def _beside(value: float, threshold: float) -> str:
+    """``value`` with four decimals, or with every digit when four would not show which side
+    of ``threshold`` it is on (0.80809... < 0.80809 read "0.8081 < 0.80809")."""
+    short = f"{value:.4f}"
+    return short if (float(short) < threshold) == (value < threshold) else repr(value)
 
 
 def skipped_line(skipped: dict[str, Any]) -> str:
