@@ -650,3 +650,48 @@ def test_convert_stops_at_a_bad_record_and_writes_nothing(tmp_path: Path, suffix
     assert "wrote 1 records" in done.stderr
     assert f"skipped {data}:2 (record 'b')" in done.stderr
     assert out.exists()
+
+
+def test_k_all_is_the_whole_list_and_gate_names_say_their_cut_offs() -> None:
+    # Found by a CI user's trial: "add -k all" was suggested and -k all refused; a gate on a
+    # name without its cut-off (map, context_recall) got no suggestion; @300 for a 300w budget
+    # was told to add -k 300.
+    run = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "fixed-100.jsonl"
+    both = ctxeval("evaluate", run, "-k", "5", "-k", "all", "--format", "json")
+    assert both.returncode == 0, both.stderr
+    aggregate = json.loads(both.stdout)["aggregate"]
+    whole = json.loads(ctxeval("evaluate", run, "--format", "json").stdout)["aggregate"]
+    assert aggregate["context_recall"] == whole["context_recall"]
+    assert "context_recall@5" in aggregate
+    gated = ctxeval(
+        "evaluate", run, "-k", "5", "-k", "all", "--fail-under", "context_recall@all=0.5"
+    )
+    assert "gate passed: context_recall = 0.8687 >= 0.5" in gated.stderr
+    for gate, said in [
+        ("map=0.1", "the run has average_precision at @5, @300w; name the cut-off, e.g. map@300w"),
+        ("context_recall@300=0.5", "at the budget 300w; did you mean context_recall@300w?"),
+        ("context_recall@all=0.5", "not evaluated on the whole list; add -k all"),
+        ("context_recall@7=0.5", "not evaluated at @7; add -k 7"),
+    ]:
+        done = ctxeval("evaluate", run, "-k", "5", "-k", "300w", "--fail-under", gate)
+        assert done.returncode == 2, gate
+        assert said in done.stderr, done.stderr
+
+
+def test_a_repeatable_option_on_the_command_line_says_it_replaces_the_config_files(
+    tmp_path: Path,
+) -> None:
+    # Found by a CI user's trial: one ad-hoc --fail-under dropped the config file's gates
+    # without a word.
+    run = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "fixed-100.jsonl"
+    config = tmp_path / "ctxeval.toml"
+    config.write_text('k = [5]\nfail-under = ["context_recall@5=0.9"]\n')
+    replaced = ctxeval("evaluate", run, "--config", config, "--fail-under", "ndcg@5=0.1")
+    assert replaced.returncode == 0, replaced.stderr
+    assert (
+        "note: --fail-under on the command line replaces the config file's "
+        "(context_recall@5=0.9); repeat those here to keep them" in replaced.stderr
+    )
+    kept = ctxeval("evaluate", run, "--config", config)
+    assert kept.returncode == 1
+    assert "replaces the config file's" not in kept.stderr

@@ -232,6 +232,7 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     from ctxeval.chunking import compare_chunkers
     from ctxeval.chunking.outputs import OutputPlan
 
+    _check_cutoffs(options["ks"])
     chunkers = parse_chunker_options(options["chunkers"])
     if not chunkers:
         fail("give the chunkers to compare: --chunker NAME=SPEC (repeat)")
@@ -255,7 +256,6 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     if options["metric_columns"]:
         _check_metrics(options["metric_columns"], options["ks"] or (1, 3, 5, 10))
     _check_primary(options["primary"])
-    note_token_budgets(options["ks"])
     from ctxeval.cli.common import build_strategy
 
     strategy = build_strategy(options["match"], None, None)
@@ -299,6 +299,16 @@ def chunking_command(corpus: str, questions: str, **options: Any) -> None:
     click.echo(f"ctxeval: wrote {wrote} to {options['out_dir']}", err=True)
     if options["report_path"]:
         click.echo(f"ctxeval: wrote {options['report_path']}", err=True)
+
+
+def _check_cutoffs(ks: Sequence[Any]) -> None:
+    """``-k``: no whole list (a corpus's every chunk); a note on what ``t`` budgets count."""
+    if None in ks:
+        fail(
+            "-k all: the harness compares chunkings at numbers of chunks or at budgets, and the "
+            "whole ranked list is every chunk of the corpus; give -k 5 or -k 300w"
+        )
+    note_token_budgets(ks)
 
 
 def _one_or_all(retrievers: dict[str, Any]) -> Any:

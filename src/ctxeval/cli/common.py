@@ -38,6 +38,7 @@ def guard(function: Callable[..., Any]) -> Callable[..., Any]:
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         warnings.showwarning = show_warning
+        _note_replaced_settings(click.get_current_context())
         try:
             return function(*args, **kwargs)
         except CtxevalError as exc:
@@ -48,6 +49,24 @@ def guard(function: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__name__ = function.__name__
     wrapper.__doc__ = function.__doc__
     return wrapper
+
+
+def _note_replaced_settings(ctx: click.Context) -> None:
+    """A note for each repeatable option that the config file sets and the command line gives
+    again: the command line's values replace the file's, they are not added to them."""
+    for param in ctx.command.params:
+        name = param.name
+        if not (isinstance(param, click.Option) and param.multiple and name):
+            continue
+        if name in (ctx.default_map or {}) and (
+            ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        ):
+            file_values = ", ".join(map(str, ctx.default_map[name]))  # type: ignore[index]
+            click.echo(
+                f"ctxeval: note: {max(param.opts, key=len)} on the command line replaces the "
+                f"config file's ({file_values}); repeat those here to keep them",
+                err=True,
+            )
 
 
 @contextlib.contextmanager
@@ -127,16 +146,19 @@ class MeasureType(click.ParamType[str]):
 
 
 class CutoffType(click.ParamType[Any]):
-    """``-k``: a number of chunks (``5``) or a context budget (``300w``, ``2000c``, ``512t``)."""
+    """``-k``: a number of chunks (``5``), a context budget (``300w``, ``2000c``, ``512t``), or
+    ``all`` (the whole list: None)."""
 
     name = "K"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from ctxeval.cutoffs.cutoff import Budget, budget_problem, parse_budget
 
-        if isinstance(value, Budget) or (isinstance(value, int) and value >= 1):
+        if value is None or isinstance(value, Budget) or (isinstance(value, int) and value >= 1):
             return value
         text = str(value).strip()
+        if text == "all":
+            return None
         if text.lstrip("+-").isdigit():
             if int(text) < 1:
                 self.fail(f"{text} is not a cut-off; give a number >= 1 or a budget", param, ctx)
@@ -298,9 +320,10 @@ def _measure_options() -> list[OptionDecorator]:
             "ks",
             type=CutoffType(),
             multiple=True,
-            help="Cut-off: a number of chunks (5) or a context budget: 300w (words), 2000c "
-            "(characters), 512t (tokens); repeat for several (default: the whole list). It "
-            "applies to the measures without a cut-off of their own (-m ndcg@10 stays at 10).",
+            help="Cut-off: a number of chunks (5), a context budget: 300w (words), 2000c "
+            "(characters), 512t (tokens), or all (the whole list); repeat for several (default: "
+            "the whole list). It applies to the measures without a cut-off of their own (-m "
+            "ndcg@10 stays at 10).",
         ),
     ]
 
@@ -554,10 +577,39 @@ def result_column(name: str) -> str:
 
     if name.startswith("micro_"):
         return name
+    name = name.removesuffix("@all")  # the whole list's column has no @
     try:
         return str(parse_measure(name))
     except ValueError:
         return name
+
+
+def _missing_cutoff(given: str, threshold: float, column: str, columns: Sequence[str]) -> None:
+    """Stop at a gate on a measure the run has at other cut-offs than the one named (or than
+    the whole list, for a name without ``@``), saying which it has and how to add one."""
+    base, at, cutoff = column.rpartition("@")
+    base = base if at else column
+    have = [c.partition("@")[2] or "all" for c in columns if c.partition("@")[0] == base]
+    if not have:
+        return
+    where = f"--fail-under {given}={threshold:g}"
+    named = given.rpartition("@")[0] if at else given
+    if given.endswith("@all"):
+        fail(f"{where}: the run is not evaluated on the whole list; add -k all")
+    if not at:
+        fail(
+            f"{where}: the run has {base} at {', '.join('@' + k for k in have)}; name the "
+            f"cut-off, e.g. {named}@{have[-1]}={threshold:g}, or add -k all for the whole list"
+        )
+    budget = next((k for k in have if k[:-1] == cutoff and not k[-1].isdigit()), None)
+    if budget is not None:
+        fail(
+            f"{where}: the run is evaluated at the budget {budget}; did you mean {named}@{budget}?"
+        )
+    fail(
+        f"{where}: the run is not evaluated at @{cutoff}; add -k {cutoff} (the cut-offs asked "
+        "for make the columns)"
+    )
 
 
 # Measures whose values are not shares in [0, 1]: counts and unnormalised gains.
@@ -583,16 +635,8 @@ def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> 
                 f"--fail-under {given}={threshold:g}: {name} is never below 0, so this gate "
                 f"could never fail; give a threshold of at least 0, e.g. {given}=0.5"
             )
-        base, at, cutoff = column.rpartition("@")
-        if (
-            at
-            and column not in columns
-            and any(c == base or c.startswith(base + "@") for c in columns)
-        ):
-            fail(
-                f"--fail-under {given}={threshold:g}: the run is not evaluated at @{cutoff}; "
-                f"add -k {cutoff} (the cut-offs asked for make the columns)"
-            )
+        if column not in columns:
+            _missing_cutoff(given, threshold, column, columns)
         if column not in columns:
             fail(
                 str(
