@@ -629,3 +629,19 @@ def test_runs_judged_differently_are_warned_of_on_stderr(tmp_path: Path) -> None
         "new: rouge-chunk(threshold=0.7))" in done.stderr
     )
     json.loads(done.stdout)  # stdout stays the JSON
+
+
+def test_gates_are_in_the_json_and_markdown() -> None:
+    # Found by a CI user's trial: a bot reading --format json saw no gate outcome.
+    runs = [f"base={RUNS / 'fixed-100.jsonl'}", f"new={RUNS / 'paragraph.jsonl'}", "-k", "10"]
+    gate = ["--fail-if-worse", "context_recall@10"]
+    shown = ctxeval("compare", *runs, *gate, "--format", "json")
+    assert shown.returncode == 1
+    (outcome,) = json.loads(shown.stdout)["gates"]
+    assert outcome["run"] == "new"
+    assert outcome["metric"] == "context_recall@10"
+    assert outcome["passed"] is False
+    assert outcome["message"].startswith("new is worse than base on context_recall@10 (diff")
+    assert "gates" not in json.loads(ctxeval("compare", *runs, "--format", "json").stdout)
+    markdown = ctxeval("compare", *runs, *gate, "--format", "markdown")
+    assert "\n- gate failed: new is worse than base on context_recall@10" in markdown.stdout

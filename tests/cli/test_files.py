@@ -322,6 +322,28 @@ def test_a_failed_save_prints_the_aggregate_and_names_the_file(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []  # no partial file, no temp file
 
 
+def test_a_failed_write_does_not_hide_a_failed_gate(tmp_path: Path) -> None:
+    # Found by a CI user's trial: a report or result that could not be written (exit 2) hid the
+    # gate that had failed; the gates are now said before anything is written.
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))
+
+    runs = [f"base={RUNS / 'fixed-100.jsonl'}", f"new={RUNS / 'paragraph.jsonl'}", "-k", "10"]
+    compared = ctxeval(
+        "compare", *runs, "--fail-if-worse", "context_recall@10", "--report",
+        tmp_path / "r.html", preexec_fn=small_files,
+    )  # fmt: skip
+    assert compared.returncode == 2, compared.stderr
+    assert "gate failed: new is worse than base on context_recall@10" in compared.stderr
+    evaluated = ctxeval(
+        "evaluate", RUNS / "fixed-100.jsonl", "-k", "5", "--fail-under", "context_recall@5=0.9",
+        "-o", tmp_path / "out.jsonl", preexec_fn=small_files,
+    )  # fmt: skip
+    assert evaluated.returncode == 2, evaluated.stderr
+    assert "gate failed: context_recall@5 = 0.8081 < 0.9" in evaluated.stderr
+    assert "could not write" in evaluated.stderr
+
+
 def test_a_full_filesystem(tmp_path: Path) -> None:
     mount = tmp_path / "tiny"
     mount.mkdir()

@@ -651,19 +651,32 @@ def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> 
             )
 
 
-def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float]]) -> int:
-    failed = 0
+def gate_results(
+    aggregate: dict[str, float | None], gates: list[tuple[str, float]]
+) -> list[dict[str, Any]]:
+    """Each ``--fail-under`` gate's outcome: the column, its value, the threshold, passed."""
+    results = []
     for given, threshold in gates:
         name = result_column(given)
         if name not in aggregate:
             fail(f"--fail-under {given}: no such result; available: {', '.join(aggregate)}")
         value = aggregate[name]
+        passed = value is not None and value >= threshold
+        results.append({"metric": name, "value": value, "threshold": threshold, "passed": passed})
+    return results
+
+
+def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float]]) -> int:
+    """Say each gate's outcome on stderr; exit code 1 when one failed, else 0."""
+    failed = 0
+    for gate in gate_results(aggregate, gates):
+        name, value, threshold = gate["metric"], gate["value"], gate["threshold"]
         shown = "n/a" if value is None else _beside(value, threshold)
-        if value is None or value < threshold:
+        if gate["passed"]:
+            click.echo(f"ctxeval: gate passed: {name} = {shown} >= {threshold}", err=True)
+        else:
             click.echo(f"ctxeval: gate failed: {name} = {shown} < {threshold}", err=True)
             failed += 1
-        else:
-            click.echo(f"ctxeval: gate passed: {name} = {shown} >= {threshold}", err=True)
     return EXIT_GATE if failed else 0
 
 
@@ -723,9 +736,16 @@ def save_or_fail(save: Callable[[], Any], path: str) -> Any:
         )
 
 
-def render_aggregate(aggregate: dict[str, float | None], summary: dict[str, Any], fmt: str) -> str:
+def render_aggregate(
+    aggregate: dict[str, float | None],
+    summary: dict[str, Any],
+    fmt: str,
+    gates: Sequence[dict[str, Any]] = (),
+) -> str:
+    """The aggregate as ``fmt`` says; in JSON with the gates' outcomes when there are gates."""
     if fmt == "json":
-        return json.dumps({"aggregate": aggregate, "summary": summary}, indent=2)
+        shown = {"aggregate": aggregate, "summary": summary}
+        return json.dumps({**shown, "gates": list(gates)} if gates else shown, indent=2)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")

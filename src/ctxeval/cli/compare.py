@@ -168,12 +168,15 @@ def chosen_metrics(
     return list(dict.fromkeys(wanted)), gated
 
 
-def check_regressions(report: Any, gated: Sequence[str], shared_only: bool = False) -> int:
-    """``--fail-if-worse``: exit 1 when a run is significantly below the baseline on a gated
-    metric after the correction; says, for every run and gated metric, which way it went. A run
-    that lacks queries the others have fails too, unless ``shared_only`` (``--align
-    intersection`` given): the test on the shared queries cannot see what it did not answer."""
-    failed = 0 if shared_only or not gated else _incomplete(report)
+def regression_gates(
+    report: Any, gated: Sequence[str], shared_only: bool = False
+) -> list[dict[str, Any]]:
+    """``--fail-if-worse``: each gate's outcome (``run``, ``metric``, ``passed``, ``message``):
+    a run fails when it is significantly below the baseline on a gated metric after the
+    correction. A run that lacks queries the others have fails too, unless ``shared_only``
+    (``--align intersection`` given): the test on the shared queries cannot see what it did not
+    answer."""
+    outcomes = [] if shared_only or not gated else _incomplete(report)
     p_name = "Holm-adjusted p" if report.correction == "holm" else "p"
     for column in gated:
         for run in report.runs:
@@ -182,37 +185,48 @@ def check_regressions(report: Any, gated: Sequence[str], shared_only: bool = Fal
             item = report.comparison(run, column)
             diff = "n/a" if item.diff is None else f"{item.diff:+.4f}"
             p = "n/a" if item.p_adjusted is None else f"{item.p_adjusted:.4f}"
-            what = f"{run} vs {report.baseline} on {column}: diff {diff}, {p_name} {p}"
-            if item.significant and item.diff is not None and item.diff < 0:
-                click.echo(
-                    f"ctxeval: gate failed: {run} is worse than {report.baseline} on {column} "
-                    f"(diff {diff}, {p_name} {p} < {report.alpha:g})",
-                    err=True,
+            worse = item.significant and item.diff is not None and item.diff < 0
+            if worse:
+                message = (
+                    f"{run} is worse than {report.baseline} on {column} (diff {diff}, {p_name} "
+                    f"{p} < {report.alpha:g})"
                 )
-                failed += 1
             else:
                 better = item.significant and item.diff is not None and item.diff > 0
                 verdict = "significantly better" if better else "not significantly worse"
-                click.echo(f"ctxeval: gate passed: {what} ({verdict})", err=True)
-    return EXIT_GATE if failed else 0
+                message = (
+                    f"{run} vs {report.baseline} on {column}: diff {diff}, {p_name} {p} ({verdict})"
+                )
+            outcomes.append({"run": run, "metric": column, "passed": not worse, "message": message})
+    return outcomes
 
 
-def _incomplete(report: Any) -> int:
-    """Gate failures for the runs (not the baseline) that lack queries the others have."""
+def check_regressions(outcomes: Sequence[dict[str, Any]]) -> int:
+    """Say each gate's outcome on stderr; exit code 1 when one failed, else 0."""
+    for gate in outcomes:
+        said = "passed" if gate["passed"] else "failed"
+        click.echo(f"ctxeval: gate {said}: {gate['message']}", err=True)
+    return 0 if all(gate["passed"] for gate in outcomes) else EXIT_GATE
+
+
+def _incomplete(report: Any) -> list[dict[str, Any]]:
+    """Failed gates for the runs (not the baseline) that lack queries the others have."""
     from ctxeval.comparison.data import id_list
 
-    failed = 0
-    for run in report.alignment.runs:
-        if run.run != report.baseline and run.missing:
-            click.echo(
-                f"ctxeval: gate failed: {run.run} lacks {run.missing} of the queries the other "
-                f"runs have ({id_list(run.missing_ids)}), which a test on the shared queries "
-                "cannot see; fix the run, or pass --align intersection to gate on the queries "
-                "every run has",
-                err=True,
-            )
-            failed += 1
-    return failed
+    return [
+        {
+            "run": run.run,
+            "metric": None,
+            "passed": False,
+            "message": (
+                f"{run.run} lacks {run.missing} of the queries the other runs have "
+                f"({id_list(run.missing_ids)}), which a test on the shared queries cannot see; "
+                "fix the run, or pass --align intersection to gate on the queries every run has"
+            ),
+        }
+        for run in report.alignment.runs
+        if run.run != report.baseline and run.missing
+    ]
 
 
 # -- evaluating the runs ------------------------------------------------------------------------
@@ -536,7 +550,12 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
         )
     for warning in caught:
         show_warning(warning.message, warning.category, warning.filename, warning.lineno)
-    click.echo(_rendered(report, options["fmt"]))
+    given = click.get_current_context().get_parameter_source("align")
+    gates = regression_gates(report, options["gated"], given is not ParameterSource.DEFAULT)
+    click.echo(_rendered(report, options["fmt"], gates))
+    # Said before the report is written: a file that cannot be written (exit 2) does not hide
+    # a gate that failed.
+    code = check_regressions(gates)
     if options["report_path"]:
         from ctxeval.report import write_html_report
 
@@ -546,9 +565,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
                 lambda: write_html_report(path, report, results, datasets=datasets), path
             )
         click.echo(f"ctxeval: wrote {written}", err=True)
-    given = click.get_current_context().get_parameter_source("align")
-    shared_only = given is not ParameterSource.DEFAULT
-    sys.exit(check_regressions(report, options["gated"], shared_only))
+    sys.exit(code)
 
 
 def _evaluate_runs(
@@ -623,11 +640,14 @@ def _has_no_records(path: str) -> bool:
     return True
 
 
-def _rendered(report: Any, fmt: str) -> str:
+def _rendered(report: Any, fmt: str, gates: Sequence[dict[str, Any]] = ()) -> str:
+    """The report in ``fmt``; in JSON and Markdown with the gates' outcomes, when gated."""
     if fmt == "json":
-        return json.dumps(report.to_dict(), indent=2)
+        shown = report.to_dict()
+        return json.dumps({**shown, "gates": list(gates)} if gates else shown, indent=2)
     if fmt == "markdown":
-        return str(report.to_markdown())
+        said = [f"- gate {'passed' if g['passed'] else 'failed'}: {g['message']}" for g in gates]
+        return str(report.to_markdown()) + ("\n" + "\n".join(said) + "\n" if said else "")
     if fmt == "latex":
         return str(report.to_latex())
     return str(report.to_text())

@@ -23,6 +23,7 @@ from ctxeval.cli.common import (
     dataset_options,
     expected_columns,
     fail,
+    gate_results,
     guard,
     note_token_budgets,
     nothing_scored,
@@ -171,14 +172,17 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         report_skipped(result)
         if not options["allow_empty"] and (problem := nothing_scored(result)):
             fail(problem)  # before anything is printed, drawn or saved
-        _print_aggregate(result, options)
+        _print_aggregate(result, options, gates)
+        # The gates are said before anything is written: a file that cannot be written
+        # (exit 2) does not hide a gate that failed.
+        code = check_gates(result.aggregate, gates)
         if options["report_path"]:
             write_run_report(options["report_path"], result, records, options["progress"])
     if options["output"]:
         output = options["output"]
         saved = save_or_fail(lambda: result.save(output, csv_safe=options["csv_safe"]), output)
         click.echo(f"ctxeval: saved {saved}", err=True)
-    sys.exit(check_gates(result.aggregate, gates))
+    sys.exit(code)
 
 
 def _check_flags(options: dict[str, Any]) -> None:
@@ -243,8 +247,8 @@ def _run(
     return _evaluate_dataset(path, options, gates), path
 
 
-def _print_aggregate(result: Any, options: dict[str, Any]) -> None:
-    """The aggregate on stdout, in the --format asked for."""
+def _print_aggregate(result: Any, options: dict[str, Any], gates: list[tuple[str, float]]) -> None:
+    """The aggregate on stdout, in the --format asked for (JSON with the gates' outcomes)."""
     shown = printed_aggregate(result.aggregate)
     if options["fmt"] == "trec_eval":
         rows = result.per_query if options["per_query"] else ()
@@ -259,7 +263,9 @@ def _print_aggregate(result: Any, options: dict[str, Any]) -> None:
         means = trec_eval_means(shown, result.per_query)
         click.echo(render_trec_eval(means, rows, runid=tag if isinstance(tag, str) else None))
     else:
-        click.echo(render_aggregate(shown, result.summary, options["fmt"]))
+        click.echo(
+            render_aggregate(shown, result.summary, options["fmt"], gate_results(shown, gates))
+        )
 
 
 def printed_aggregate(aggregate: dict[str, float | None]) -> dict[str, float | None]:
