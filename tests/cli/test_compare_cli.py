@@ -645,3 +645,16 @@ def test_gates_are_in_the_json_and_markdown() -> None:
     assert "gates" not in json.loads(ctxeval("compare", *runs, "--format", "json").stdout)
     markdown = ctxeval("compare", *runs, *gate, "--format", "markdown")
     assert "\n- gate failed: new is worse than base on context_recall@10" in markdown.stdout
+
+
+def test_a_result_csv_without_its_summary_file_is_named(tmp_path: Path) -> None:
+    # Found by a CI user's trial: only the CSV artifact was uploaded, and the error spoke of a
+    # dataset's missing ground-truth field.
+    saved = tmp_path / "base.csv"
+    made = ctxeval("evaluate", RUNS / "fixed-100.jsonl", "-k", "5", "-o", saved)
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "base.summary.json").unlink()
+    done = ctxeval("compare", f"base={saved}", f"new={RUNS / 'paragraph.jsonl'}", "-k", "5")
+    assert done.returncode == 2
+    assert "the columns are a saved result's ('context_precision@5'" in done.stderr
+    assert "in base.summary.json beside it, which is missing or damaged" in done.stderr

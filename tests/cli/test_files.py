@@ -739,3 +739,22 @@ def test_parquet_output_without_pyarrow_fails_before_the_run(tmp_path: Path) -> 
     assert "parquet" in done.stderr
     assert done.stdout == ""  # nothing was scored or printed before the refusal
     assert not output.exists()
+
+
+def test_a_json_array_on_stdin_is_said_as_such() -> None:
+    # Found by a CI user's trial: stdin can't be "named .json", as the message said, and
+    # --on-error skip then skipped every line.
+    array = json.dumps([json.loads(line) for line in RECORDS.read_text().splitlines()])
+    done = ctxeval("evaluate", "-", stdin=array)
+    assert done.returncode == 2
+    assert "stdin holds a JSON array, and 'evaluate -' reads JSONL (one record a line)" in (
+        done.stderr
+    )
+
+
+def test_a_config_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "ctxeval.toml"
+    config.write_bytes(b"\xef\xbb\xbfk = [3]\n")
+    done = ctxeval("evaluate", RECORDS, "--config", config, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"]["ks"] == [3]

@@ -127,10 +127,18 @@ def config_defaults(path: str, command: str, params: dict[str, str]) -> dict[str
     """The option defaults a config file gives ``command``: ``params`` maps a setting's name
     (underscored long option) to the click parameter it sets. Raises ValueError with the
     file, the setting and the fix."""
-    import tomllib
-
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        import tomllib
+    except ImportError:  # Python 3.10: tomllib's source, as a package
+        from ctxeval.foundation.optional import require
+
+        try:
+            tomllib = require("tomli", purpose=f"--config {path} on Python 3.10")
+        except ImportError as exc:  # MissingDependencyError: said as the option's error
+            raise ValueError(str(exc)) from None
+    try:
+        # utf-8-sig: a byte-order mark an editor put first is read past, as in datasets.
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

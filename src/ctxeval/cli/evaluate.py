@@ -234,6 +234,7 @@ def _run(
         show_path_as(str(records), "<stdin>")
         with records.open("wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out)
+        _refuse_a_json_array(records)
         return _evaluate_dataset(str(records), options, gates, source="<stdin>"), records
     from ctxeval.results.files import is_result_file
 
@@ -345,6 +346,19 @@ def _check_output(options: dict[str, Any], inputs: list[str]) -> None:
             check_output(output, flag="-o/--output", inputs=inputs, directory=True)
     else:
         check_result_path(output, flag="-o/--output", inputs=inputs)
+
+
+def _refuse_a_json_array(spooled: Path) -> None:
+    """Stdin is read as JSONL; a JSON array there (one record over many lines, or all on one)
+    is said as such, with what to do, instead of as a bad record on every line."""
+    with spooled.open("rb") as handle:
+        start = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if start.startswith(b"["):
+        fail(
+            "stdin holds a JSON array, and 'evaluate -' reads JSONL (one record a line): save "
+            "it as FILE.json and give its path, or turn it into lines, e.g. jq -c '.[]' | "
+            "ctxeval evaluate -"
+        )
 
 
 def _evaluate_dataset(

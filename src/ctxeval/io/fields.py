@@ -316,7 +316,23 @@ def _not_found_message(
             f"{source}: cannot tell which fields hold the retrieved context and the ground "
             f"truth (looked for {looked})"
         )
+    result = [c for c in present if "@" in c and _measure_name(c)]
+    if result:  # a result saved as CSV, read without its summary file
+        name = source.rsplit("/", 1)[-1].removesuffix(".csv") if source.endswith(".csv") else ""
+        return (
+            f"{source}: the columns are a saved result's ({_names(result[:3])}, ...), not a "
+            "dataset's: a result saved as .csv keeps its aggregate and summary in "
+            f"{name or 'NAME'}.summary.json beside it, which is missing or damaged; keep the "
+            "two together, or evaluate the dataset again"
+        )
     return f"{head}; fields found: {_names(present)}; {_FIX}"
+
+
+def _measure_name(column: str) -> bool:
+    """Whether ``column`` is named like a result's metric column (``ndcg@10``)."""
+    from ctxeval.metrics.measures import MEASURES
+
+    return column.removeprefix("micro_").split("@")[0].split("(")[0] in MEASURES
 
 
 def _two_modes_message(source: str, found: dict[Mode, dict[Role, list[str]]]) -> str:
