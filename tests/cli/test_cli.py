@@ -672,6 +672,8 @@ def test_k_all_is_the_whole_list_and_gate_names_say_their_cut_offs() -> None:
         ("context_recall@300=0.5", "at the budget 300w; did you mean context_recall@300w?"),
         ("context_recall@all=0.5", "not evaluated on the whole list; add -k all"),
         ("context_recall@7=0.5", "not evaluated at @7; add -k 7"),
+        ("mapp@5=0.1", "unknown measure 'mapp'; did you mean 'map'?"),
+        ("context_recal@5=0.5", "unknown result column 'context_recal@5'; did you mean"),
     ]:
         done = ctxeval("evaluate", run, "-k", "5", "-k", "300w", "--fail-under", gate)
         assert done.returncode == 2, gate

@@ -584,6 +584,20 @@ def result_column(name: str) -> str:
         return name
 
 
+def _unknown_measure(given: str, threshold: float) -> None:
+    """Stop at a gate whose measure no registry knows, with the measure's own suggestion
+    (``mapp@5``: did you mean ``map``?), which the result columns' names cannot give."""
+    from ctxeval.foundation.errors import SpecError
+    from ctxeval.metrics.measures import parse_measure
+
+    if given.startswith("micro_"):
+        return
+    try:
+        parse_measure(given)
+    except SpecError as exc:
+        fail(f"--fail-under {given}={threshold:g}: {exc}", fixes=exc.fixes)
+
+
 def _missing_cutoff(given: str, threshold: float, column: str, columns: Sequence[str]) -> None:
     """Stop at a gate on a measure the run has at other cut-offs than the one named (or than
     the whole list, for a name without ``@``), saying which it has and how to add one."""
@@ -637,18 +651,11 @@ def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> 
             )
         if column not in columns:
             _missing_cutoff(given, threshold, column, columns)
-        if column not in columns:
-            fail(
-                str(
-                    unknown_name(
-                        None,
-                        "result column",
-                        given,
-                        list(columns),
-                        where=f"--fail-under {given}={threshold:g}",
-                    )
-                )
-            )
+            where = f"--fail-under {given}={threshold:g}"
+            error = unknown_name(None, "result column", given, list(columns), where=where)
+            if "; did you mean" not in str(error):  # no column is close: maybe the measure is
+                _unknown_measure(given, threshold)
+            fail(str(error))
 
 
 def gate_results(
