@@ -668,10 +668,11 @@ def test_k_all_is_the_whole_list_and_gate_names_say_their_cut_offs() -> None:
     )
     assert "gate passed: context_recall = 0.8687 >= 0.5" in gated.stderr
     for gate, said in [
-        ("map=0.1", "the run has average_precision at @5, @300w; name the cut-off, e.g. map@300w"),
+        ("map=0.1", "the run has average_precision at @5, @300w, not on the whole list; name"),
+        ("map=0.1", "e.g. map@300w=0.1, or add -k all (or -m average_precision, for a measure"),
         ("context_recall@300=0.5", "at the budget 300w; did you mean context_recall@300w?"),
-        ("context_recall@all=0.5", "not evaluated on the whole list; add -k all"),
-        ("context_recall@7=0.5", "not evaluated at @7; add -k 7"),
+        ("context_recall@all=0.5", "not on the whole list; name one, e.g. context_recall@300w"),
+        ("context_recall@7=0.5", "not evaluated at @7; add -k 7 (or -m context_recall@7, for"),
         ("mapp@5=0.1", "unknown measure 'mapp'; did you mean 'map'?"),
         ("context_recal@5=0.5", "unknown result column 'context_recal@5'; did you mean"),
     ]:
@@ -697,3 +698,20 @@ def test_a_repeatable_option_on_the_command_line_says_it_replaces_the_config_fil
     kept = ctxeval("evaluate", run, "--config", config)
     assert kept.returncode == 1
     assert "replaces the config file's" not in kept.stderr
+
+
+def test_a_gate_on_a_micro_average_not_printed_still_gates() -> None:
+    # Found by a review: the gates were computed from the printed aggregate, which leaves out
+    # the micro averages not asked for, and such a gate failed with "no such result".
+    done = ctxeval(
+        "evaluate", RECORDS, "-m", "context_recall", "--fail-under", "micro_context_precision=0.1"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "gate passed: micro_context_precision = " in done.stderr
+    whole = ctxeval(
+        "evaluate", RECORDS, "-k", "all", "-k", "1", "--fail-under", "micro_context_recall@all=0.1"
+    )
+    assert "gate passed: micro_context_recall = " in whole.stderr
+    own = ctxeval("evaluate", RECORDS, "-m", "ndcg@3", "--fail-under", "ndcg=0.1")
+    assert own.returncode == 2
+    assert "or -m ndcg, for a measure -m gives a cut-off of its own" in own.stderr

@@ -658,3 +658,13 @@ def test_a_result_csv_without_its_summary_file_is_named(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "the columns are a saved result's ('context_precision@5'" in done.stderr
     assert "in base.summary.json beside it, which is missing or damaged" in done.stderr
+
+
+def test_trec_runs_compare_at_k_all(tmp_path: Path) -> None:
+    # Found by a review: -k all (the whole list) was taken for a budget with --qrels.
+    _trec(tmp_path)
+    report = _json(
+        str(tmp_path / "trec" / "*.trec"), "--qrels", tmp_path / "qrels.txt", "-k", "all",
+        "-k", "1", "--metric", "ndcg",
+    )  # fmt: skip
+    assert report["metrics"] == ["ndcg"]

@@ -575,9 +575,9 @@ def result_column(name: str) -> str:
     canonical spec (``map@10`` -> ``average_precision@10``); micro averages keep their names."""
     from ctxeval.metrics.measures import parse_measure
 
+    name = name.removesuffix("@all")  # the whole list's column has no @
     if name.startswith("micro_"):
         return name
-    name = name.removesuffix("@all")  # the whole list's column has no @
     try:
         return str(parse_measure(name))
     except ValueError:
@@ -607,13 +607,15 @@ def _missing_cutoff(given: str, threshold: float, column: str, columns: Sequence
     if not have:
         return
     where = f"--fail-under {given}={threshold:g}"
-    named = given.rpartition("@")[0] if at else given
-    if given.endswith("@all"):
-        fail(f"{where}: the run is not evaluated on the whole list; add -k all")
+    named = given.removesuffix("@all").rpartition("@")[0] if at else given.removesuffix("@all")
+    # -k sets the cut-offs of the measures given without one; -m NAME@K keeps its own.
+    measure = base.removeprefix("micro_")
     if not at:
+        listed = ", ".join("@" + k for k in have)
         fail(
-            f"{where}: the run has {base} at {', '.join('@' + k for k in have)}; name the "
-            f"cut-off, e.g. {named}@{have[-1]}={threshold:g}, or add -k all for the whole list"
+            f"{where}: the run has {base} at {listed}, not on the whole list; name one, e.g. "
+            f"{named}@{have[-1]}={threshold:g}, or add -k all (or -m {measure}, for a measure "
+            "-m gives a cut-off of its own)"
         )
     budget = next((k for k in have if k[:-1] == cutoff and not k[-1].isdigit()), None)
     if budget is not None:
@@ -621,8 +623,8 @@ def _missing_cutoff(given: str, threshold: float, column: str, columns: Sequence
             f"{where}: the run is evaluated at the budget {budget}; did you mean {named}@{budget}?"
         )
     fail(
-        f"{where}: the run is not evaluated at @{cutoff}; add -k {cutoff} (the cut-offs asked "
-        "for make the columns)"
+        f"{where}: the run is not evaluated at @{cutoff}; add -k {cutoff} (or -m "
+        f"{measure}@{cutoff}, for a measure -m gives a cut-off of its own)"
     )
 
 
@@ -673,10 +675,11 @@ def gate_results(
     return results
 
 
-def check_gates(aggregate: dict[str, float | None], gates: list[tuple[str, float]]) -> int:
-    """Say each gate's outcome on stderr; exit code 1 when one failed, else 0."""
+def check_gates(outcomes: Sequence[dict[str, Any]]) -> int:
+    """Say each gate's outcome (:func:`gate_results`) on stderr; exit code 1 when one failed,
+    else 0."""
     failed = 0
-    for gate in gate_results(aggregate, gates):
+    for gate in outcomes:
         name, value, threshold = gate["metric"], gate["value"], gate["threshold"]
         shown = "n/a" if value is None else _beside(value, threshold)
         if gate["passed"]:

@@ -319,7 +319,7 @@ def _prepare_trec(path: str, options: dict[str, Any]) -> PreparedRun:
             f"{_apply(given)} to datasets, not to TREC runs (judged by id against "
             "--qrels); name the measures with --metric, e.g. --metric ndcg@10"
         )
-    budgets = [k for k in options["ks"] if not isinstance(k, int)]
+    budgets = [k for k in options["ks"] if k is not None and not isinstance(k, int)]
     if budgets:
         fail(
             f"-k {budgets[0]}: a context budget counts the retrieved texts, and TREC runs have "

@@ -172,10 +172,11 @@ def evaluate_command(path: str | None, **options: Any) -> None:
         report_skipped(result)
         if not options["allow_empty"] and (problem := nothing_scored(result)):
             fail(problem)  # before anything is printed, drawn or saved
-        _print_aggregate(result, options, gates)
+        outcomes = gate_results(result.aggregate, gates)
+        _print_aggregate(result, options, outcomes)
         # The gates are said before anything is written: a file that cannot be written
         # (exit 2) does not hide a gate that failed.
-        code = check_gates(result.aggregate, gates)
+        code = check_gates(outcomes)
         if options["report_path"]:
             write_run_report(options["report_path"], result, records, options["progress"])
     if options["output"]:
@@ -248,7 +249,7 @@ def _run(
     return _evaluate_dataset(path, options, gates), path
 
 
-def _print_aggregate(result: Any, options: dict[str, Any], gates: list[tuple[str, float]]) -> None:
+def _print_aggregate(result: Any, options: dict[str, Any], gates: list[dict[str, Any]]) -> None:
     """The aggregate on stdout, in the --format asked for (JSON with the gates' outcomes)."""
     shown = printed_aggregate(result.aggregate)
     if options["fmt"] == "trec_eval":
@@ -264,9 +265,7 @@ def _print_aggregate(result: Any, options: dict[str, Any], gates: list[tuple[str
         means = trec_eval_means(shown, result.per_query)
         click.echo(render_trec_eval(means, rows, runid=tag if isinstance(tag, str) else None))
     else:
-        click.echo(
-            render_aggregate(shown, result.summary, options["fmt"], gate_results(shown, gates))
-        )
+        click.echo(render_aggregate(shown, result.summary, options["fmt"], gates))
 
 
 def printed_aggregate(aggregate: dict[str, float | None]) -> dict[str, float | None]:
