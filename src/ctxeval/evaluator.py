@@ -193,18 +193,19 @@ class RetrievalEvaluator:
         )
 
     def _check_matching_used(self, owner: str) -> None:
-        """``matching=`` judges the measures given by name; metric objects alone, with other
-        strategies of their own, would leave it unused without a word."""
+        """``matching=`` judges the measures given by name; metric objects alone, judging by
+        strategies of their own (or by id, or by spans), would leave it unused without a word."""
         if self.matching is None or self.measures:
             return
-        own = [m for m in self.objects if getattr(m, "matching_strategy", None) is not None]
-        if any(m.matching_strategy != self.matching for m in own):  # type: ignore[attr-defined]
-            raise InvalidArgumentError(
-                f"{owner}(matching={self.matching.spec!r}): the metric objects carry their own "
-                f"strategy ({', '.join(map(repr, own))}), and matching= applies to metrics "
-                "given by name ('context_recall', 'ndcg@10') and the default metrics; give the "
-                "strategy to the metric objects, or leave out matching="
-            )
+        if any(getattr(m, "matching_strategy", None) == self.matching for m in self.objects):
+            return
+        raise InvalidArgumentError(
+            f"{owner}(matching={self.matching.spec!r}): no metric uses it: the metric objects "
+            f"({', '.join(map(repr, self.objects))}) judge with their own strategy, by id or by "
+            "spans, and matching= applies to metrics given by name ('context_recall', "
+            "'ndcg@10') and the default metrics; give the strategy to the metric objects, or "
+            "leave out matching="
+        )
 
     def _check_metrics_fit(self) -> None:
         """Validate the metrics now, not at run time: they must work in some mode (the data
@@ -424,9 +425,9 @@ class RetrievalEvaluator:
 
 
 def _warn_nothing_scored(result: EvaluationResult) -> None:
-    """Say when no query counted in the aggregates: they are None, not a number."""
+    """Say when no aggregate has a value: None, not a number, and why."""
     summary = result.summary
-    if summary["queries"] > summary.get("excluded_from_aggregates", 0):
+    if any(value is not None for value in result.aggregate.values()):
         return
     source = f"the dataset ({summary.get('source') or 'given'})"
     if summary["queries"]:
@@ -444,7 +445,7 @@ def _warn_nothing_scored(result: EvaluationResult) -> None:
     else:
         reason = f"no query was scored: {source} has no records"
     warnings.warn(
-        NothingScoredWarning(f"{reason}; every aggregate is None"),
+        NothingScoredWarning(f"{reason}; every aggregate is None", queries=summary["queries"]),
         stacklevel=3,
     )
 

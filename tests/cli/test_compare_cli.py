@@ -658,6 +658,12 @@ def test_a_result_csv_without_its_summary_file_is_named(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "the columns are a saved result's ('context_precision@5'" in done.stderr
     assert "in base.summary.json beside it, which is missing or damaged" in done.stderr
+    # A whole-list result's columns have no @ (found by a review).
+    whole = tmp_path / "whole.csv"
+    assert ctxeval("evaluate", RUNS / "fixed-100.jsonl", "-o", whole).returncode == 0
+    (tmp_path / "whole.summary.json").unlink()
+    done = ctxeval("compare", f"base={whole}", f"new={RUNS / 'paragraph.jsonl'}")
+    assert "the columns are a saved result's ('context_precision', 'context_recall'" in done.stderr
 
 
 def test_trec_runs_compare_at_k_all(tmp_path: Path) -> None:

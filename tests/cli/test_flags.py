@@ -365,8 +365,8 @@ def test_the_fix_is_plain_data_in_a_saved_result() -> None:
         ("rouge-chnk", "--match rouge-chnk: unknown strategy 'rouge-chnk'; did you mean"),
         ("rouge-chunk(tokenizer=foo)", "quote text values, e.g. 'foo'"),
         # Found by a user's trial: split=yes was told to quote 'yes' (split is a bool).
-        ("rouge-chunk(tokenizer=yes)", "; for yes or no write True"),
-        ("rouge-chunk(threshold=0.8, tokenizer=OFF)", "; for yes or no write False"),
+        ("rouge-chunk(tokenizer=yes)", "; write True for a yes/no option, or quote text ('yes')"),
+        ("rouge-chunk(threshold=0.8, tokenizer=OFF)", "; write False for a yes/no option, or"),
     ],
 )
 def test_match_errors_name_the_flag_without_python_class_names(match: str, expected: str) -> None:

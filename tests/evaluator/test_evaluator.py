@@ -177,6 +177,12 @@ def test_an_evaluation_that_scores_one_query_does_not_warn() -> None:
     # The suite turns ctxeval's warnings into errors: a warning here fails the test.
     result = RetrievalEvaluator(records, [metric], workers=1).run()
     assert result.aggregate["average_precision"] == 1.0
+    # Found by a review: one metric leaving out the only query, another scoring it 0, is no
+    # "every aggregate is None".
+    mixed = [IDPrecisionRecallF1(empty_ground_truth="skip"), IDRankedRetrievalMetrics()]
+    result = RetrievalEvaluator(records[1:], mixed, workers=1).run()
+    assert result.aggregate["context_recall"] is None
+    assert result.aggregate["ndcg"] == 0.0
 
 
 def test_bad_record_stops_the_run_with_its_line(tmp_path: Path) -> None:
@@ -421,6 +427,9 @@ def test_matching_that_no_metric_would_use_is_refused() -> None:
     own = PrecisionRecallF1(ExactChunkMatch())
     with pytest.raises(InvalidArgumentError, match=r"matching='rouge-chunk\(threshold=0.7\)'\)"):
         RetrievalEvaluator(data, [own], matching=RougeChunkMatch())
+    ids = [{"id": "a", "retrieved_ids": ["x"], "relevant_ids": ["x"]}]
+    with pytest.raises(InvalidArgumentError, match="no metric uses it"):  # found by a review
+        RetrievalEvaluator(ids, [IDRankedRetrievalMetrics()], matching="exact-chunk")
     # The same strategy in both (as the CLI builds them), or a named measure that uses it: fine.
     same = RetrievalEvaluator(data, [PrecisionRecallF1(RougeChunkMatch())], matching="rouge-chunk")
     named = RetrievalEvaluator(data, [own, "ndcg"], matching=RougeChunkMatch(), workers=1)

@@ -70,6 +70,21 @@ def _note_replaced_settings(ctx: click.Context) -> None:
 
 
 @contextlib.contextmanager
+def empty_run_said_by_the_command() -> Iterator[None]:
+    """Run the block, then show its warnings as usual, except a run's
+    :class:`~ctxeval.foundation.errors.NothingScoredWarning` for no query scored: the command
+    says that itself (an error naming the records, or nothing with ``--allow-empty``)."""
+    from ctxeval.foundation.errors import NothingScoredWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        yield
+    for warning in caught:
+        message = warning.message
+        if not (isinstance(message, NothingScoredWarning) and message.queries == 0):
+            warnings.showwarning(message, warning.category, warning.filename, warning.lineno)
+
+
+@contextlib.contextmanager
 def conventions_as_notes() -> Iterator[None]:
     """Say each :class:`~ctxeval.foundation.errors.ConventionWarning` raised in the block (a
     choice made as trec_eval makes it: queries left out or scored 0, ties) as a
@@ -510,7 +525,7 @@ def prepare_dataset(
     evaluator = RetrievalEvaluator(
         path,
         metrics,
-        matching=strategy,
+        matching=strategy if mode == "text" else None,  # ids are judged by id
         fields=fields or None,
         on_error=options["on_error"],
         workers=options["workers"],
@@ -595,7 +610,8 @@ def _unknown_measure(given: str, threshold: float) -> None:
     try:
         parse_measure(given)
     except SpecError as exc:
-        fail(f"--fail-under {given}={threshold:g}: {exc}", fixes=exc.fixes)
+        if "; did you mean" in str(exc):  # else the run's columns, listed, say more
+            fail(f"--fail-under {given}={threshold:g}: {exc}", fixes=exc.fixes)
 
 
 def _missing_cutoff(given: str, threshold: float, column: str, columns: Sequence[str]) -> None:

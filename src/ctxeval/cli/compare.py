@@ -16,6 +16,7 @@ from ctxeval.cli.common import (
     PreparedRun,
     batch_size,
     dataset_options,
+    empty_run_said_by_the_command,
     fail,
     guard,
     nothing_scored,
@@ -34,7 +35,6 @@ from ctxeval.cli.runs import (
     warn_same_files,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
-from ctxeval.foundation.errors import NothingScoredWarning
 from ctxeval.foundation.progress import Progress
 from ctxeval.results.files import is_result_file
 
@@ -611,8 +611,7 @@ def _evaluate_runs(
     datasets: dict[str, Any] = {}
     for name, (path, run) in prepared.items():
         click.echo(f"ctxeval: evaluating {path}", err=True)
-        with warnings.catch_warnings():  # said below, in the command line's words
-            warnings.filterwarnings("ignore", "no query was scored", NothingScoredWarning)
+        with empty_run_said_by_the_command():  # said below, in the command line's words
             results[name] = run.run()
         report_skipped(results[name])
         _refuse_empty(name, results[name])

@@ -7,7 +7,6 @@ import os
 import shutil
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from ctxeval.cli.common import (
     check_report_path,
     conventions_as_notes,
     dataset_options,
+    empty_run_said_by_the_command,
     expected_columns,
     fail,
     gate_results,
@@ -43,7 +43,6 @@ from ctxeval.cli.trec_eval import (
     with_trec_eval_version,
 )
 from ctxeval.cli.trec_options import max_retrieved_option, relevance_level_option
-from ctxeval.foundation.errors import NothingScoredWarning
 
 _EPILOG_EVALUATE = """\b
 Examples:
@@ -165,8 +164,7 @@ def evaluate_command(path: str | None, **options: Any) -> None:
     note_token_budgets(options["ks"])
     with contextlib.ExitStack() as stack:
         # The command says an empty result its own way (exit 2, or --allow-empty).
-        stack.enter_context(warnings.catch_warnings())
-        warnings.filterwarnings("ignore", "no query was scored", NothingScoredWarning)
+        stack.enter_context(empty_run_said_by_the_command())
         # records: what --report reads the queries' retrieved items from.
         result, records = _run(path, options, gates, stack)
         report_skipped(result)

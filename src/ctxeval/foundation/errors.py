@@ -118,8 +118,12 @@ class EmptyTokensWarning(CtxevalWarning):
 
 
 class NothingScoredWarning(CtxevalWarning):
-    """An evaluation scored no query (an empty dataset, or every record skipped): its
-    aggregates are None."""
+    """An evaluation's aggregates are all None: it scored no query (an empty dataset, or every
+    record skipped; ``queries`` is 0), or every query it scored was left out of them."""
+
+    def __init__(self, *args: object, queries: int = 0, fixes: Iterable[Fix] = ()) -> None:
+        super().__init__(*args, fixes=fixes)
+        self.queries = queries
 
 
 class PythonLiteralWarning(CtxevalWarning):

@@ -92,7 +92,10 @@ def _literal(spec: str, node: ast.expr, sequences: bool = False) -> Any:
     if not isinstance(value, _LITERAL_TYPES):
         hint = ""
         if isinstance(node, ast.Name) and node.id.lower() in _BOOLEAN_WORDS:  # split=yes
-            hint = f"; for yes or no write {_BOOLEAN_WORDS[node.id.lower()]}"
+            hint = (
+                f"; write {_BOOLEAN_WORDS[node.id.lower()]} for a yes/no option, or quote text "
+                f"({node.id!r})"
+            )
         elif isinstance(node, ast.Name):  # an unquoted word: tokenizer=unicode
             hint = f"; quote text values, e.g. {node.id!r} (on a shell, wrap the spec in quotes)"
         raise SpecError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
+from pathlib import Path
 from typing import Literal
 
 from ctxeval.foundation.errors import (
@@ -316,9 +317,9 @@ def _not_found_message(
             f"{source}: cannot tell which fields hold the retrieved context and the ground "
             f"truth (looked for {looked})"
         )
-    result = [c for c in present if "@" in c and _measure_name(c)]
-    if result:  # a result saved as CSV, read without its summary file
-        name = source.rsplit("/", 1)[-1].removesuffix(".csv") if source.endswith(".csv") else ""
+    result = [c for c in present if _measure_name(c)]
+    if "id" in present and len(result) >= 2:  # a result saved as CSV, without its summary
+        name = Path(source).stem if source.lower().endswith(".csv") else ""
         return (
             f"{source}: the columns are a saved result's ({_names(result[:3])}, ...), not a "
             "dataset's: a result saved as .csv keeps its aggregate and summary in "
