@@ -566,7 +566,14 @@ def test_a_dataset_run_that_scores_nothing_is_named_in_flags(tmp_path: Path) -> 
         done.stderr
     )
     assert "keep_per_query" not in done.stderr
-    assert "warning: no query was scored" not in done.stderr  # said once, as the error
+    # Every record skipped: the run is evaluated, and the Python API's warning is not repeated
+    # beside the command's error.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "retrieved_context": 3, "ground_truth_context": ["x"]}\n')
+    skipped = ctxeval("compare", f"x={RUNS / 'paragraph.jsonl'}", f"y={bad}", "--on-error", "skip")
+    assert skipped.returncode == 2
+    assert "error: run 'y': no query was scored: all 1 record(s) of" in skipped.stderr
+    assert "warning: no query was scored" not in skipped.stderr
 
 
 def test_the_same_file_twice_is_warned_of() -> None:

@@ -79,3 +79,27 @@ def test_one_batch_never_starts_processes(monkeypatch: pytest.MonkeyPatch) -> No
     result = RetrievalEvaluator(records(5), METRICS, batch_size=10).run()
     assert pools.started == []
     assert result.summary["queries"] == 5
+
+
+def test_the_first_records_with_tokenless_texts_are_named_alike_in_worker_processes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    # The summary's first_records_with_tokenless_texts is merged from the workers' shares by
+    # input position: the same ids, in input order, as in one process.
+    import json
+
+    from ctxeval import EmptyTokensWarning
+
+    pools = Pools(monkeypatch)
+    data = records(40)
+    for i in (7, 23, 31, 38):  # texts in Cyrillic: no ROUGE tokens
+        data[i]["retrieved_context"].append("ответ на вопрос")
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in data), encoding="utf-8")
+    with pytest.warns(EmptyTokensWarning, match=r"\(the first: 'q7', 'q23', 'q31'\)"):
+        spread = RetrievalEvaluator(path, METRICS, workers=2, batch_size=4).run()
+    assert pools.started == [2]
+    with pytest.warns(EmptyTokensWarning):
+        one = RetrievalEvaluator(path, METRICS, workers=1, batch_size=4).run()
+    assert spread.summary["first_records_with_tokenless_texts"] == ["q7", "q23", "q31"]
+    assert spread.summary == one.summary

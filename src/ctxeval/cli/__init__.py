@@ -26,7 +26,7 @@ __all__ = ["app", "main", "run"]
 
 _EPILOG = """\b
 Exit codes: 0 ok, 1 a gate failed, 2 a usage or input error, 3 an internal error (a bug:
-please report it), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM) while writing a file.
+please report it), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 \b
 Environment: CTXEVAL_COMPILED=auto|always|never (the compiled ROUGE-L kernel of
 pip install 'ctxeval[fast]'; auto loads it once 20 million characters have been tokenised

@@ -19,6 +19,7 @@ from ctxeval.cli.common import (
     empty_run_said_by_the_command,
     fail,
     guard,
+    note_token_budgets,
     nothing_scored,
     prepare_dataset,
     report_skipped,
@@ -519,6 +520,7 @@ def compare_command(runs: tuple[str, ...], **options: Any) -> None:
     from ctxeval.comparison import compare as compare_runs
 
     named = named_run_paths(runs)
+    note_token_budgets(options["ks"])
     if len(named) < 2:
         fail("give at least two runs to compare")
     warn_same_files(named)

@@ -48,8 +48,10 @@ class CommandSettings(BaseModel):
     budget_policy: Literal["whole", "truncate"] | None = Field(
         None, description="at a budget, the chunk that crosses it: left out or cut to fit"
     )
-    token_counter: Literal["rouge", "rouge-stem", "unicode"] | None = Field(
-        None, description="what counts the tokens of budgets such as '512t'"
+    token_counter: str | None = Field(
+        None,
+        description="what counts the tokens of budgets such as '512t': rouge, rouge-stem, "
+        "unicode, cl100k_base, o200k_base, hf:PATH (checked as --token-counter is)",
     )
     on_error: Literal["raise", "skip"] | None = None
     workers: int | None = Field(None, ge=1)

@@ -17,12 +17,8 @@ from typing import Any
 
 from ctxeval.cli.common import fail
 from ctxeval.foundation.errors import CtxevalError
-from ctxeval.metrics.measures import (
-    GEOMETRIC_FLOOR,
-    RECALL_LEVELS,
-    make_measure,
-    parse_measure,
-)
+from ctxeval.metrics.measures import RECALL_LEVELS, make_measure, parse_measure
+from ctxeval.results.aggregation import floored_log
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -112,7 +108,7 @@ def trec_eval_means(
             continue
         total = 0.0
         for item in values:
-            total += math.log(max(item, GEOMETRIC_FLOOR)) if kind == "geometric" else item
+            total += floored_log(item) if kind == "geometric" else item
         means[column] = (
             math.exp(total / len(values)) if kind == "geometric" else total / len(values)
         )
