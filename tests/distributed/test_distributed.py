@@ -336,3 +336,34 @@ def test_a_list_with_a_bad_record_gives_the_local_numbers_on_dask(client: Any) -
         }
     )
     assert [s["id"] for s in remote.skipped] == [s["id"] for s in local.skipped] == ["b"]
+
+
+def _with_metadata(path: Path) -> Path:
+    """The fixed-window run, each record with a dict in `meta` and, in `tag`, an int in some
+    records and a string in others (what Arrow cannot hold as one column)."""
+    lines = (RUNS / "fixed-100.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    for i, record in enumerate(records):
+        record["meta"] = {"i": i, "even": i % 2 == 0}
+        record["tag"] = i if i % 3 else f"t{i}"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_metadata_of_mixed_types_and_dicts_reach_the_parts_and_come_back(
+    client: Any, tmp_path: Path
+) -> None:
+    # Found by a trial at scale: a Dask run with -o failed (exit 3, ArrowTypeError) on such
+    # metadata, and dicts came back from Parquet as JSON text.
+    pytest.importorskip("pyarrow")
+    data = _with_metadata(tmp_path / "meta.jsonl")
+    local = _local(data, METRICS, [5])
+    out = tmp_path / "parts"
+    remote = RetrievalEvaluator(data, METRICS, scheduler=client, partition_bytes=60_000).run(
+        k=[5], output=out
+    )
+    _assert_same(remote, local)
+    loaded = EvaluationResult.load(out)
+    assert list(loaded.per_query) == list(local.per_query)
+    assert loaded.per_query[4]["meta"] == {"i": 4, "even": True}
+    assert [row["tag"] for row in loaded.per_query][:4] == ["t0", 1, 2, "t3"]

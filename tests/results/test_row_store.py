@@ -574,3 +574,20 @@ def test_a_nan_value_still_fails_at_once_and_changes_nothing() -> None:
         aggregator.add_scored(_row(plan, {**row, "context_precision": math.inf}))
     assert len(aggregator.rows) == aggregator.summary()["queries"] == 1
     assert aggregator.aggregate()["context_precision"] == 0.5
+
+
+def test_parquet_gives_dicts_and_mixed_types_back(tmp_path: Any) -> None:
+    # Found by a trial at scale: dict metadata came back from a saved Parquet result as JSON
+    # text (it was encoded, and not named among the columns to decode).
+    pytest.importorskip("pyarrow")
+    rows = [
+        {"id": f"q{i}", "meta": {"i": i}, "tag": i if i % 2 else f"t{i}", "x": [i, "a"]}
+        for i in range(6)
+    ]
+    records = [{**row, "retrieved_ids": ["a", "b"], "relevant_ids": ["a"]} for row in rows]
+    result = RetrievalEvaluator(records, ["precision@1"], workers=1).run()
+    for suffix in (".parquet", ".jsonl", ".json"):
+        path = result.save(tmp_path / f"r{suffix}")
+        loaded = EvaluationResult.load(path)
+        assert list(loaded.per_query) == list(result.per_query), suffix
+    assert EvaluationResult.load(tmp_path / "r.parquet").per_query[2]["meta"] == {"i": 2}

@@ -67,7 +67,7 @@ from ctxeval.parallel.workers import (
     score_partition,
 )
 from ctxeval.records.model import RecordError
-from ctxeval.results import EvaluationResult, arrow_table, iter_parts
+from ctxeval.results import EvaluationResult, encoded_table, iter_parts
 from ctxeval.results.aggregation import Aggregator, AggregatorState
 from ctxeval.results.parts import parts_store, write_part
 from ctxeval.scoring.driver import ScoringPlan
@@ -191,7 +191,7 @@ def _score(
 
 
 def _write_part(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    write_part(path, arrow_table(rows))
+    write_part(path, encoded_table(rows))
 
 
 # --- the driver ------------------------------------------------------------------------------

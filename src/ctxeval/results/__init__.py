@@ -9,7 +9,8 @@
 The aggregates themselves are folded by :mod:`ctxeval.results.aggregation`.
 """
 
-from ctxeval.results.files import JsonlResultWriter, arrow_table, iter_parts
+from ctxeval.results.arrow import arrow_table, encoded_table
+from ctxeval.results.files import JsonlResultWriter, iter_parts
 from ctxeval.results.result import EvaluationResult
 from ctxeval.results.table import PerQueryTable, metadata_column
 
@@ -18,6 +19,7 @@ __all__ = [
     "JsonlResultWriter",
     "PerQueryTable",
     "arrow_table",
+    "encoded_table",
     "iter_parts",
     "metadata_column",
 ]

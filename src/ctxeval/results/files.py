@@ -28,6 +28,7 @@ from ctxeval.io.atomic import atomic_write
 from ctxeval.io.paths import check_output
 from ctxeval.io.sources import json_error, not_utf8, text_lines
 from ctxeval.io.spreadsheet import neutralise, restore
+from ctxeval.results.arrow import columns_of, decoded_rows, encoded_table
 from ctxeval.results.parts import PARTS_HEADER, is_url, parts_store
 from ctxeval.results.table import PerQueryTable
 
@@ -36,7 +37,6 @@ __all__ = [
     "PARTS_HEADER",
     "FinishedRun",
     "JsonlResultWriter",
-    "arrow_table",
     "check_result_path",
     "is_result_file",
     "iter_parts",
@@ -121,10 +121,9 @@ def write_result(
         _write_csv(target, per_query, header, csv_safe)
     elif suffix == ".parquet":
         pq = require("pyarrow.parquet", purpose=f"saving {target}", extra="parquet")
-        table, encoded = _arrow_table_encoded(per_query)
-        if encoded:
-            header = {**header, JSON_COLUMNS: encoded}
-        table = table.replace_schema_metadata({"ctxeval": json.dumps(header)})
+        table = encoded_table(per_query)
+        metadata = {**(table.schema.metadata or {}), b"ctxeval": json.dumps(header).encode()}
+        table = table.replace_schema_metadata(metadata)
         with atomic_write(target, binary=True) as out:
             pq.write_table(table, out)
     else:
@@ -137,7 +136,7 @@ def _write_csv(
 ) -> None:
     """The rows to ``target``, the header to its summary file (marked when the cells that
     look like formulas were quoted)."""
-    columns = _columns(per_query)
+    columns = columns_of(per_query)
     cell = (lambda value: neutralise(_csv_cell(value))) if safe else _csv_cell
     with atomic_write(target) as out:
         writer = csv.writer(out)
@@ -280,69 +279,12 @@ def _parquet_marked(source: Path) -> bool:
     return b"ctxeval" in metadata
 
 
-def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
-    if isinstance(rows, PerQueryTable):
-        return rows.column_names()
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
-    return list(columns)
-
-
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, list | dict | bool):
         return json.dumps(value, ensure_ascii=False)
     return value
-
-
-def _parquet_cell(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
-
-
-def _arrow_table_encoded(rows: Sequence[dict[str, Any]]) -> tuple[Any, list[str]]:
-    """:func:`arrow_table`, or, when a column's values have types Arrow cannot put in one
-    column, the same with those columns as JSON text; returns the table and those columns."""
-    pa = require("pyarrow", purpose="writing Parquet", extra="parquet")
-    try:
-        return arrow_table(rows), []
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass
-    names = _columns(rows)
-    encoded = []
-    arrays = []
-    for name in names:
-        values = [row.get(name) for row in rows]
-        try:
-            arrays.append(pa.array([_parquet_cell(v) for v in values]))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            arrays.append(pa.array([json.dumps(v, ensure_ascii=False) for v in values]))
-            encoded.append(name)
-    return pa.Table.from_arrays(arrays, names=names), encoded
-
-
-def arrow_table(rows: Sequence[dict[str, Any]]) -> Any:
-    """The rows as a pyarrow Table (dict cells as JSON text).
-
-    A :class:`PerQueryTable` gives every one of its columns, the metric columns straight from
-    its float64 block (None as null); other rows are read as ``pa.Table.from_pylist`` does (the
-    columns of the first row).
-    """
-    pa = require("pyarrow", purpose="writing Parquet", extra="parquet")
-    if not isinstance(rows, PerQueryTable):
-        return pa.Table.from_pylist([{k: _parquet_cell(v) for k, v in row.items()} for row in rows])
-    arrays = [pa.array(rows.column("id"))]
-    for name in rows.metadata_columns:
-        arrays.append(pa.array([_parquet_cell(v) for v in rows.column(name)]))
-    values, missing = rows.values(), rows.none_mask()
-    for j in range(len(rows.metric_columns)):
-        column = values[:, j]
-        if missing[:, j].all() and len(rows):
-            arrays.append(pa.array([None] * len(rows)))  # as from_pylist: a null column
-        else:
-            arrays.append(pa.array(column, mask=missing[:, j], type=pa.float64()))
-    return pa.Table.from_arrays(arrays, names=rows.column_names())
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -391,10 +333,8 @@ def read_result(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Sequence[
         if raw is None:
             raise InvalidArgumentError(f"{source} was not written by ctxeval (no metadata)")
         header = _header(_json_text(source, raw), source)
-        rows = (row for batch in table.to_batches() for row in batch.to_pylist())
-        encoded = header.pop(JSON_COLUMNS, [])
-        if encoded:
-            rows = ({k: json.loads(v) if k in encoded else v for k, v in r.items()} for r in rows)
+        # Files of earlier versions name their JSON-text columns in the header.
+        rows = decoded_rows(table, header.pop(JSON_COLUMNS, []))
         return header, _rows(rows, header, source)
     raise InvalidArgumentError(f"cannot load results from {source}: use a {_SUFFIXES} file")
 

@@ -23,6 +23,7 @@ from typing import Any
 from ctxeval.foundation.errors import InvalidArgumentError
 from ctxeval.foundation.optional import require
 from ctxeval.io.atomic import atomic_write
+from ctxeval.results.arrow import decoded_rows
 
 __all__ = ["PARTS_HEADER", "PartsStore", "is_url", "parts_store", "write_part"]
 
@@ -132,10 +133,10 @@ class PartsStore:
         fs = _filesystem(self.location)[0] if self.remote else None
         for name in names:
             if fs is None:
-                yield from pq.read_table(Path(self.location) / name).to_pylist()
+                yield from decoded_rows(pq.read_table(Path(self.location) / name))
             else:
                 with fs.open(self._join(name), "rb") as file:
-                    yield from pq.read_table(file).to_pylist()
+                    yield from decoded_rows(pq.read_table(file))
 
 
 def parts_store(location: str | os.PathLike[str]) -> PartsStore:
