@@ -14,6 +14,7 @@ import pytest
 from ctxeval import (
     IDPrecisionRecallF1,
     IDRankedRetrievalMetrics,
+    InvalidArgumentError,
     InvalidRecordError,
     PrecisionRecallF1,
     RankedRetrievalMetrics,
@@ -215,6 +216,9 @@ def test_scheduler_argument_errors() -> None:
         RetrievalEvaluator(RUNS / "paragraph.jsonl", METRICS, scheduler=42).run()
     with pytest.raises(ValueError, match="partition_bytes=0"):
         RetrievalEvaluator(RUNS / "paragraph.jsonl", METRICS, partition_bytes=0)
+    # Found by a trial at scale: a malformed address was Dask's bare ValueError (exit 3).
+    with pytest.raises(InvalidArgumentError, match=r"scheduler='bogus': .*'tcp://host:8786'"):
+        RetrievalEvaluator(RUNS / "paragraph.jsonl", METRICS, scheduler="bogus").run()
 
 
 def test_scheduler_local_starts_and_stops_its_own_cluster() -> None:

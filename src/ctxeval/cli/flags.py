@@ -62,6 +62,7 @@ FLAGS: dict[str, Say] = {
     "fields.scores": "--scores-field {value}",
     "on_error": "--on-error {value}",
     "workers": "--workers {value}",
+    "scheduler": "--scheduler {value}",
     "batch_size": "--batch-size {value}",
     "threshold": "--threshold {value}",
     "primary": "--primary {value}",

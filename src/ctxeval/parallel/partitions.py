@@ -223,7 +223,15 @@ def _client(scheduler: Any) -> tuple[Any, Any]:
         client = distributed.Client(cluster)
         return client, cluster
     if isinstance(scheduler, str):
-        return distributed.Client(scheduler), None
+        try:
+            return distributed.Client(scheduler), None
+        except ValueError as exc:  # an address Dask cannot parse ("missing port number")
+            given = f"scheduler={scheduler!r}"
+            raise InvalidArgumentError(
+                f"{given}: {exc}; give a scheduler address such as 'tcp://host:8786', or "
+                "'local' for a cluster on this machine",
+                fixes=(Fix("scheduler", scheduler, given),),
+            ) from None
     raise InvalidArgumentError(
         f"scheduler={scheduler!r}: give a dask.distributed.Client, a scheduler address such as "
         "'tcp://host:8786', or 'local'"
