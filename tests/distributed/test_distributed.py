@@ -272,6 +272,16 @@ def test_cli_scheduler_option(tmp_path: Path) -> None:
     local = _local(RUNS / "paragraph.jsonl", METRICS, [5])
     assert printed["aggregate"] == json.loads(json.dumps(local.aggregate))
     assert EvaluationResult.load(out).per_query == local.per_query
+    # The directory of parts compares on the command line as in Python (found by a trial at
+    # scale: "is a directory; give a dataset, a saved result or a TREC run file").
+    compared = subprocess.run(
+        [sys.executable, "-m", "ctxeval", "compare", f"dask={out}",
+         f"local={RUNS / 'paragraph.jsonl'}", "-k", "5", "--format", "json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    rows = json.loads(compared.stdout)["rows"]
+    assert all(row["means"]["dask"] == row["means"]["local"] for row in rows)
 
 
 def test_span_measures_with_a_corpus_equal_the_local_evaluator(client: Any, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import click
 
 from ctxeval.cli.common import fail
+from ctxeval.results.files import is_result_file
 
 __all__ = ["baseline_name", "looks_like_trec_run", "named_run_paths"]
 
@@ -40,9 +41,14 @@ def _split_name(arg: str) -> tuple[str | None, str]:
 def _expand(arg: str, name: str | None, path: str) -> list[str]:
     """The files of one argument: the path, or the files a glob pattern matches (sorted)."""
     if os.path.exists(path) or not glob.has_magic(path):
+        if os.path.isdir(path) and is_result_file(path):  # a distributed run's directory
+            return [path]
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
-            fail(f"{path}: {what}; give a dataset, a saved result or a TREC run file")
+            fail(
+                f"{path}: {what}; give a dataset, a saved result (a file, or the directory of "
+                "a Dask run's parts) or a TREC run file"
+            )
         return [path]
     matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
     if not matches:

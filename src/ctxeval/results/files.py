@@ -236,10 +236,14 @@ def is_result_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a result ctxeval saved, told from its header without reading its
     rows: the first line of a ``.jsonl``, the first bytes of a ``.json`` (an object that opens
     with the header, where a dataset is a list), a ``.csv``'s summary file beside it, a
-    ``.parquet``'s metadata (when pyarrow is installed: without it no Parquet file is read)."""
+    ``.parquet``'s metadata (when pyarrow is installed: without it no Parquet file is read), a
+    distributed run's directory's header file."""
     source = Path(path)
     suffix = source.suffix.lower()
     try:
+        if source.is_dir():  # a distributed run's directory: its header file
+            header = source / PARTS_HEADER
+            return header.is_file() and _MARK in header.read_bytes()[:4096]
         if suffix == ".jsonl":
             with open(source, "rb") as handle:
                 return _is_header(handle.readline())
