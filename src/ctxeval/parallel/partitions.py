@@ -29,10 +29,11 @@ import os
 import sys
 import warnings
 import zlib
+from collections import deque
 from collections.abc import Mapping, Sequence, Sized
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from ctxeval.foundation.errors import (
     CtxevalError,
@@ -473,12 +474,10 @@ def _evaluate_local(
 ) -> EvaluationResult:
     """:func:`evaluate_in_processes`'s run: each block is read once, by a worker that scores it.
 
-    Where each block starts (its first line and record index) comes from a cheap pass over
-    its raw lines (:func:`~ctxeval.parallel.blocks.block_extent`: no JSON parsed), so the workers
-    score with the run's line numbers and indices from the start. They score as if no id were
-    a duplicate and send the ids they claimed back, hashed; this process checks them in input
-    order in one table, as a run in one process does, and scores again, with the duplicates
-    given, the rare block that holds one.
+    Where each block starts comes from a cheap pass over its raw lines (:func:`~ctxeval.
+    parallel.blocks.block_extent`), so the workers score with the run's line numbers and indices.
+    They score as if no id were a duplicate and send the ids they claimed back, hashed; this
+    process checks them in input order, and scores again the rare block that holds one.
     """
     blocks, block_fields, fields_for = _settle_fields(pool, groups, job.fields, 0)
     counts = pool.gather([pool.submit(block_extent, block) for block in blocks])
@@ -503,11 +502,8 @@ def _evaluate_local(
             max(files) + 1,
         )
 
-    def result(n: int, future: LocalFuture) -> tuple[AggregatorState, HashedClaims]:
-        return _block_result(positioned[n], counts[n][0], future)
-
-    # Each block's final state, or the future of its second scoring (its duplicates known).
-    final: list[AggregatorState | LocalFuture] = []
+    # Each block's final state, or its second scoring's future; None once merged (kept no more)
+    final: list[AggregatorState | LocalFuture | None] = []
     merged = 0
 
     def merge(wait: bool) -> None:
@@ -515,11 +511,12 @@ def _evaluate_local(
         streamed in order; the first bad record stops the run as soon as its block is in)."""
         nonlocal merged
         while merged < len(final):
-            state = final[merged]
+            state = cast("AggregatorState | LocalFuture", final[merged])  # None once merged
             if isinstance(state, LocalFuture):
                 if not wait and not state.done():
                     return
-                state = result(merged, state)[0]
+                state = _block_result(positioned[merged], counts[merged][0], state)[0]
+            final[merged] = None
             aggregator.merge(state)
             if progress is not None:
                 progress.update(state.values["_queries"] + len(state.values["skipped"]))
@@ -528,13 +525,16 @@ def _evaluate_local(
             merged += 1
 
     files = {block.number: (block.name, block.format) for block in blocks}
-    futures = [submit(n, {}) for n in range(len(positioned))]
-    # Sized for every record at once, when the first ids come (a record claims one id at most)
-    seen: SeenIds | None = None
-    # The ids in input order, as one process checks them. A block with a duplicate is scored
-    # again at once, while the next blocks are checked (their claims do not change).
-    for n, future in enumerate(futures):
-        state, claims = result(n, future)
+    # At most two blocks a worker scored ahead of the merge, so memory stays bounded.
+    ahead = 2 * pool.workers
+    pending = deque(submit(n, {}) for n in range(min(ahead, len(positioned))))
+    seen: SeenIds | None = None  # sized for every record when the first ids come
+    # The ids in input order; a block with a duplicate is scored again while the next are checked
+    for n in range(len(positioned)):
+        future = pending.popleft()
+        if n + ahead < len(positioned):
+            pending.append(submit(n + ahead, {}))
+        state, claims = _block_result(positioned[n], counts[n][0], future)
         if seen is None and claims:
             seen = SeenIds(capacity=sum(records for _, records in counts))
         duplicates = check_claims(seen, claims, files) if seen is not None else {}
