@@ -340,3 +340,20 @@ def test_from_trec_refuses_an_output_that_is_its_qrels(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is also"):
         evaluator.run(output=qrels)
     assert qrels.read_bytes() == before
+
+
+def test_convert_writes_parquet_in_row_groups_that_workers_share(tmp_path: Path) -> None:
+    # Found by a trial at scale: one row group of 40,000 records was read by one worker.
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ctxeval.io.convert import ROW_GROUP_RECORDS
+
+    records = [
+        {"id": f"q{i}", "retrieved_ids": [f"d{i % 7}"], "relevant_ids": [f"d{i % 5}"]}
+        for i in range(2 * ROW_GROUP_RECORDS + 1)
+    ]
+    source = tmp_path / "ids.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    target = tmp_path / "ids.parquet"
+    convert_dataset(source, target)
+    assert pq.ParquetFile(target).num_row_groups == 3
+    assert [r.id for r in read_records(target)] == [r["id"] for r in records]

@@ -35,6 +35,11 @@ RUN_TAG_FIELD = "run_tag"
 RECORD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 
 
+ROW_GROUP_RECORDS = 10_000
+"""Records per Parquet row group that ``convert`` writes: worker processes and Dask read a
+Parquet dataset a row group at a time, so one large group would be read by one worker."""
+
+
 def record_to_dict(record: Record) -> dict[str, Any]:
     """A record with ctxeval's canonical field names (what the readers detect first)."""
     given = record.retrieved_scores
@@ -112,7 +117,7 @@ def write_records(
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise InvalidArgumentError(_mixed_types(materialised, path, exc)) from None
         with atomic_write(path, binary=True) as out:
-            pq.write_table(table, out)
+            pq.write_table(table, out, row_group_size=ROW_GROUP_RECORDS)
         count = len(materialised)
     else:
         raise InvalidArgumentError(
