@@ -357,3 +357,24 @@ def test_convert_writes_parquet_in_row_groups_that_workers_share(tmp_path: Path)
     convert_dataset(source, target)
     assert pq.ParquetFile(target).num_row_groups == 3
     assert [r.id for r in read_records(target)] == [r["id"] for r in records]
+
+
+def test_dict_metadata_survives_a_conversion_to_parquet(tmp_path: Path) -> None:
+    # Found by a trial at scale: convert writes a dict as an Arrow map, which read back as a
+    # list of (key, value) pairs, so per-query rows depended on the dataset's format.
+    pytest.importorskip("pyarrow")
+    records = [
+        {"id": f"q{i}", "retrieved_ids": ["a", "b"], "relevant_ids": ["a"], "meta": {"i": i}}
+        for i in range(5)
+    ]
+    source = tmp_path / "m.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    convert_dataset(source, tmp_path / "m.parquet")
+    assert [r.metadata["meta"] for r in read_records(tmp_path / "m.parquet")] == [
+        {"i": i} for i in range(5)
+    ]
+    rows = [
+        RetrievalEvaluator(p, ["map"], workers=1).run().per_query
+        for p in (source, tmp_path / "m.parquet")
+    ]
+    assert list(rows[0]) == list(rows[1])

@@ -514,15 +514,19 @@ def parquet_items(
     # A {id: grade} map column reads as a list of (id, grade) pairs; a struct column (what
     # pandas writes for a column of dicts) has every id of the file as a field, null where a
     # row's dict did not have it.
-    pairs, struct = pa.types.is_map(truth), pa.types.is_struct(truth)
+    struct = pa.types.is_struct(truth)
+    # Every map column (the ground truth's {id: grade}, metadata that was a dict, as convert
+    # writes it) is read back as a dict, not as Arrow's list of (key, value) pairs.
+    maps = [field.name for field in schema if pa.types.is_map(field.type)]
     number = first - 1
     for batch in batches:
         for row in batch.to_pylist():
             number += 1
+            for name in maps:
+                if isinstance(row[name], list):
+                    row[name] = dict(row[name])
             value = row[resolved.ground_truth]
-            if pairs and isinstance(value, list):
-                row[resolved.ground_truth] = dict(value)
-            elif struct and isinstance(value, dict):
+            if struct and isinstance(value, dict):
                 row[resolved.ground_truth] = {k: v for k, v in value.items() if v is not None}
             yield number, row
 
