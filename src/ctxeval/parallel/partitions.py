@@ -224,19 +224,31 @@ def _client(scheduler: Any) -> tuple[Any, Any]:
         client = distributed.Client(cluster)
         return client, cluster
     if isinstance(scheduler, str):
-        try:
-            return distributed.Client(scheduler), None
-        except ValueError as exc:  # an address Dask cannot parse ("missing port number")
-            given = f"scheduler={scheduler!r}"
-            raise InvalidArgumentError(
-                f"{given}: {exc}; give a scheduler address such as 'tcp://host:8786', or "
-                "'local' for a cluster on this machine",
-                fixes=(Fix("scheduler", scheduler, given),),
-            ) from None
+        _check_address(scheduler)
+        return distributed.Client(scheduler), None
     raise InvalidArgumentError(
         f"scheduler={scheduler!r}: give a dask.distributed.Client, a scheduler address such as "
         "'tcp://host:8786', or 'local'"
     )
+
+
+def _check_address(scheduler: str) -> None:
+    """A TCP or TLS scheduler address must have a host and a port. Checked before a Client is
+    made: a Client that fails on its address stays half made, and closing it when it is
+    collected can deadlock the next cluster this process starts."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except ValueError as exc:  # "missing port number in address 'bogus'"
+        given = f"scheduler={scheduler!r}"
+        raise InvalidArgumentError(
+            f"{given}: {exc}; give a scheduler address such as 'tcp://host:8786', or 'local' "
+            "for a cluster on this machine",
+            fixes=(Fix("scheduler", scheduler, given),),
+        ) from None
 
 
 def unguarded_script() -> tuple[str, int] | None:
