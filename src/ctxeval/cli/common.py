@@ -610,7 +610,7 @@ def _unknown_measure(given: str, threshold: float) -> None:
     try:
         parse_measure(given)
     except SpecError as exc:
-        if "; did you mean" in str(exc):  # else the run's columns, listed, say more
+        if exc.suggestion is not None:  # else the run's columns, listed, say more
             fail(f"--fail-under {given}={threshold:g}: {exc}", fixes=exc.fixes)
 
 
@@ -671,7 +671,7 @@ def check_gate_names(gates: list[tuple[str, float]], columns: Sequence[str]) -> 
             _missing_cutoff(given, threshold, column, columns)
             where = f"--fail-under {given}={threshold:g}"
             error = unknown_name(None, "result column", given, list(columns), where=where)
-            if "; did you mean" not in str(error):  # no column is close: maybe the measure is
+            if error.suggestion is None:  # no column is close: maybe the measure's name is
                 _unknown_measure(given, threshold)
             fail(str(error))
 

@@ -205,9 +205,12 @@ def regression_gates(
 def check_regressions(outcomes: Sequence[dict[str, Any]]) -> int:
     """Say each gate's outcome on stderr; exit code 1 when one failed, else 0."""
     for gate in outcomes:
-        said = "passed" if gate["passed"] else "failed"
-        click.echo(f"ctxeval: gate {said}: {gate['message']}", err=True)
+        click.echo(f"ctxeval: {_gate_line(gate)}", err=True)
     return 0 if all(gate["passed"] for gate in outcomes) else EXIT_GATE
+
+
+def _gate_line(gate: dict[str, Any]) -> str:
+    return f"gate {'passed' if gate['passed'] else 'failed'}: {gate['message']}"
 
 
 def _incomplete(report: Any) -> list[dict[str, Any]]:
@@ -647,7 +650,7 @@ def _rendered(report: Any, fmt: str, gates: Sequence[dict[str, Any]] = ()) -> st
         shown = report.to_dict()
         return json.dumps({**shown, "gates": list(gates)} if gates else shown, indent=2)
     if fmt == "markdown":
-        said = [f"- gate {'passed' if g['passed'] else 'failed'}: {g['message']}" for g in gates]
+        said = [f"- {_gate_line(gate)}" for gate in gates]
         return str(report.to_markdown()) + ("\n" + "\n".join(said) + "\n" if said else "")
     if fmt == "latex":
         return str(report.to_latex())

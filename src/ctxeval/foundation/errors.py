@@ -98,7 +98,12 @@ class WorkerProcessError(CtxevalError, RuntimeError):
 
 
 class SpecError(CtxevalError, ValueError):
-    """A metric or strategy spec string (``"ndcg@10"``, ``"rouge-chunk(threshold=0.7)"``) is bad."""
+    """A metric or strategy spec string (``"ndcg@10"``, ``"rouge-chunk(threshold=0.7)"``) is bad.
+
+    ``suggestion``: for an unknown name, the known name suggested ("did you mean"), else None.
+    """
+
+    suggestion: str | None = None
 
 
 class MissingDependencyError(CtxevalError, ImportError):

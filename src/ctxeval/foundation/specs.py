@@ -161,7 +161,9 @@ def unknown_name(
     message += f" (use one of {listed})" if known else f" ({none})"
     if hint:
         message += f"; {hint}"
-    return SpecError(message, fixes=fixes)
+    error = SpecError(message, fixes=fixes)
+    error.suggestion = close  # the name suggested, or None: callers choose between errors by it
+    return error
 
 
 def check_options(
